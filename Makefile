@@ -1,0 +1,93 @@
+# Makefile for pg_lockstat
+#
+# Two ways to use it:
+#
+#   make, make test, make run            (no PG_CONFIG given)
+#       Fetches PostgreSQL 18 with apt's source download, applies
+#       patches/pg18/*.patch, builds the server once (cached outside the
+#       checkout), copies it to build/pg18/ and installs pg_lockstat into it.
+#       CASSERT=1 adds --enable-cassert; PG_SOURCE=<dir or tarball> uses
+#       another 18.x source.
+#
+#   make PG_CONFIG=/path/to/pg_config [install|installcheck|test]
+#       Plain PGXS build against a server that already has the core patch.
+#
+# Tests ("make test") and "make run" start servers; when invoked as root
+# they run as the unprivileged user pglockstat (created if needed).
+
+EXTENSION = pg_lockstat
+MODULE_big = pg_lockstat
+OBJS = \
+	$(WIN32RES) \
+	extension/pg_lockstat.o \
+	extension/lockstat_shmem.o \
+	extension/lockstat_views.o
+DATA = extension/pg_lockstat--1.0.sql
+PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
+
+# pg_regress tests in sql/ and expected/.  They need pg_lockstat and the
+# test module lockstat_test preloaded: "make test" runs them on a temporary
+# instance with test/pg_lockstat.conf.  "make installcheck" runs them against
+# a running server that preloads both.
+REGRESS = setup views guc counts reset permissions
+REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
+TAP_TESTS = 1
+
+PG_CONFIG_OWN := $(CURDIR)/build/pg18/bin/pg_config
+
+ifeq ($(origin PG_CONFIG),undefined)
+# ------------------------------------------------------------------------
+# Own patched server under build/pg18
+# ------------------------------------------------------------------------
+.DEFAULT_GOAL := all
+
+.PHONY: all server install installcheck test run clean distclean
+
+all: server
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install
+
+server:
+	scripts/build-server.sh $(CURDIR)/build/pg18
+
+install installcheck: server
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) $@
+
+test: all
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) test
+
+run: all
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) run
+
+clean:
+	rm -f $(OBJS) $(MODULE_big).so extension/*.bc
+	rm -rf results regression.diffs regression.out tmp_check log build/test
+	$(MAKE) -C test/lockstat_test PG_CONFIG=true clean 2>/dev/null || true
+
+distclean: clean
+	rm -rf build
+
+else
+# ------------------------------------------------------------------------
+# Plain PGXS
+# ------------------------------------------------------------------------
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+ifeq ($(PGXS),)
+$(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a PostgreSQL 18 server built with patches/pg18)
+endif
+include $(PGXS)
+
+.PHONY: test test-module run
+
+# The test-only module, installed into the server that the tests use.
+test-module:
+	$(MAKE) -C test/lockstat_test PG_CONFIG=$(PG_CONFIG) all install
+
+test: all install test-module
+	PG_CONFIG=$(PG_CONFIG) scripts/run-tests.sh
+
+run: all install
+	PG_CONFIG=$(PG_CONFIG) \
+	SCALE="$(SCALE)" STRATEGIES="$(STRATEGIES)" CLIENTS="$(CLIENTS)" \
+	DURATION="$(DURATION)" WORKLOAD="$(WORKLOAD)" THREADS="$(THREADS)" \
+	bench/run-study.sh
+endif

@@ -1,0 +1,346 @@
+/*-------------------------------------------------------------------------
+ *
+ * lockstat_shmem.c
+ *	  The shared counter array of pg_lockstat: sizing, attaching, reading
+ *	  and resetting
+ *
+ * Layout: a LockStatSharedState header, then the reset baseline (one
+ * LWLockStatsCounters per row), then one block of rows for each process
+ * slot.  A row is a tranche ID; the last row, whose index is
+ * pg_lockstat.max_tranches, collects every higher tranche ID (the overflow
+ * row).  There are MaxBackends + NUM_AUXILIARY_PROCS process slots, indexed
+ * by ProcNumber, the same range as the PGPROCs that can run.
+ *
+ * Locking rules:
+ *
+ * - A process's rows are written only by that process, by the core patch's
+ *	 counting points, with plain adds and no lock.  A slot is handed to the
+ *	 next process with the same ProcNumber without being cleared, so the
+ *	 counts of exited processes are kept.  Counts are never written by anyone
+ *	 else and never decrease, so a sum read later is never smaller than a sum
+ *	 read earlier.  This relies on aligned 64-bit loads and stores being
+ *	 single-copy atomic (PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY).
+ *
+ * - The baseline and stats_reset are protected by state->lock: exclusive to
+ *	 reset (which copies the current sums into the baseline), shared to read
+ *	 (sum minus baseline).  A reader therefore never sees a negative value.
+ *
+ * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
+ *	 callback registered after ProcKill's, so it runs first: the slot is no
+ *	 longer written when the next process is given the same ProcNumber.
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  extension/lockstat_shmem.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/timestamp.h"
+
+#include "pg_lockstat.h"
+
+#ifndef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
+#error "pg_lockstat needs single-copy atomic 64-bit loads and stores"
+#endif
+
+typedef struct LockStatSharedState
+{
+	LWLock	   *lock;			/* protects baseline and stats_reset */
+	int			num_slots;		/* process slots (ProcNumbers) */
+	int			num_rows;		/* max_tranches + 1 (overflow row) */
+	Size		slot_stride;	/* bytes between two process slots */
+	TimestampTz stats_reset;	/* time of the last reset, or of start-up */
+	LWLockStatsCounters *baseline;	/* num_rows entries */
+	char	   *slots;			/* num_slots * slot_stride bytes */
+} LockStatSharedState;
+
+/* Links to shared memory state; set in every process by shmem startup */
+static LockStatSharedState *lockstat_state = NULL;
+
+/* This process's rows, whether or not tracking is on; NULL if none */
+static LWLockStatsCounters *lockstat_my_rows = NULL;
+
+static Size lockstat_slot_stride(int num_rows);
+static Size lockstat_shmem_size(int num_slots, int num_rows);
+static void lockstat_detach_process(int code, Datum arg);
+static void lockstat_sum_rows(LockStatTrancheTotals *totals);
+
+static int
+lockstat_slots_needed(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+static Size
+lockstat_slot_stride(int num_rows)
+{
+	/* a cache line of its own per process: no false sharing of counters */
+	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
+}
+
+static Size
+lockstat_shmem_size(int num_slots, int num_rows)
+{
+	Size		size;
+
+	size = CACHELINEALIGN(sizeof(LockStatSharedState));
+	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters),
+												  num_rows)));
+	size = add_size(size, mul_size(lockstat_slot_stride(num_rows), num_slots));
+	/* ShmemInitStruct's result is only MAXALIGNed */
+	size = add_size(size, PG_CACHE_LINE_SIZE);
+	return size;
+}
+
+/*
+ * shmem_request_hook: MaxBackends is known here, unlike in _PG_init.
+ */
+void
+lockstat_shmem_request(void)
+{
+	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_slots_needed(),
+											   lockstat_max_tranches + 1));
+	RequestNamedLWLockTranche("pg_lockstat", 1);
+}
+
+/*
+ * shmem_startup_hook: create or attach to the shared state.  Runs in the
+ * postmaster, in a standalone backend, and in every child of an
+ * EXEC_BACKEND build, so pointers are recomputed here rather than inherited.
+ */
+void
+lockstat_shmem_startup(void)
+{
+	bool		found;
+	int			num_slots = lockstat_slots_needed();
+	int			num_rows = lockstat_max_tranches + 1;
+	Size		size = lockstat_shmem_size(num_slots, num_rows);
+	char	   *base;
+	char	   *p;
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+
+	base = ShmemInitStruct("pg_lockstat", size, &found);
+	p = (char *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
+	lockstat_state = (LockStatSharedState *) p;
+
+	if (!found)
+	{
+		p += CACHELINEALIGN(sizeof(LockStatSharedState));
+		memset(p, 0, size - (p - base));
+
+		lockstat_state->lock = &(GetNamedLWLockTranche("pg_lockstat"))->lock;
+		lockstat_state->num_slots = num_slots;
+		lockstat_state->num_rows = num_rows;
+		lockstat_state->slot_stride = lockstat_slot_stride(num_rows);
+		lockstat_state->stats_reset = GetCurrentTimestamp();
+		lockstat_state->baseline = (LWLockStatsCounters *) p;
+		p += CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
+		lockstat_state->slots = p;
+	}
+
+	LWLockRelease(AddinShmemInitLock);
+
+	/* tranche IDs at or above max_tranches go to the overflow row */
+	*lockstat_core.overflow_tranche = lockstat_state->num_rows - 1;
+}
+
+/*
+ * Called from the core patch's lwlock_stats_attach_hook, in InitLWLockAccess,
+ * once this process has its PGPROC and ProcNumber.
+ */
+void
+lockstat_attach_process(void)
+{
+	if (lockstat_state == NULL || MyProcNumber == INVALID_PROC_NUMBER)
+		return;
+
+	/* cannot happen, as the slots cover every PGPROC that can run */
+	if (MyProcNumber < 0 || MyProcNumber >= lockstat_state->num_slots)
+	{
+		elog(WARNING, "pg_lockstat: process number %d out of range, not counting",
+			 MyProcNumber);
+		return;
+	}
+
+	lockstat_my_rows = (LWLockStatsCounters *)
+		(lockstat_state->slots + lockstat_state->slot_stride * MyProcNumber);
+
+	/* runs before ProcKill, which hands our ProcNumber to the next process */
+	on_shmem_exit(lockstat_detach_process, (Datum) 0);
+
+	lockstat_track_changed();
+}
+
+static void
+lockstat_detach_process(int code, Datum arg)
+{
+	*lockstat_core.my_counters = NULL;
+	lockstat_my_rows = NULL;
+}
+
+/*
+ * Point the core's MyLWLockStats at this process's rows, or at nothing,
+ * according to pg_lockstat.track.
+ */
+void
+lockstat_track_changed(void)
+{
+	if (lockstat_core.my_counters == NULL)
+		return;
+	*lockstat_core.my_counters = lockstat_track ? lockstat_my_rows : NULL;
+}
+
+bool
+lockstat_is_ready(void)
+{
+	return lockstat_state != NULL;
+}
+
+/*
+ * Error out unless the library was preloaded and its shared memory exists.
+ */
+void
+lockstat_require_ready(void)
+{
+	if (lockstat_state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add pg_lockstat to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+}
+
+int
+lockstat_num_rows(void)
+{
+	lockstat_require_ready();
+	return lockstat_state->num_rows;
+}
+
+int
+lockstat_num_slots(void)
+{
+	lockstat_require_ready();
+	return lockstat_state->num_slots;
+}
+
+/*
+ * Sum every process slot's rows into totals[num_rows].  Lock-free with
+ * respect to the writers; see the locking rules at the top.
+ */
+static void
+lockstat_sum_rows(LockStatTrancheTotals *totals)
+{
+	int			num_rows = lockstat_state->num_rows;
+
+	memset(totals, 0, sizeof(LockStatTrancheTotals) * num_rows);
+
+	for (int slot = 0; slot < lockstat_state->num_slots; slot++)
+	{
+		volatile LWLockStatsCounters *rows = (volatile LWLockStatsCounters *)
+			(lockstat_state->slots + lockstat_state->slot_stride * slot);
+
+		for (int row = 0; row < num_rows; row++)
+		{
+			totals[row].ex_acquires += rows[row].acquires[LW_EXCLUSIVE];
+			totals[row].sh_acquires += rows[row].acquires[LW_SHARED];
+			totals[row].blocks += rows[row].blocks;
+			totals[row].spin_delays += rows[row].spin_delays;
+			totals[row].dequeue_self += rows[row].dequeue_self;
+			totals[row].wait_time_ns += rows[row].wait_time_ns;
+		}
+	}
+}
+
+/*
+ * Fill totals[num_rows] with the counts since the last reset.  Returns the
+ * time of that reset.
+ */
+TimestampTz
+lockstat_read_totals(LockStatTrancheTotals *totals)
+{
+	TimestampTz stats_reset;
+
+	lockstat_require_ready();
+
+	LWLockAcquire(lockstat_state->lock, LW_SHARED);
+
+	lockstat_sum_rows(totals);
+	for (int row = 0; row < lockstat_state->num_rows; row++)
+	{
+		LWLockStatsCounters *base = &lockstat_state->baseline[row];
+
+		totals[row].ex_acquires -= base->acquires[LW_EXCLUSIVE];
+		totals[row].sh_acquires -= base->acquires[LW_SHARED];
+		totals[row].blocks -= base->blocks;
+		totals[row].spin_delays -= base->spin_delays;
+		totals[row].dequeue_self -= base->dequeue_self;
+		totals[row].wait_time_ns -= base->wait_time_ns;
+	}
+	stats_reset = lockstat_state->stats_reset;
+
+	LWLockRelease(lockstat_state->lock);
+
+	return stats_reset;
+}
+
+/*
+ * Make the current sums the new baseline.  Returns the reset time.
+ */
+TimestampTz
+lockstat_reset(void)
+{
+	int			num_rows;
+	LockStatTrancheTotals *totals;
+	TimestampTz now;
+
+	lockstat_require_ready();
+
+	num_rows = lockstat_state->num_rows;
+	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+
+	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
+
+	lockstat_sum_rows(totals);
+	for (int row = 0; row < num_rows; row++)
+	{
+		LWLockStatsCounters *base = &lockstat_state->baseline[row];
+
+		base->acquires[LW_EXCLUSIVE] = totals[row].ex_acquires;
+		base->acquires[LW_SHARED] = totals[row].sh_acquires;
+		base->blocks = totals[row].blocks;
+		base->spin_delays = totals[row].spin_delays;
+		base->dequeue_self = totals[row].dequeue_self;
+		base->wait_time_ns = totals[row].wait_time_ns;
+	}
+
+	/* stats_reset only moves forward, even if the clock steps back */
+	now = GetCurrentTimestamp();
+	if (now > lockstat_state->stats_reset)
+		lockstat_state->stats_reset = now;
+	now = lockstat_state->stats_reset;
+
+	LWLockRelease(lockstat_state->lock);
+
+	pfree(totals);
+	return now;
+}
+
+TimestampTz
+lockstat_last_reset(void)
+{
+	TimestampTz result;
+
+	lockstat_require_ready();
+	LWLockAcquire(lockstat_state->lock, LW_SHARED);
+	result = lockstat_state->stats_reset;
+	LWLockRelease(lockstat_state->lock);
+	return result;
+}

@@ -1,0 +1,187 @@
+/*-------------------------------------------------------------------------
+ *
+ * lockstat_views.c
+ *	  SQL-callable functions of pg_lockstat, behind the views
+ *	  pg_lwlock_stats and pg_lockstat_status
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  extension/lockstat_views.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "storage/s_lock.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+#include "utils/wait_classes.h"
+
+#include "pg_lockstat.h"
+
+PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
+PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
+PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
+
+#define PG_LWLOCK_STATS_COLS_V1_0		8
+#define PG_LOCKSTAT_STATUS_COLS_V1_0	6
+
+/*
+ * A uint64 counter as bigint.  Counters cannot realistically pass 2^63, but
+ * if one did it is shown as the largest bigint rather than as a negative
+ * number.
+ */
+static inline Datum
+lockstat_counter_datum(uint64 value)
+{
+	return Int64GetDatum(value > (uint64) PG_INT64_MAX ? PG_INT64_MAX :
+						 (int64) value);
+}
+
+static const char *
+lockstat_strategy_name(int strategy)
+{
+	switch (strategy)
+	{
+		case SPIN_STRATEGY_DEFAULT:
+			return "default";
+		case SPIN_STRATEGY_TAS:
+			return "tas";
+		case SPIN_STRATEGY_TTAS_SPIN:
+			return "ttas_spin";
+		case SPIN_STRATEGY_TTAS:
+			return "ttas";
+	}
+	return "unknown";
+}
+
+/*
+ * pg_lwlock_stats() returns setof record
+ *
+ * One row per LWLock tranche with any activity since the last reset:
+ *	tranche_id int4		tranche ID; NULL for the overflow row, which sums all
+ *						IDs >= pg_lockstat.max_tranches
+ *	tranche text		name as pg_stat_activity.wait_event shows it
+ *	sh_acquires int8	shared acquisitions (count)
+ *	ex_acquires int8	exclusive acquisitions (count)
+ *	blocks int8			acquisitions that had to sleep (count)
+ *	spin_delays int8	spin delays on the wait-list lock (count)
+ *	dequeue_self int8	waiters that dequeued themselves (count)
+ *	wait_time float8	time spent sleeping in blocked calls (ms)
+ * The counters come from the core patch's counting points in lwlock.c, the
+ * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
+ * dequeue_self.  Errors: 55000 if pg_lockstat is not preloaded.
+ */
+Datum
+pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockStatTrancheTotals *totals;
+	int			num_rows;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != PG_LWLOCK_STATS_COLS_V1_0)
+		elog(ERROR, "incorrect number of output arguments");
+
+	num_rows = lockstat_num_rows();
+	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	lockstat_read_totals(totals);
+
+	for (int row = 0; row < num_rows; row++)
+	{
+		LockStatTrancheTotals *t = &totals[row];
+		Datum		values[PG_LWLOCK_STATS_COLS_V1_0];
+		bool		nulls[PG_LWLOCK_STATS_COLS_V1_0] = {0};
+		bool		overflow = (row == num_rows - 1);
+		int			i = 0;
+
+		if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
+			t->spin_delays == 0 && t->dequeue_self == 0 && t->wait_time_ns == 0)
+			continue;
+
+		if (overflow)
+		{
+			nulls[i++] = true;
+			values[i++] = CStringGetTextDatum("overflow");
+		}
+		else
+		{
+			const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) row);
+
+			values[i++] = Int32GetDatum(row);
+			values[i++] = CStringGetTextDatum(name ? name : "unknown");
+		}
+		values[i++] = lockstat_counter_datum(t->sh_acquires);
+		values[i++] = lockstat_counter_datum(t->ex_acquires);
+		values[i++] = lockstat_counter_datum(t->blocks);
+		values[i++] = lockstat_counter_datum(t->spin_delays);
+		values[i++] = lockstat_counter_datum(t->dequeue_self);
+		values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+		Assert(i == PG_LWLOCK_STATS_COLS_V1_0);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	pfree(totals);
+	return (Datum) 0;
+}
+
+/*
+ * pg_lockstat_status() returns record
+ *
+ *	spin_strategy text		the strategy in force, read back from the core
+ *							variable spin_strategy (s_lock.c)
+ *	track bool				pg_lockstat.track in this session
+ *	stats_reset timestamptz last pg_lockstat_reset(), or server start
+ *	core_patch_version text	LWLockStatsCoreVersion as "major.minor"
+ *	max_tranches int4		rows counted separately (pg_lockstat.max_tranches)
+ *	process_slots int4		per-process counter slots (MaxBackends plus
+ *							auxiliary processes)
+ * Errors: 55000 if pg_lockstat is not preloaded.
+ */
+Datum
+pg_lockstat_status_1_0(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	Datum		values[PG_LOCKSTAT_STATUS_COLS_V1_0];
+	bool		nulls[PG_LOCKSTAT_STATUS_COLS_V1_0] = {0};
+	int			i = 0;
+
+	lockstat_require_ready();
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	if (tupdesc->natts != PG_LOCKSTAT_STATUS_COLS_V1_0)
+		elog(ERROR, "incorrect number of output arguments");
+
+	values[i++] = CStringGetTextDatum(lockstat_strategy_name(*lockstat_core.spin_strategy));
+	values[i++] = BoolGetDatum(lockstat_track);
+	values[i++] = TimestampTzGetDatum(lockstat_last_reset());
+	values[i++] = CStringGetTextDatum(psprintf("%d.%d",
+											   *lockstat_core.version / 100,
+											   *lockstat_core.version % 100));
+	values[i++] = Int32GetDatum(lockstat_num_rows() - 1);
+	values[i++] = Int32GetDatum(lockstat_num_slots());
+	Assert(i == PG_LOCKSTAT_STATUS_COLS_V1_0);
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/*
+ * pg_lockstat_reset() returns timestamptz
+ *
+ * Starts all counters of pg_lwlock_stats again from zero, by taking the
+ * current sums as the new baseline; no process's own counters are written.
+ * Returns the new stats_reset.  Executable by superusers and whoever has
+ * been granted EXECUTE.  Errors: 55000 if pg_lockstat is not preloaded.
+ */
+Datum
+pg_lockstat_reset_1_0(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TIMESTAMPTZ(lockstat_reset());
+}

@@ -1,0 +1,281 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_lockstat.c
+ *	  Start-up, GUCs and the link to the core patch for pg_lockstat
+ *
+ * pg_lockstat must be loaded with shared_preload_libraries into a server
+ * built with the pg_lockstat core patch (patches/pg18).  The patch adds
+ * counting points to lwlock.c and a run-time spin strategy to s_lock.c, and
+ * exports a version symbol.  This library does not link against those
+ * symbols: it looks them up by name when it is preloaded, so that a server
+ * without the patch fails with a message naming the patch instead of a
+ * dynamic-linker "undefined symbol" error.
+ *
+ * When loaded any other way (LOAD, or CREATE EXTENSION on a server that does
+ * not preload it), _PG_init returns quietly and every SQL function reports
+ * that the library must be preloaded.
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  extension/pg_lockstat.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <dlfcn.h>
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/s_lock.h"
+#include "utils/guc.h"
+
+#include "pg_lockstat.h"
+
+PG_MODULE_MAGIC_EXT(
+					.name = "pg_lockstat",
+					.version = "1.0"
+);
+
+/* Values of pg_lockstat.spin_strategy; same order as SpinStrategy. */
+static const struct config_enum_entry spin_strategy_options[] = {
+	{"default", SPIN_STRATEGY_DEFAULT, false},
+	{"tas", SPIN_STRATEGY_TAS, false},
+	{"ttas_spin", SPIN_STRATEGY_TTAS_SPIN, false},
+	{"ttas", SPIN_STRATEGY_TTAS, false},
+	{NULL, 0, false}
+};
+
+/* GUC variables */
+int			lockstat_spin_strategy = SPIN_STRATEGY_DEFAULT;
+bool		lockstat_track = true;
+int			lockstat_max_tranches = 256;
+
+LockStatCore lockstat_core;
+
+/* Saved hook values */
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
+
+static void lockstat_link_core(void);
+static void *lockstat_core_symbol(const char *name);
+static void lockstat_check_spin_strategy_setting(void);
+static void lockstat_assign_spin_strategy(int newval, void *extra);
+static void lockstat_assign_track(bool newval, void *extra);
+static void lockstat_shmem_request_hook(void);
+static void lockstat_shmem_startup_hook(void);
+static void lockstat_attach_hook(void);
+
+/*
+ * Module load callback
+ */
+void
+_PG_init(void)
+{
+	/*
+	 * Counting needs shared memory sized at postmaster start and the core
+	 * hooks set in every process, so do nothing unless preloaded.  The SQL
+	 * functions then fail with a hint (see lockstat_require_ready()).
+	 */
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	/* Fail now, with a clear message, if the server lacks the core patch. */
+	lockstat_link_core();
+
+	/*
+	 * An invalid pg_lockstat.spin_strategy in postgresql.conf would otherwise
+	 * only draw a WARNING when the placeholder is converted below, and the
+	 * server would silently run with the default strategy.
+	 */
+	lockstat_check_spin_strategy_setting();
+
+	DefineCustomEnumVariable("pg_lockstat.spin_strategy",
+							 "Selects the spinlock acquisition strategy used by S_LOCK() and s_lock().",
+							 "default is the build's own TAS() and TAS_SPIN(); "
+							 "tas issues the atomic test-and-set on every attempt; "
+							 "ttas_spin adds the unlocked test while spinning; "
+							 "ttas adds it before every attempt, the first one included.",
+							 &lockstat_spin_strategy,
+							 SPIN_STRATEGY_DEFAULT,
+							 spin_strategy_options,
+							 PGC_POSTMASTER,
+							 0,
+							 NULL,
+							 lockstat_assign_spin_strategy,
+							 NULL);
+
+	DefineCustomBoolVariable("pg_lockstat.track",
+							 "Counts LWLock acquisitions, blocks, spin delays and wait time.",
+							 NULL,
+							 &lockstat_track,
+							 true,
+							 PGC_SUSET,
+							 0,
+							 NULL,
+							 lockstat_assign_track,
+							 NULL);
+
+	DefineCustomIntVariable("pg_lockstat.max_tranches",
+							"Sets the number of LWLock tranche IDs counted separately.",
+							"Tranche IDs at or above this value are counted together in one overflow row.",
+							&lockstat_max_tranches,
+							256,
+							LWTRANCHE_FIRST_USER_DEFINED,
+							PG_UINT16_MAX + 1,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
+	MarkGUCPrefixReserved("pg_lockstat");
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = lockstat_shmem_request_hook;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = lockstat_shmem_startup_hook;
+	prev_lwlock_stats_attach_hook = *lockstat_core.attach_hook;
+	*lockstat_core.attach_hook = lockstat_attach_hook;
+}
+
+/*
+ * Look up the core patch's variables by name.  Errors out (FATAL during
+ * postmaster start-up) if the server was built without the patch, or with an
+ * incompatible version of it.
+ */
+static void
+lockstat_link_core(void)
+{
+	const int  *version;
+
+	version = (const int *) lockstat_core_symbol("LWLockStatsCoreVersion");
+	if (version == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat requires a server built with the pg_lockstat core patch"),
+				 errdetail("The running server does not export the symbol \"%s\".",
+						   "LWLockStatsCoreVersion"),
+				 errhint("Apply patches/pg18/*.patch from pg_lockstat to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\".")));
+
+	if (*version / 100 != LOCKSTAT_CORE_MAJOR)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat core patch version mismatch"),
+				 errdetail("The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
+						   *version / 100, *version % 100, LOCKSTAT_CORE_MAJOR),
+				 errhint("Rebuild the server with the patches/pg18/*.patch of the same pg_lockstat release as the library.")));
+
+	lockstat_core.version = version;
+	lockstat_core.spin_strategy = lockstat_core_symbol("spin_strategy");
+	lockstat_core.my_counters = lockstat_core_symbol("MyLWLockStats");
+	lockstat_core.overflow_tranche = lockstat_core_symbol("LWLockStatsOverflowTranche");
+	lockstat_core.attach_hook = lockstat_core_symbol("lwlock_stats_attach_hook");
+
+	if (lockstat_core.spin_strategy == NULL ||
+		lockstat_core.my_counters == NULL ||
+		lockstat_core.overflow_tranche == NULL ||
+		lockstat_core.attach_hook == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat core patch is incomplete"),
+				 errdetail("The server exports \"%s\" but not all of the patch's variables.",
+						   "LWLockStatsCoreVersion"),
+				 errhint("Rebuild the server from a clean source tree with patches/pg18/*.patch applied.")));
+}
+
+/*
+ * Address of a global of the running server, or NULL if there is none.
+ */
+static void *
+lockstat_core_symbol(const char *name)
+{
+#ifdef RTLD_DEFAULT
+	return dlsym(RTLD_DEFAULT, name);
+#else
+	return NULL;
+#endif
+}
+
+/*
+ * Refuse to start with an unknown pg_lockstat.spin_strategy.  The value, if
+ * any, is still held by the GUC placeholder that postgresql.conf created.
+ */
+static void
+lockstat_check_spin_strategy_setting(void)
+{
+	const char *value = GetConfigOption("pg_lockstat.spin_strategy", true, false);
+	StringInfoData valid;
+
+	if (value == NULL)
+		return;
+
+	initStringInfo(&valid);
+	for (const struct config_enum_entry *e = spin_strategy_options; e->name; e++)
+	{
+		if (pg_strcasecmp(value, e->name) == 0)
+		{
+			pfree(valid.data);
+			return;
+		}
+		appendStringInfo(&valid, "%s%s", valid.len > 0 ? ", " : "", e->name);
+	}
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("invalid value for parameter \"%s\": \"%s\"",
+					"pg_lockstat.spin_strategy", value),
+			 errhint("Available values: %s.", valid.data)));
+}
+
+/*
+ * pg_lockstat.spin_strategy is PGC_POSTMASTER, so this runs at start-up in
+ * the postmaster (and again in each child of an EXEC_BACKEND build).
+ */
+static void
+lockstat_assign_spin_strategy(int newval, void *extra)
+{
+	if (lockstat_core.spin_strategy)
+		*lockstat_core.spin_strategy = newval;
+}
+
+static void
+lockstat_assign_track(bool newval, void *extra)
+{
+	/* the GUC variable is updated after this hook returns */
+	lockstat_track = newval;
+	lockstat_track_changed();
+}
+
+static void
+lockstat_shmem_request_hook(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+
+	lockstat_shmem_request();
+}
+
+static void
+lockstat_shmem_startup_hook(void)
+{
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	lockstat_shmem_startup();
+}
+
+/*
+ * Called by InitLWLockAccess() once the process has its PGPROC.
+ */
+static void
+lockstat_attach_hook(void)
+{
+	if (prev_lwlock_stats_attach_hook)
+		prev_lwlock_stats_attach_hook();
+
+	lockstat_attach_process();
+}

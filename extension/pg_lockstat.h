@@ -1,0 +1,80 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_lockstat.h
+ *	  Declarations shared by the source files of the pg_lockstat extension
+ *
+ * pg_lockstat keeps, for every process slot (ProcNumber) and every LWLock
+ * tranche ID, the counters that the core patch's counting points in lwlock.c
+ * increment (struct LWLockStatsCounters in storage/lwlockstats.h).  The
+ * pieces are:
+ *
+ *	pg_lockstat.c		_PG_init, GUCs, and the link to the core patch
+ *	lockstat_shmem.c	the shared counter array, attach/detach, reset, read
+ *	lockstat_views.c	the SQL-callable functions behind the views
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  extension/pg_lockstat.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_LOCKSTAT_H
+#define PG_LOCKSTAT_H
+
+#include "datatype/timestamp.h"
+#include "storage/lwlock.h"
+#include "storage/lwlockstats.h"
+
+/* the major version of the core patch interface this build understands */
+#define LOCKSTAT_CORE_MAJOR		(LWLOCK_STATS_CORE_VERSION / 100)
+
+/* GUC values (pg_lockstat.c) */
+extern int	lockstat_spin_strategy;
+extern bool lockstat_track;
+extern int	lockstat_max_tranches;
+
+/*
+ * Addresses of the core patch's variables, looked up by name when the
+ * library is preloaded (see lockstat_link_core()).  All NULL if the library
+ * was not preloaded.
+ */
+typedef struct LockStatCore
+{
+	const int  *version;		/* LWLockStatsCoreVersion */
+	int		   *spin_strategy;	/* spin_strategy, s_lock.c */
+	LWLockStatsCounters **my_counters;	/* MyLWLockStats */
+	int		   *overflow_tranche;	/* LWLockStatsOverflowTranche */
+	lwlock_stats_attach_hook_type *attach_hook; /* lwlock_stats_attach_hook */
+} LockStatCore;
+
+extern LockStatCore lockstat_core;
+
+/*
+ * One tranche's counters as read by the SQL functions: the sum over all
+ * process slots, minus the baseline taken at the last reset.
+ */
+typedef struct LockStatTrancheTotals
+{
+	uint64		sh_acquires;
+	uint64		ex_acquires;
+	uint64		blocks;
+	uint64		spin_delays;
+	uint64		dequeue_self;
+	uint64		wait_time_ns;
+} LockStatTrancheTotals;
+
+/* lockstat_shmem.c */
+extern void lockstat_shmem_request(void);
+extern void lockstat_shmem_startup(void);
+extern void lockstat_attach_process(void);
+extern void lockstat_track_changed(void);
+extern bool lockstat_is_ready(void);
+extern void lockstat_require_ready(void);
+extern int	lockstat_num_rows(void);
+extern int	lockstat_num_slots(void);
+extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
+extern TimestampTz lockstat_reset(void);
+extern TimestampTz lockstat_last_reset(void);
+
+#endif							/* PG_LOCKSTAT_H */

@@ -1,0 +1,198 @@
+/*-------------------------------------------------------------------------
+ *
+ * lockstat_test.c
+ *	  Test-only module for pg_lockstat: an LWLock tranche and a spinlock
+ *	  whose acquisitions are issued on request, so that tests can expect
+ *	  exact counts
+ *
+ * Must be preloaded (shared_preload_libraries) to get its named tranche
+ * "lockstat_test" and its shared memory.  Not installed by pg_lockstat's
+ * "make install"; "make test" installs it into the test server.
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  test/lockstat_test/lockstat_test.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
+#include "utils/builtins.h"
+
+PG_MODULE_MAGIC_EXT(
+					.name = "lockstat_test",
+					.version = "1.0"
+);
+
+typedef struct LockStatTestState
+{
+	LWLock	   *lock;			/* the one lock of tranche "lockstat_test" */
+	slock_t		mutex;			/* the test spinlock */
+	uint64		spin_counter;	/* incremented under mutex */
+} LockStatTestState;
+
+static LockStatTestState *lst_state = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+PG_FUNCTION_INFO_V1(lockstat_test_lwlock);
+PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
+
+static void
+lst_shmem_request(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(LockStatTestState)));
+	RequestNamedLWLockTranche("lockstat_test", 1);
+}
+
+static void
+lst_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	lst_state = ShmemInitStruct("lockstat_test", sizeof(LockStatTestState),
+								&found);
+	if (!found)
+	{
+		lst_state->lock = &(GetNamedLWLockTranche("lockstat_test"))->lock;
+		SpinLockInit(&lst_state->mutex);
+		lst_state->spin_counter = 0;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+_PG_init(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = lst_shmem_request;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = lst_shmem_startup;
+}
+
+static void
+lst_require_ready(void)
+{
+	if (lst_state == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lockstat_test must be loaded via \"shared_preload_libraries\"")));
+}
+
+static void
+lst_check_counts(int32 n, int32 hold_us)
+{
+	if (n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n must not be negative")));
+	if (hold_us < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hold_us must not be negative")));
+}
+
+/*
+ * lockstat_test_lwlock(mode text, n int, hold_us int) returns bigint
+ *
+ * Acquires and releases the "lockstat_test" LWLock n times in mode 'shared',
+ * 'exclusive' or 'conditional' (LWLockConditionalAcquire, exclusive),
+ * holding it hold_us microseconds each time.  Returns the number of
+ * acquisitions made, which is n except for failed conditional attempts.
+ * Errors: 22023 for an unknown mode or a negative n or hold_us; 55000 if
+ * not preloaded.
+ */
+Datum
+lockstat_test_lwlock(PG_FUNCTION_ARGS)
+{
+	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		n = PG_GETARG_INT32(1);
+	int32		hold_us = PG_GETARG_INT32(2);
+	bool		conditional = false;
+	LWLockMode lwmode;
+	int64		acquired = 0;
+
+	lst_require_ready();
+	lst_check_counts(n, hold_us);
+
+	if (strcmp(mode, "shared") == 0)
+		lwmode = LW_SHARED;
+	else if (strcmp(mode, "exclusive") == 0)
+		lwmode = LW_EXCLUSIVE;
+	else if (strcmp(mode, "conditional") == 0)
+	{
+		lwmode = LW_EXCLUSIVE;
+		conditional = true;
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lock mode \"%s\"", mode),
+				 errhint("Valid modes are \"shared\", \"exclusive\" and \"conditional\".")));
+
+	for (int32 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+
+		if (conditional)
+		{
+			if (!LWLockConditionalAcquire(lst_state->lock, lwmode))
+				continue;
+		}
+		else
+			LWLockAcquire(lst_state->lock, lwmode);
+
+		if (hold_us > 0)
+			pg_usleep(hold_us);
+		LWLockRelease(lst_state->lock);
+		acquired++;
+	}
+
+	PG_RETURN_INT64(acquired);
+}
+
+/*
+ * lockstat_test_spinlock(n int, hold_us int) returns bigint
+ *
+ * Acquires and releases the test spinlock n times, holding it hold_us
+ * microseconds each time.  Returns n.  Errors as lockstat_test_lwlock.
+ */
+Datum
+lockstat_test_spinlock(PG_FUNCTION_ARGS)
+{
+	int32		n = PG_GETARG_INT32(0);
+	int32		hold_us = PG_GETARG_INT32(1);
+
+	lst_require_ready();
+	lst_check_counts(n, hold_us);
+
+	for (int32 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+
+		SpinLockAcquire(&lst_state->mutex);
+		lst_state->spin_counter++;
+		if (hold_us > 0)
+			pg_usleep(hold_us);
+		SpinLockRelease(&lst_state->mutex);
+	}
+
+	PG_RETURN_INT64(n);
+}
