@@ -1,0 +1,79 @@
+#!/bin/bash
+#
+# run-tests.sh - run pg_lockstat's pg_regress and TAP tests
+#
+# Called by "make test" after pg_lockstat and lockstat_test are installed
+# into the server of PG_CONFIG.  The pg_regress tests (REGRESS, from the
+# Makefile) run on a temporary instance configured by test/pg_lockstat.conf;
+# the TAP tests in t/ create their own clusters with PostgreSQL::Test::Cluster.
+# Output goes to build/test/.  As root, everything runs as the unprivileged
+# user pglockstat (scripts/as-user.sh), since PostgreSQL refuses to run as
+# root.
+#
+# Environment: PG_CONFIG (required), REGRESS (test names), PROVE_TESTS
+# (optional subset of t/*.pl), PROVE_FLAGS.
+# Exit status: 0 if every test passed, 1 otherwise.
+#
+set -euo pipefail
+
+: "${PG_CONFIG:?PG_CONFIG must point to the pg_config of the patched server}"
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+outdir=$top/build/test
+
+if [ "${1:-}" != "--as-user" ]; then
+	rm -rf "$outdir"
+	mkdir -p "$outdir"
+	AS_USER_WRITABLE="$outdir" exec scripts/as-user.sh "$0" --as-user
+fi
+
+bindir=$("$PG_CONFIG" --bindir)
+pgxs=$(dirname "$("$PG_CONFIG" --pgxs)")/..
+pgxs=$(cd "$pgxs/.." && pwd)		# .../lib/postgresql/pgxs
+pg_regress=$pgxs/src/test/regress/pg_regress
+regress=${REGRESS:-$(sed -n 's/^REGRESS = //p' Makefile)}
+status=0
+
+for f in "$pg_regress" "$pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm"; do
+	if [ ! -e "$f" ]; then
+		echo "run-tests: $f is missing; was the server configured with --enable-tap-tests?" >&2
+		exit 1
+	fi
+done
+
+echo "run-tests: pg_regress ($regress)"
+mkdir -p "$outdir/regress"
+if ! "$pg_regress" \
+	--temp-instance="$outdir/regress/tmp_check" \
+	--temp-config="$top/test/pg_lockstat.conf" \
+	--inputdir="$top" \
+	--outputdir="$outdir/regress" \
+	--bindir="$bindir" \
+	--dbname=contrib_regression \
+	$regress; then
+	status=1
+	if [ -f "$outdir/regress/regression.diffs" ]; then
+		echo "run-tests: pg_regress failed; first lines of $outdir/regress/regression.diffs:" >&2
+		head -n 60 "$outdir/regress/regression.diffs" >&2
+	fi
+fi
+
+echo "run-tests: TAP tests"
+mkdir -p "$outdir/tap"
+if ! TESTLOGDIR="$outdir/tap/log" \
+	TESTDATADIR="$outdir/tap" \
+	PATH="$bindir:$PATH" \
+	PG_REGRESS="$pg_regress" \
+	PG_CONFIG="$PG_CONFIG" \
+	prove -I "$pgxs/src/test/perl" -I "$top/t" ${PROVE_FLAGS:-} \
+		${PROVE_TESTS:-t/*.pl}; then
+	status=1
+	echo "run-tests: TAP tests failed; logs are in $outdir/tap/log" >&2
+fi
+
+if [ $status -eq 0 ]; then
+	echo "run-tests: all tests passed"
+else
+	echo "run-tests: FAILED" >&2
+fi
+exit $status

@@ -1,0 +1,58 @@
+--
+-- views: shapes and types of the views, and what they show
+--
+\set VERBOSITY terse
+
+-- columns and types
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_lwlock_stats'::regclass AND attnum > 0
+ORDER BY attnum;
+
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_lockstat_status'::regclass AND attnum > 0
+ORDER BY attnum;
+
+-- every view and column is documented
+SELECT c.relname, a.attname
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+WHERE c.relname = 'pg_lwlock_stats' AND a.attnum > 0
+  AND col_description(c.oid, a.attnum) IS NULL;
+SELECT relname FROM pg_class
+WHERE relname IN ('pg_lwlock_stats', 'pg_lockstat_status')
+  AND obj_description(oid, 'pg_class') IS NULL;
+
+-- one status row; the strategy is read back from the server core
+SELECT spin_strategy, track, core_patch_version, max_tranches,
+       process_slots > 0 AS has_slots,
+       stats_reset <= now() AS reset_in_past
+FROM pg_lockstat_status;
+
+-- a query touches shared buffers: BufferMapping and BufferContent show up,
+-- named as pg_stat_activity.wait_event names them
+SELECT count(*) > 0 FROM pg_class;
+SELECT tranche, tranche_id > 0 AS has_id
+FROM pg_lwlock_stats
+WHERE tranche IN ('BufferMapping', 'BufferContent')
+ORDER BY tranche;
+
+-- names match the tranche IDs of the LWLock wait events
+SELECT count(*) AS mismatched
+FROM pg_lwlock_stats s
+WHERE s.tranche_id IS NOT NULL
+  AND s.tranche IS DISTINCT FROM (SELECT name FROM pg_wait_events
+                                  WHERE type = 'LWLock' AND name = s.tranche)
+  AND s.tranche NOT IN ('pg_lockstat', 'lockstat_test');
+
+-- nothing is negative, shares are percentages
+SELECT count(*) AS bad_rows
+FROM pg_lwlock_stats
+WHERE sh_acquires < 0 OR ex_acquires < 0 OR blocks < 0 OR spin_delays < 0
+   OR dequeue_self < 0 OR wait_time < 0
+   OR blk_pct < 0 OR blk_pct > 100
+   OR spin_delay_pct < 0 OR spin_delay_pct > 100;
+
+-- the shares add up to 100 whenever there is anything to share
+SELECT coalesce(round(sum(blk_pct)::numeric, 6), 100) AS blk_pct_total
+FROM pg_lwlock_stats;
