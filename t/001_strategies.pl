@@ -1,0 +1,80 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# Every pg_lockstat.spin_strategy boots, pg_lockstat_status reports the
+# strategy that the server core actually uses, and a contended spinlock
+# works under each of them.  An unknown strategy stops the server with a
+# message listing the valid values.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('strategies');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pg_lockstat,lockstat_test'");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
+$node->safe_psql('postgres', 'CREATE EXTENSION lockstat_test');
+
+foreach my $strategy (qw(default tas ttas_spin ttas))
+{
+	$node->append_conf('postgresql.conf',
+		"pg_lockstat.spin_strategy = '$strategy'");
+	$node->restart;
+
+	is( $node->safe_psql('postgres',
+			'SELECT spin_strategy FROM pg_lockstat_status'),
+		$strategy,
+		"spin_strategy $strategy is in force after restart");
+	is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
+		$strategy, "SHOW reports $strategy");
+
+	# two sessions contend for the test spinlock, holding it briefly
+	my @h;
+	foreach my $i (1 .. 2)
+	{
+		push @h,
+		  $node->background_psql('postgres', on_error_stop => 1);
+	}
+	foreach my $h (@h)
+	{
+		$h->query_until(qr/started/,
+			"\\echo started\nSELECT lockstat_test_spinlock(2000, 2);\n");
+	}
+	foreach my $h (@h)
+	{
+		$h->quit;
+	}
+	is( $node->safe_psql('postgres', 'SELECT lockstat_test_spinlock(10)'),
+		'10', "spinlock still usable under $strategy");
+}
+
+# an unknown strategy refuses to start, naming the valid values
+$node->stop;
+$node->append_conf('postgresql.conf',
+	"pg_lockstat.spin_strategy = 'fastest'");
+my $logstart = -s $node->logfile;
+my $ret = $node->start(fail_ok => 1);
+ok(!$ret, 'server refuses to start with an unknown spin_strategy');
+my $log = slurp_file($node->logfile, $logstart);
+like(
+	$log,
+	qr/invalid value for parameter "pg_lockstat.spin_strategy": "fastest"/,
+	'log names the parameter and the bad value');
+like(
+	$log,
+	qr/Available values: default, tas, ttas_spin, ttas\./,
+	'log lists the valid values');
+
+# and starts again once the value is fixed
+$node->append_conf('postgresql.conf', "pg_lockstat.spin_strategy = 'ttas'");
+$node->start;
+is($node->safe_psql('postgres', 'SELECT spin_strategy FROM pg_lockstat_status'),
+	'ttas', 'server starts again with a valid strategy');
+$node->stop;
+
+done_testing();

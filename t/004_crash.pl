@@ -1,0 +1,49 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# A backend killed with SIGKILL: the postmaster reinitialises shared memory,
+# pg_lockstat reinitialises with it, and the views work afterwards.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = PostgreSQL::Test::Cluster->new('crash');
+$node->init;
+$node->append_conf('postgresql.conf',
+	"shared_preload_libraries = 'pg_lockstat,lockstat_test'\nrestart_after_crash = on");
+$node->start;
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
+$node->safe_psql('postgres', 'CREATE EXTENSION lockstat_test');
+
+my $reset_before =
+  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
+
+# a backend busy with the test lock
+my $h = $node->background_psql('postgres', on_error_stop => 0);
+my $pid = $h->query_safe('SELECT pg_backend_pid()');
+$h->query_until(qr/started/,
+	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 100000000, 0);\n");
+
+kill 'KILL', $pid;
+$h->quit;
+
+# wait for the crash-restart cycle to finish
+$node->poll_query_until('postgres', 'SELECT 1', '1')
+  or die 'server did not come back after SIGKILL';
+
+my $log = slurp_file($node->logfile);
+like($log, qr/terminated by signal 9/, 'the kill was seen as a crash');
+
+is($node->safe_psql('postgres',
+		qq{SELECT count(*) FROM pg_lockstat_status WHERE stats_reset > '$reset_before'}),
+	'1', 'pg_lockstat reinitialised with shared memory');
+$node->safe_psql('postgres', q{SELECT lockstat_test_lwlock('exclusive', 10)});
+is($node->safe_psql('postgres',
+		q{SELECT ex_acquires FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'}),
+	'10', 'counting starts afresh after the restart');
+
+$node->stop;
+done_testing();
