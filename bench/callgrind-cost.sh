@@ -55,7 +55,7 @@ single() {
 	local bin=$1 input=$2
 	shift 2
 	"$bin/postgres" --single -D "$data" -c max_parallel_workers_per_gather=0 \
-		-c jit=off -c autovacuum=off "$@" postgres <"$input"
+		-c jit=off -c autovacuum=off -c enable_bitmapscan=off "$@" postgres <"$input"
 }
 
 cat >"$OUT/setup.sql" <<SQL
@@ -68,7 +68,7 @@ single "$patched_bin" "$OUT/setup.sql" -c shared_preload_libraries=pg_lockstat \
 	>"$OUT/setup.log" 2>&1 || die "setup failed; see $OUT/setup.log"
 
 workload() {
-	echo "SELECT count(s.v) FROM generate_series(1, $1) g, LATERAL (SELECT v FROM lookup WHERE id = g % 10000 + 1) s;"
+	echo "SELECT sum((SELECT v FROM lookup WHERE id = g % 10000 + 1)) FROM generate_series(1, $1) g;"
 }
 
 # acquisitions per workload size, from pg_lwlock_stats (outside valgrind)
@@ -92,7 +92,7 @@ instructions() {
 	workload "$n" >"$OUT/work-$n.sql"
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$variant.$n" \
 		"$bin/postgres" --single -D "$data" -c max_parallel_workers_per_gather=0 \
-		-c jit=off -c autovacuum=off "$@" postgres <"$OUT/work-$n.sql" \
+		-c jit=off -c autovacuum=off -c enable_bitmapscan=off "$@" postgres <"$OUT/work-$n.sql" \
 		>"$OUT/valgrind.$variant.$n.log" 2>&1 || die "valgrind run $variant $n failed; see $OUT/valgrind.$variant.$n.log"
 	sed -n 's/^summary: \([0-9]*\).*/\1/p' "$OUT/callgrind.$variant.$n"
 }
