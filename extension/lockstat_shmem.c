@@ -72,12 +72,14 @@ static Size lockstat_shmem_size(int num_slots, int num_rows);
 static void lockstat_detach_process(int code, Datum arg);
 static void lockstat_sum_rows(LockStatTrancheTotals *totals);
 
+/* one slot per PGPROC that can run: backends and auxiliary processes */
 static int
 lockstat_slots_needed(void)
 {
 	return MaxBackends + NUM_AUXILIARY_PROCS;
 }
 
+/* bytes per process slot */
 static Size
 lockstat_slot_stride(int num_rows)
 {
@@ -85,6 +87,7 @@ lockstat_slot_stride(int num_rows)
 	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
 }
 
+/* bytes of shared memory for the header, the baseline and all slots */
 static Size
 lockstat_shmem_size(int num_slots, int num_rows)
 {
@@ -179,6 +182,7 @@ lockstat_attach_process(void)
 	lockstat_track_changed();
 }
 
+/* on_shmem_exit callback: stop counting into our slot */
 static void
 lockstat_detach_process(int code, Datum arg)
 {
@@ -198,12 +202,6 @@ lockstat_track_changed(void)
 	*lockstat_core.my_counters = lockstat_track ? lockstat_my_rows : NULL;
 }
 
-bool
-lockstat_is_ready(void)
-{
-	return lockstat_state != NULL;
-}
-
 /*
  * Error out unless the library was preloaded and its shared memory exists.
  */
@@ -217,6 +215,10 @@ lockstat_require_ready(void)
 				 errhint("Add pg_lockstat to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
 }
 
+/*
+ * Number of counter rows per process: pg_lockstat.max_tranches plus the
+ * overflow row.  Errors: 55000 if not preloaded.
+ */
 int
 lockstat_num_rows(void)
 {
@@ -224,6 +226,10 @@ lockstat_num_rows(void)
 	return lockstat_state->num_rows;
 }
 
+/*
+ * Number of process slots (MaxBackends + NUM_AUXILIARY_PROCS).  Errors:
+ * 55000 if not preloaded.
+ */
 int
 lockstat_num_slots(void)
 {
@@ -333,6 +339,10 @@ lockstat_reset(void)
 	return now;
 }
 
+/*
+ * Time of the last reset, or of shared memory initialisation.  Errors:
+ * 55000 if not preloaded.
+ */
 TimestampTz
 lockstat_last_reset(void)
 {

@@ -44,6 +44,13 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 -- was not preloaded: without shared memory there is nothing to show.
 SELECT FROM pg_lockstat_status();
 
+COMMENT ON FUNCTION pg_lwlock_stats() IS
+'per-tranche LWLock counters since the last reset; backs the view pg_lwlock_stats (errors: 55000 if not preloaded)';
+COMMENT ON FUNCTION pg_lockstat_status() IS
+'pg_lockstat settings in force; backs the view pg_lockstat_status (errors: 55000 if not preloaded)';
+COMMENT ON FUNCTION pg_lockstat_reset() IS
+'restart all pg_lockstat counters from zero by taking a baseline; returns the new stats_reset (errors: 55000 if not preloaded, 42501 without EXECUTE)';
+
 CREATE VIEW pg_lwlock_stats AS
     SELECT s.tranche_id, s.tranche,
            s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,

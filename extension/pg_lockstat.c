@@ -242,6 +242,9 @@ lockstat_assign_spin_strategy(int newval, void *extra)
 		*lockstat_core.spin_strategy = newval;
 }
 
+/*
+ * pg_lockstat.track: start or stop counting in this process at once.
+ */
 static void
 lockstat_assign_track(bool newval, void *extra)
 {
@@ -250,6 +253,7 @@ lockstat_assign_track(bool newval, void *extra)
 	lockstat_track_changed();
 }
 
+/* shmem_request_hook: see lockstat_shmem_request() */
 static void
 lockstat_shmem_request_hook(void)
 {
@@ -259,6 +263,7 @@ lockstat_shmem_request_hook(void)
 	lockstat_shmem_request();
 }
 
+/* shmem_startup_hook: see lockstat_shmem_startup() */
 static void
 lockstat_shmem_startup_hook(void)
 {

@@ -69,7 +69,6 @@ extern void lockstat_shmem_request(void);
 extern void lockstat_shmem_startup(void);
 extern void lockstat_attach_process(void);
 extern void lockstat_track_changed(void);
-extern bool lockstat_is_ready(void);
 extern void lockstat_require_ready(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
