@@ -126,7 +126,7 @@ lockstat_test_lwlock(PG_FUNCTION_ARGS)
 	int32		n = PG_GETARG_INT32(1);
 	int32		hold_us = PG_GETARG_INT32(2);
 	bool		conditional = false;
-	LWLockMode lwmode;
+	LWLockMode	lwmode;
 	int64		acquired = 0;
 
 	lst_require_ready();
