@@ -41,7 +41,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 # ------------------------------------------------------------------------
 .DEFAULT_GOAL := all
 
-.PHONY: all server install installcheck test run clean distclean
+.PHONY: all server server-stock install installcheck test run bench-cost clean distclean
 
 all: server
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install
@@ -52,8 +52,19 @@ server:
 install installcheck: server
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) $@
 
-test: all
-	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) test
+# An unpatched build of the same source (cached too), for the test that
+# preloading pg_lockstat into a server without the core patch fails cleanly,
+# and for instruction-cost comparisons.
+server-stock:
+	STOCK=1 scripts/build-server.sh $(CURDIR)/build/pg18-stock
+
+test: all server-stock
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
+		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config test
+
+bench-cost: all server-stock
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
+		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config bench-cost
 
 run: all
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) run
@@ -76,14 +87,20 @@ $(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a Po
 endif
 include $(PGXS)
 
-.PHONY: test test-module run
+.PHONY: test test-module run bench-cost
 
 # The test-only module, installed into the server that the tests use.
 test-module:
 	$(MAKE) -C test/lockstat_test PG_CONFIG=$(PG_CONFIG) all install
 
 test: all install test-module
-	PG_CONFIG=$(PG_CONFIG) scripts/run-tests.sh
+	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
+	REGRESS="$(REGRESS)" scripts/run-tests.sh
+
+# instructions per LWLock acquisition, with valgrind --tool=callgrind
+bench-cost: all install
+	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
+	bench/callgrind-cost.sh
 
 run: all install
 	PG_CONFIG=$(PG_CONFIG) \

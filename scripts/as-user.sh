@@ -1,0 +1,103 @@
+#!/bin/bash
+#
+# as-user.sh - run a command as an unprivileged user when invoked as root
+#
+# PostgreSQL refuses to run as root, and CI runs as root.  So:
+#   - not root: exec the command as is;
+#   - root: make sure the system user "pglockstat" exists (created with home
+#     /var/lib/pglockstat if missing), make the directories listed in
+#     AS_USER_WRITABLE exist and belong to it (chown -R), check that it can
+#     reach the current directory, and exec the command as that user with
+#     runuser.  The environment is passed through unchanged (runuser without
+#     -l keeps it, PATH included), except HOME=/var/lib/pglockstat and
+#     USER=LOGNAME=pglockstat (SHELL is set by runuser to the user's shell).
+#
+# Usage: as-user.sh <command> [args...]
+# Environment:
+#   AS_USER_WRITABLE  optional, space-separated directories that the command
+#                     must be able to write (created if missing); only
+#                     used as root
+#   AS_USER_NAME      optional, the user to run as (default pglockstat)
+# Output: whatever the command prints; this script's own messages go to
+#   stderr.
+# Exit status: the command's exit status; 1 if the user cannot be set up or
+#   cannot reach the current directory; 2 usage error.
+#
+set -euo pipefail
+
+me=as-user
+die() { echo "$me: $*" >&2; exit 1; }
+
+if [ $# -eq 0 ]; then
+	echo "usage: $0 <command> [args...]" >&2
+	exit 2
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+	exec "$@"
+fi
+
+user=${AS_USER_NAME:-pglockstat}
+home=/var/lib/$user
+
+# --- the user ----------------------------------------------------------------
+if ! getent passwd "$user" >/dev/null; then
+	echo "$me: creating system user $user (home $home)" >&2
+	if ! useradd --system --create-home --home-dir "$home" --shell /bin/bash "$user"; then
+		# Another run may have created it at the same time.
+		getent passwd "$user" >/dev/null ||
+			die "step 'create user': useradd $user failed"
+	fi
+fi
+home=$(getent passwd "$user" | cut -d: -f6)
+if [ ! -d "$home" ]; then
+	if ! mkdir -p "$home" || ! chown "$user": "$home"; then
+		die "step 'create user': cannot create the home directory $home of $user"
+	fi
+fi
+
+# --- writable directories -------------------------------------------------------
+for dir in ${AS_USER_WRITABLE:-}; do
+	mkdir -p "$dir" || die "step 'writable dirs': cannot create $dir"
+	abs=$(cd "$dir" && pwd -P)
+	# Refuse to hand over / or a top-level directory such as /tmp or /home.
+	case "$abs" in
+	/|/*/*) ;;
+	*) abs=/ ;;
+	esac
+	[ "$abs" != / ] ||
+		die "step 'writable dirs': refusing to chown '$dir' to $user (AS_USER_WRITABLE='$AS_USER_WRITABLE')"
+	chown -R "$user": "$abs" || die "step 'writable dirs': chown -R $user $abs failed"
+	if ! runuser -u "$user" -- test -w "$abs" -a -x "$abs"; then
+		die "step 'writable dirs': $abs belongs to $user but $user cannot reach it; its parent directories must be searchable (chmod o+x) by $user"
+	fi
+done
+
+# --- the current directory ------------------------------------------------------
+# An absolute path, so that the search permission of every parent counts.
+cwd=$(pwd -P)
+if ! runuser -u "$user" -- test -r "$cwd" -a -x "$cwd"; then
+	# Typically a checkout under /root (mode 700).  Grant search (not read)
+	# permission on the parents that lack it, and say so.
+	dir=$cwd
+	while [ "$dir" != / ]; do
+		dir=$(dirname "$dir")
+		if ! runuser -u "$user" -- test -x "$dir"; then
+			echo "$me: granting search permission on $dir to others (chmod o+x) so that $user can reach $cwd" >&2
+			chmod o+x "$dir" || break
+		fi
+	done
+fi
+if ! runuser -u "$user" -- test -r "$cwd" -a -x "$cwd"; then
+	die "step 'check access': user $user cannot read $cwd.  The checkout and all of its parent directories must be readable and searchable by $user (e.g. chmod o+rx on each, or clone into a directory such as /tmp or /srv)"
+fi
+case "$1" in
+*/*)
+	if ! runuser -u "$user" -- test -x "$1"; then
+		die "step 'check access': user $user cannot execute $1 (check the permissions of the file and of its parent directories)"
+	fi
+	;;
+esac
+
+exec runuser -u "$user" -- env HOME="$home" USER="$user" LOGNAME="$user" \
+	PATH="$PATH" "$@"

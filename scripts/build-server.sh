@@ -1,0 +1,317 @@
+#!/bin/bash
+#
+# build-server.sh - build PostgreSQL 18 (with the pg_lockstat core patches)
+# once into a cache outside the checkout, and copy the installation to
+# <dest_dir>.
+#
+# Usage: build-server.sh <dest_dir>
+#
+# Steps: scripts/deps.sh; scripts/fetch-source.sh (pristine 18.x source);
+# compute the build key; unless <cache>/builds/<key> is complete: copy the
+# source, apply the patches (patch -p1 --batch --forward), configure
+# (--enable-tap-tests --enable-debug [--enable-cassert]; ICU, readline and
+# zlib are on by default), make, make install, plus the TAP perl modules
+# (src/test/perl), pg_regress (src/test/regress) and
+# contrib/pg_stat_statements; then copy the installation to <dest_dir>
+# unless <dest_dir> already holds that key.  Running it again with the same
+# inputs does nothing but checks (well under 2 s).
+#
+# The installation is relocatable: pg_config and the server find their
+# directories relative to bin/, and the binaries and libraries find libpq
+# etc. through a relative run path ($ORIGIN), so <dest_dir> does not depend
+# on the cache.
+#
+# Build key: <pgversion>-<first 12 hex digits of a SHA-256>[-cassert], the
+# SHA-256 being taken over: the source identity (SHA-256 of the source
+# tarball, or for a PG_SOURCE directory a listing of its files' names,
+# sizes and mtimes), the configure flags, EXTRA_CFLAGS, the make variables,
+# and the SHA-256 of each patch in order.  The inputs are written to
+# <cache>/builds/<key>/key.txt.
+#
+# Environment:
+#   PG_SOURCE     optional PostgreSQL 18 source directory or tarball (see
+#                 fetch-source.sh); default: Debian's postgresql-18 source
+#   CASSERT       1 adds --enable-cassert (key gets "-cassert")
+#   PATCHES       space-separated patch files (relative to the current
+#                 directory or to the checkout); unset or empty: all
+#                 patches/pg18/*.patch in sort order
+#   STOCK         1 builds an unpatched server (PATCHES must be empty)
+#   EXTRA_CFLAGS  extra compiler flags, e.g. -DLWLOCK_STATS; configure then
+#                 gets CFLAGS="-O2 $EXTRA_CFLAGS" (plus -g from
+#                 --enable-debug), so PGXS builds of extensions use them too
+#   PG_CACHE_DIR  cache directory (default: /var/cache/pg_lockstat as root,
+#                 else ${XDG_CACHE_HOME:-$HOME/.cache}/pg_lockstat); must
+#                 not be inside the checkout
+#   BUILD_JOBS    parallel make jobs (default: nproc)
+#   CFLAGS, CPPFLAGS, LDFLAGS, CC, MAKEFLAGS... of the caller are NOT passed
+#   to configure/make, so that the key describes the build.
+#
+# Output: progress on stdout, ending with the key and <dest_dir>; errors on
+#   stderr.  Cache layout:
+#     <cache>/src/, downloads/, apt/   (fetch-source.sh)
+#     <cache>/builds/<key>/src/        patched, built source tree
+#     <cache>/builds/<key>/install/    the installation (--prefix)
+#     <cache>/builds/<key>/build.log   log of all build steps
+#     <cache>/builds/<key>/key.txt     what the key was computed from
+#     <cache>/builds/<key>/complete    stamp, written last
+#     <cache>/builds/<key>.lock        flock for concurrent builds
+#   <dest_dir>/.pg_lockstat_build_key holds the key of the copied build.
+# Exit status: 0 success; 1 failure (message names the failing step);
+#   2 usage error.
+#
+set -euo pipefail
+
+me=build-server
+die() { echo "$me: $*" >&2; exit 1; }
+
+if [ $# -ne 1 ] || [ -z "$1" ]; then
+	echo "usage: $0 <dest_dir>" >&2
+	exit 2
+fi
+dest_arg=$1
+scripts=$(cd "$(dirname "$0")" && pwd -P)
+top=$(cd "$scripts/.." && pwd -P)
+is_root=0
+[ "$(id -u)" -eq 0 ] && is_root=1
+# Everything we create must be readable by the unprivileged test user.
+umask 022
+
+truthy() {
+	case "${1:-}" in
+	1|yes|true|on) return 0 ;;
+	*) return 1 ;;
+	esac
+}
+
+# --- cache directory ----------------------------------------------------
+if [ -n "${PG_CACHE_DIR:-}" ]; then
+	cache=$PG_CACHE_DIR
+elif [ $is_root = 1 ]; then
+	cache=/var/cache/pg_lockstat
+elif [ -n "${XDG_CACHE_HOME:-}" ]; then
+	cache=$XDG_CACHE_HOME/pg_lockstat
+elif [ -n "${HOME:-}" ]; then
+	cache=$HOME/.cache/pg_lockstat
+else
+	die "step 'cache dir': neither HOME nor XDG_CACHE_HOME is set; set PG_CACHE_DIR"
+fi
+# Check before creating anything (realpath -m: the path need not exist).
+cache=$(realpath -m "$cache")
+case "$cache/" in
+"$top/"*) die "step 'cache dir': the cache $cache is inside the checkout $top; set PG_CACHE_DIR to a directory outside it" ;;
+esac
+mkdir -p "$cache/builds" "$cache/locks" ||
+	die "step 'cache dir': cannot create $cache (set PG_CACHE_DIR to a writable directory)"
+if [ $is_root = 1 ]; then
+	chmod a+rX "$cache" "$cache/builds" "$cache/locks"
+fi
+
+# --- destination ----------------------------------------------------------
+mkdir -p "$(dirname "$dest_arg")" ||
+	die "step 'destination': cannot create the parent of $dest_arg"
+dest=$(cd "$(dirname "$dest_arg")" && pwd -P)/$(basename "$dest_arg")
+case "$dest" in
+/|"$top"|"$cache"|"$cache"/*|"${HOME:-/}")
+	die "step 'destination': refusing to use $dest as the destination" ;;
+esac
+
+# Never replace a directory that this script did not fill.
+dest_is_ours() {
+	[ ! -e "$dest" ] || [ -f "$dest/.pg_lockstat_build_key" ] ||
+		[ -x "$dest/bin/pg_config" ] || [ -z "$(ls -A "$dest" 2>/dev/null)" ]
+}
+[ -w "$(dirname "$dest")" ] ||
+	die "step 'destination': cannot write into $(dirname "$dest") (the parent of $dest)"
+dest_is_ours ||
+	die "step 'destination': $dest exists and is not a server installed by $me; remove it or choose another directory"
+
+# --- dependencies and source --------------------------------------------
+"$scripts/deps.sh" || die "step 'deps': missing build dependencies (see above)"
+
+if ! src=$("$scripts/fetch-source.sh" "$cache"); then
+	die "step 'fetch source': fetch-source.sh failed (see above)"
+fi
+src=$(printf '%s\n' "$src" | tail -n 1)
+[ -f "$src/configure" ] || die "step 'fetch source': $src is not a PostgreSQL source tree"
+pgversion=$(sed -n "s/^PACKAGE_VERSION='\\(.*\\)'\$/\\1/p" "$src/configure" | head -n 1)
+[ -n "$pgversion" ] || die "step 'fetch source': cannot read PACKAGE_VERSION from $src/configure"
+
+# --- patches --------------------------------------------------------------
+patches=()
+if truthy "${STOCK:-}"; then
+	[ -z "${PATCHES:-}" ] ||
+		die "step 'patches': STOCK=1 builds an unpatched server, but PATCHES is set to '$PATCHES'"
+elif [ -n "${PATCHES:-}" ]; then
+	for p in $PATCHES; do
+		if [ -f "$p" ]; then
+			patches+=("$(cd "$(dirname "$p")" && pwd -P)/$(basename "$p")")
+		elif [ -f "$top/$p" ]; then
+			patches+=("$top/$p")
+		else
+			die "step 'patches': patch file $p not found (PATCHES='$PATCHES')"
+		fi
+	done
+else
+	for p in "$top"/patches/pg18/*.patch; do
+		[ -f "$p" ] && patches+=("$p")
+	done
+	[ ${#patches[@]} -gt 0 ] ||
+		die "step 'patches': no patches in $top/patches/pg18/; set STOCK=1 for an unpatched server"
+fi
+
+# --- build key --------------------------------------------------------------
+if [ -f "$src.stamp" ] && sed -n 's/^sha256=//p' "$src.stamp" | grep -q .; then
+	source_id="tarball-sha256 $(sed -n 's/^sha256=//p' "$src.stamp" | head -n 1)"
+else
+	# A source directory given by PG_SOURCE: identify it by its file list
+	# (names, sizes, mtimes); hashing all contents would be slow.
+	source_id="tree $(find "$src" -path "$src/.git" -prune -o -type f -printf '%P %s %T@\n' |
+		LC_ALL=C sort | sha256sum | cut -d' ' -f1)"
+fi
+
+configure_flags=(--enable-tap-tests --enable-debug)
+cassert_suffix=""
+if truthy "${CASSERT:-}"; then
+	configure_flags+=(--enable-cassert)
+	cassert_suffix=-cassert
+fi
+configure_env=()
+if [ -n "${EXTRA_CFLAGS:-}" ]; then
+	configure_env+=("CFLAGS=-O2 $EXTRA_CFLAGS")
+fi
+# Relative run paths: bin/ -> ../lib, lib/ -> ., lib/postgresql/ -> ..
+# ($$ is make's escape for $; the quotes in Makefile.linux's rpath rule
+# keep $ORIGIN from the shell).
+# shellcheck disable=SC2016
+make_vars=('rpathdir=$$ORIGIN/../lib:$$ORIGIN:$$ORIGIN/..')
+jobs=${BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+key_text=$(
+	echo "recipe 1"
+	echo "postgresql $pgversion"
+	echo "source $source_id"
+	echo "configure ${configure_flags[*]}"
+	echo "configure-env ${configure_env[*]+"${configure_env[*]}"}"
+	echo "extra-cflags ${EXTRA_CFLAGS:-}"
+	echo "make ${make_vars[*]}"
+	for p in "${patches[@]+"${patches[@]}"}"; do
+		echo "patch $(sha256sum "$p" | cut -d' ' -f1) $(basename "$p")"
+	done
+)
+# Patch names are informative only: the key depends on patch contents.
+key_hash=$(printf '%s\n' "$key_text" | sed 's/^\(patch [0-9a-f]*\) .*/\1/' |
+	sha256sum | cut -c1-12)
+key=$pgversion-$key_hash$cassert_suffix
+bdir=$cache/builds/$key
+log=$bdir/build.log
+
+# --- build (unless cached) -------------------------------------------------
+exec 8>"$cache/builds/$key.lock"
+if ! flock -n 8; then
+	echo "$me: waiting for another build of $key to finish"
+	flock 8 || die "step 'lock': cannot lock $cache/builds/$key.lock"
+fi
+
+run_step() {
+	local name=$1 start=$SECONDS
+	shift
+	echo "$me: $name"
+	printf '\n==== %s: %s\n' "$name" "$*" >>"$log"
+	if ! "$@" >>"$log" 2>&1; then
+		echo "$me: step '$name' failed; last 40 lines of $log:" >&2
+		tail -n 40 "$log" | sed 's/^/    /' >&2
+		die "step '$name' failed (full log: $log)"
+	fi
+	printf '==== %s: done in %ss\n' "$name" $((SECONDS - start)) >>"$log"
+}
+
+# Run in the build tree with a controlled environment: nothing of the
+# caller's compiler settings or make state (MAKEFLAGS from an outer make,
+# jobserver) leaks into the build.
+in_src() {
+	(cd "$bdir/src" &&
+		exec env -u CFLAGS -u CPPFLAGS -u CXXFLAGS -u LDFLAGS -u LDFLAGS_EX \
+			-u LDFLAGS_SL -u LIBS -u CC -u CPP -u CXX -u COPT -u PROFILE \
+			-u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u MAKEOVERRIDES -u GNUMAKEFLAGS \
+			"$@")
+}
+
+if [ -f "$bdir/complete" ] && [ -x "$bdir/install/bin/pg_config" ]; then
+	echo "$me: using cached build $key"
+else
+	start=$SECONDS
+	echo "$me: building PostgreSQL $pgversion as $key in $bdir (log: $log)"
+	rm -rf "$bdir"
+	mkdir -p "$bdir"
+	printf '%s\n' "$key_text" >"$bdir/key.txt"
+	: >"$log"
+	run_step "copy source" cp -a "$src" "$bdir/src"
+	for p in "${patches[@]+"${patches[@]}"}"; do
+		echo "$me: apply $(basename "$p")"
+		printf '\n==== apply %s\n' "$p" >>"$log"
+		if ! patch -d "$bdir/src" -p1 --batch --forward -i "$p" >>"$log" 2>&1; then
+			tail -n 20 "$log" | sed 's/^/    /' >&2
+			die "step 'apply patch': $p does not apply to PostgreSQL $pgversion ($src); log: $log"
+		fi
+	done
+	run_step configure in_src ./configure --prefix="$bdir/install" \
+		"${configure_flags[@]}" "${configure_env[@]+"${configure_env[@]}"}"
+	run_step "make -j$jobs" in_src make -j"$jobs" "${make_vars[@]}"
+	run_step "make install" in_src make "${make_vars[@]}" install
+	# The top-level install already covers these two in PostgreSQL 18
+	# (with --enable-tap-tests); kept explicit since PGXS installcheck with
+	# TAP_TESTS needs them.
+	run_step "install TAP modules" in_src make -C src/test/perl "${make_vars[@]}" install
+	run_step "install pg_regress" in_src make -C src/test/regress "${make_vars[@]}" install
+	run_step "install pg_stat_statements" \
+		in_src make -C contrib/pg_stat_statements -j"$jobs" "${make_vars[@]}" install
+
+	pgxs=$("$bdir/install/bin/pg_config" --pkglibdir)/pgxs
+	for f in "$pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm" \
+		"$pgxs/src/test/regress/pg_regress"; do
+		[ -e "$f" ] || die "step 'check install': $f is missing after the build (log: $log)"
+	done
+	if [ $is_root = 1 ]; then
+		chmod -R a+rX "$bdir"
+	fi
+	{
+		echo "key=$key"
+		echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
+		echo "seconds=$((SECONDS - start))"
+	} >"$bdir/complete.tmp"
+	mv "$bdir/complete.tmp" "$bdir/complete"
+	echo "$me: built $key in $((SECONDS - start))s"
+fi
+
+# --- copy to the destination -------------------------------------------------
+exec 7>"$cache/locks/dest-$(printf '%s' "$dest" | sha256sum | cut -c1-16).lock"
+flock 7 || die "step 'lock destination': cannot lock for $dest"
+
+if [ -f "$dest/.pg_lockstat_build_key" ] && [ -x "$dest/bin/pg_config" ] &&
+	[ "$(cat "$dest/.pg_lockstat_build_key")" = "$key" ]; then
+	echo "$me: $dest is up to date"
+else
+	dest_is_ours ||
+		die "step 'copy to destination': $dest exists and is not a server installed by $me; remove it or choose another directory"
+	echo "$me: copying the installation to $dest"
+	tmp=$(mktemp -d "$(dirname "$dest")/.$(basename "$dest").tmp.XXXXXX") ||
+		die "step 'copy to destination': cannot create a directory next to $dest"
+	# shellcheck disable=SC2064
+	trap "rm -rf '$tmp'" EXIT
+	chmod 755 "$tmp"
+	cp -a "$bdir/install/." "$tmp/" ||
+		die "step 'copy to destination': cp -a $bdir/install/. $tmp/ failed"
+	printf '%s\n' "$key" >"$tmp/.pg_lockstat_build_key"
+	rm -rf "$dest" || die "step 'copy to destination': cannot remove the old $dest"
+	mv "$tmp" "$dest" || die "step 'copy to destination': cannot rename $tmp to $dest"
+	trap - EXIT
+	pkglibdir=$("$dest/bin/pg_config" --pkglibdir) ||
+		die "step 'check destination': $dest/bin/pg_config does not run"
+	case "$pkglibdir" in
+	"$dest"/*) ;;
+	*) die "step 'check destination': pg_config --pkglibdir is $pkglibdir, outside $dest (installation not relocatable?)" ;;
+	esac
+fi
+
+echo "$me: key $key"
+echo "$me: PostgreSQL $pgversion in $dest (PG_CONFIG=$dest/bin/pg_config)"
