@@ -81,7 +81,8 @@ stamp=$(date +%Y%m%d-%H%M%S)
 rundir=$top/build/run/$stamp
 mkdir -p "$rundir"
 data=$rundir/data
-sock=$rundir
+# unix socket paths are limited to about 100 bytes: keep it short
+sock=$(mktemp -d /tmp/pg_lockstat-run.XXXXXX)
 log=$rundir/server.log
 port=$(( 20000 + RANDOM % 20000 ))
 export PGHOST=$sock PGPORT=$port PGDATABASE=postgres
@@ -92,6 +93,7 @@ cleanup() {
 		pg_ctl -D "$data" -m fast -w stop >/dev/null 2>&1 || \
 			pg_ctl -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
 	fi
+	rm -rf "$sock"
 }
 trap cleanup EXIT
 trap 'echo "$me: interrupted" >&2; exit 130' INT TERM
