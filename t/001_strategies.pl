@@ -12,13 +12,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('strategies');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pg_lockstat,lockstat_test'");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
-$node->safe_psql('postgres', 'CREATE EXTENSION lockstat_test');
+use LockStatTest;
+
+my $node = LockStatTest::new_node('strategies');
 
 foreach my $strategy (qw(default tas ttas_spin ttas))
 {

@@ -12,13 +12,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('concurrency');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pg_lockstat,lockstat_test'");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
-$node->safe_psql('postgres', 'CREATE EXTENSION lockstat_test');
+use LockStatTest;
+
+my $node = LockStatTest::new_node('concurrency');
 
 my $stats_query = q{
 	SELECT coalesce(sum(sh_acquires), 0), coalesce(sum(ex_acquires), 0),

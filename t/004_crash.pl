@@ -10,13 +10,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-my $node = PostgreSQL::Test::Cluster->new('crash');
-$node->init;
-$node->append_conf('postgresql.conf',
-	"shared_preload_libraries = 'pg_lockstat,lockstat_test'\nrestart_after_crash = on");
-$node->start;
-$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
-$node->safe_psql('postgres', 'CREATE EXTENSION lockstat_test');
+use LockStatTest;
+
+my $node = LockStatTest::new_node('crash', "restart_after_crash = on");
 
 my $reset_before =
   $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
