@@ -21,9 +21,14 @@
  *	 read earlier.  This relies on aligned 64-bit loads and stores being
  *	 single-copy atomic (PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY).
  *
- * - The baseline and stats_reset are protected by state->lock: exclusive to
- *	 reset (which copies the current sums into the baseline), shared to read
- *	 (sum minus baseline).  A reader therefore never sees a negative value.
+ * - The baseline and stats_reset are protected by state->lock, held only
+ *	 to copy them (shared) or to update them (exclusive), never while
+ *	 summing the slots, so that readers cannot starve a reset and every
+ *	 long loop can check for interrupts.  A reader copies the baseline
+ *	 first and sums the slots afterwards; since the baseline is itself a
+ *	 sum taken earlier, sum minus baseline is never negative.  A reset sums
+ *	 the slots first and then raises each baseline entry to its sum, never
+ *	 lowering it, so that concurrent resets cannot move the baseline back.
  *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
  *	 callback registered after ProcKill's, so it runs first: the slot is no
@@ -239,7 +244,8 @@ lockstat_num_slots(void)
 
 /*
  * Sum every process slot's rows into totals[num_rows].  Lock-free with
- * respect to the writers; see the locking rules at the top.
+ * respect to the writers; see the locking rules at the top.  Checks for
+ * interrupts, so must not be called with state->lock held.
  */
 static void
 lockstat_sum_rows(LockStatTrancheTotals *totals)
@@ -252,6 +258,8 @@ lockstat_sum_rows(LockStatTrancheTotals *totals)
 	{
 		volatile LWLockStatsCounters *rows = (volatile LWLockStatsCounters *)
 			(lockstat_state->slots + lockstat_state->slot_stride * slot);
+
+		CHECK_FOR_INTERRUPTS();
 
 		for (int row = 0; row < num_rows; row++)
 		{
@@ -267,21 +275,32 @@ lockstat_sum_rows(LockStatTrancheTotals *totals)
 
 /*
  * Fill totals[num_rows] with the counts since the last reset.  Returns the
- * time of that reset.
+ * time of that reset.  Errors: 55000 if not preloaded.
  */
 TimestampTz
 lockstat_read_totals(LockStatTrancheTotals *totals)
 {
+	int			num_rows;
+	LWLockStatsCounters *baseline;
 	TimestampTz stats_reset;
 
 	lockstat_require_ready();
 
+	num_rows = lockstat_state->num_rows;
+	baseline = palloc(sizeof(LWLockStatsCounters) * num_rows);
+
+	/* the baseline first: it must not be newer than the sums */
 	LWLockAcquire(lockstat_state->lock, LW_SHARED);
+	memcpy(baseline, lockstat_state->baseline,
+		   sizeof(LWLockStatsCounters) * num_rows);
+	stats_reset = lockstat_state->stats_reset;
+	LWLockRelease(lockstat_state->lock);
 
 	lockstat_sum_rows(totals);
-	for (int row = 0; row < lockstat_state->num_rows; row++)
+
+	for (int row = 0; row < num_rows; row++)
 	{
-		LWLockStatsCounters *base = &lockstat_state->baseline[row];
+		LWLockStatsCounters *base = &baseline[row];
 
 		totals[row].ex_acquires -= base->acquires[LW_EXCLUSIVE];
 		totals[row].sh_acquires -= base->acquires[LW_SHARED];
@@ -290,15 +309,22 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 		totals[row].dequeue_self -= base->dequeue_self;
 		totals[row].wait_time_ns -= base->wait_time_ns;
 	}
-	stats_reset = lockstat_state->stats_reset;
 
-	LWLockRelease(lockstat_state->lock);
-
+	pfree(baseline);
 	return stats_reset;
+}
+
+/* raise *base to value; a baseline never moves back */
+static inline void
+lockstat_raise(uint64 *base, uint64 value)
+{
+	if (value > *base)
+		*base = value;
 }
 
 /*
  * Make the current sums the new baseline.  Returns the reset time.
+ * Errors: 55000 if not preloaded.
  */
 TimestampTz
 lockstat_reset(void)
@@ -312,19 +338,20 @@ lockstat_reset(void)
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
+	lockstat_sum_rows(totals);
+
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
 
-	lockstat_sum_rows(totals);
 	for (int row = 0; row < num_rows; row++)
 	{
 		LWLockStatsCounters *base = &lockstat_state->baseline[row];
 
-		base->acquires[LW_EXCLUSIVE] = totals[row].ex_acquires;
-		base->acquires[LW_SHARED] = totals[row].sh_acquires;
-		base->blocks = totals[row].blocks;
-		base->spin_delays = totals[row].spin_delays;
-		base->dequeue_self = totals[row].dequeue_self;
-		base->wait_time_ns = totals[row].wait_time_ns;
+		lockstat_raise(&base->acquires[LW_EXCLUSIVE], totals[row].ex_acquires);
+		lockstat_raise(&base->acquires[LW_SHARED], totals[row].sh_acquires);
+		lockstat_raise(&base->blocks, totals[row].blocks);
+		lockstat_raise(&base->spin_delays, totals[row].spin_delays);
+		lockstat_raise(&base->dequeue_self, totals[row].dequeue_self);
+		lockstat_raise(&base->wait_time_ns, totals[row].wait_time_ns);
 	}
 
 	/* stats_reset only moves forward, even if the clock steps back */

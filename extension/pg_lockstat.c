@@ -62,7 +62,8 @@ static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
 
 static void lockstat_link_core(void);
 static void *lockstat_core_symbol(const char *name);
-static void lockstat_check_spin_strategy_setting(void);
+static char *lockstat_placeholder_value(const char *name);
+static void lockstat_check_setting(const char *name, const char *value);
 static void lockstat_assign_spin_strategy(int newval, void *extra);
 static void lockstat_assign_track(bool newval, void *extra);
 static void lockstat_shmem_request_hook(void);
@@ -75,6 +76,9 @@ static void lockstat_attach_hook(void);
 void
 _PG_init(void)
 {
+	char	   *spin_strategy_setting;
+	char	   *max_tranches_setting;
+
 	/*
 	 * Counting needs shared memory sized at postmaster start and the core
 	 * hooks set in every process, so do nothing unless preloaded.  The SQL
@@ -86,12 +90,9 @@ _PG_init(void)
 	/* Fail now, with a clear message, if the server lacks the core patch. */
 	lockstat_link_core();
 
-	/*
-	 * An invalid pg_lockstat.spin_strategy in postgresql.conf would otherwise
-	 * only draw a WARNING when the placeholder is converted below, and the
-	 * server would silently run with the default strategy.
-	 */
-	lockstat_check_spin_strategy_setting();
+	/* values given before the parameters exist; checked after defining */
+	spin_strategy_setting = lockstat_placeholder_value("pg_lockstat.spin_strategy");
+	max_tranches_setting = lockstat_placeholder_value("pg_lockstat.max_tranches");
 
 	DefineCustomEnumVariable("pg_lockstat.spin_strategy",
 							 "Selects the spinlock acquisition strategy used by S_LOCK() and s_lock().",
@@ -133,6 +134,9 @@ _PG_init(void)
 							NULL);
 
 	MarkGUCPrefixReserved("pg_lockstat");
+
+	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
+	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = lockstat_shmem_request_hook;
@@ -201,34 +205,33 @@ lockstat_core_symbol(const char *name)
 }
 
 /*
- * Refuse to start with an unknown pg_lockstat.spin_strategy.  The value, if
- * any, is still held by the GUC placeholder that postgresql.conf created.
+ * The value that postgresql.conf or the command line gave a parameter of
+ * ours before it was defined, held by the GUC placeholder; NULL if none.
+ */
+static char *
+lockstat_placeholder_value(const char *name)
+{
+	const char *value = GetConfigOption(name, true, false);
+
+	return value ? pstrdup(value) : NULL;
+}
+
+/*
+ * Refuse to start with an invalid value for a postmaster parameter.  When a
+ * placeholder is converted by DefineCustom*Variable(), an invalid value only
+ * draws a WARNING and the default silently stays in force; for a setting
+ * that decides the spin strategy or the size of shared memory that would be
+ * a wrong result with no visible cause.  Validating the value again with
+ * elevel ERROR (FATAL in the postmaster) reports it with the GUC machinery's
+ * own message and hint, e.g. the list of valid enum values.
  */
 static void
-lockstat_check_spin_strategy_setting(void)
+lockstat_check_setting(const char *name, const char *value)
 {
-	const char *value = GetConfigOption("pg_lockstat.spin_strategy", true, false);
-	StringInfoData valid;
-
 	if (value == NULL)
 		return;
-
-	initStringInfo(&valid);
-	for (const struct config_enum_entry *e = spin_strategy_options; e->name; e++)
-	{
-		if (pg_strcasecmp(value, e->name) == 0)
-		{
-			pfree(valid.data);
-			return;
-		}
-		appendStringInfo(&valid, "%s%s", valid.len > 0 ? ", " : "", e->name);
-	}
-
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("invalid value for parameter \"%s\": \"%s\"",
-					"pg_lockstat.spin_strategy", value),
-			 errhint("Available values: %s.", valid.data)));
+	(void) set_config_option(name, value, PGC_POSTMASTER, PGC_S_FILE,
+							 GUC_ACTION_SET, false, ERROR, false);
 }
 
 /*

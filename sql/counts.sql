@@ -35,7 +35,9 @@ WHERE tranche = 'lockstat_test';
 SELECT lockstat_test_lwlock('bogus', 1);
 SELECT lockstat_test_lwlock('shared', -1);
 SELECT lockstat_test_lwlock('shared', 1, -5);
+SELECT lockstat_test_lwlock('shared', 1, 1000001);
 SELECT lockstat_test_spinlock(-1);
+SELECT lockstat_test_spinlock(1, 1001);
 SELECT lockstat_test_lwlock(NULL, 1) IS NULL AS strict;
 -- nothing was counted by the failed calls
 SELECT sh_acquires, ex_acquires FROM pg_lwlock_stats

@@ -9,6 +9,9 @@ CREATE ROLE regress_lockstat_stats IN ROLE pg_read_all_stats;
 CREATE ROLE regress_lockstat_monitor IN ROLE pg_monitor;
 
 SET ROLE regress_lockstat_plain;
+-- the test module can make others wait: not for plain roles either
+SELECT lockstat_test_lwlock('exclusive', 1);
+SELECT lockstat_test_spinlock(1);
 SELECT count(*) >= 0 FROM pg_lwlock_stats;
 SELECT count(*) >= 0 FROM pg_lockstat_status;
 SELECT count(*) >= 0 FROM pg_lwlock_stats();

@@ -54,5 +54,5 @@ WHERE sh_acquires < 0 OR ex_acquires < 0 OR blocks < 0 OR spin_delays < 0
    OR spin_delay_pct < 0 OR spin_delay_pct > 100;
 
 -- the shares add up to 100 whenever there is anything to share
-SELECT coalesce(round(sum(blk_pct)::numeric, 6), 100) AS blk_pct_total
+SELECT round(coalesce(sum(blk_pct), 100)::numeric, 6) AS blk_pct_total
 FROM pg_lwlock_stats;

@@ -66,11 +66,29 @@ like(
 	qr/Available values: default, tas, ttas_spin, ttas\./,
 	'log lists the valid values');
 
-# and starts again once the value is fixed
+# an invalid pg_lockstat.max_tranches would size shared memory wrongly:
+# it stops the server too, instead of a WARNING and the default
+foreach my $bad ('10', 'abc', '70000')
+{
+	$node->append_conf('postgresql.conf',
+		"pg_lockstat.spin_strategy = 'ttas'\npg_lockstat.max_tranches = '$bad'");
+	$logstart = -s $node->logfile;
+	ok(!$node->start(fail_ok => 1),
+		"server refuses to start with max_tranches = '$bad'");
+	like(
+		slurp_file($node->logfile, $logstart),
+		qr/FATAL:  .*"pg_lockstat.max_tranches"/,
+		"the FATAL message names pg_lockstat.max_tranches ('$bad')");
+}
+$node->append_conf('postgresql.conf', "pg_lockstat.max_tranches = 128");
+
+# and starts again once the values are fixed
 $node->append_conf('postgresql.conf', "pg_lockstat.spin_strategy = 'ttas'");
 $node->start;
-is($node->safe_psql('postgres', 'SELECT spin_strategy FROM pg_lockstat_status'),
-	'ttas', 'server starts again with a valid strategy');
+is( $node->safe_psql(
+		'postgres', 'SELECT spin_strategy, max_tranches FROM pg_lockstat_status'),
+	'ttas|128',
+	'server starts again with valid settings, and they are in force');
 $node->stop;
 
 done_testing();

@@ -20,6 +20,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
@@ -96,17 +97,45 @@ lst_require_ready(void)
 				 errmsg("lockstat_test must be loaded via \"shared_preload_libraries\"")));
 }
 
+/*
+ * Longest holds allowed, in microseconds.  Waiters for an LWLock cannot be
+ * cancelled, and waiters for a spinlock PANIC with "stuck spinlock" after a
+ * few minutes, so the test functions refuse holds that could hang or crash
+ * the server.
+ */
+#define LST_MAX_LWLOCK_HOLD_US		1000000
+#define LST_MAX_SPINLOCK_HOLD_US	1000
+
 static void
-lst_check_counts(int32 n, int32 hold_us)
+lst_check_counts(int32 n, int32 hold_us, int32 max_hold_us)
 {
 	if (n < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("n must not be negative")));
-	if (hold_us < 0)
+	if (hold_us < 0 || hold_us > max_hold_us)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hold_us must not be negative")));
+				 errmsg("hold_us must be between 0 and %d", max_hold_us)));
+}
+
+/*
+ * Busy-wait for hold_us microseconds: no system call while a spinlock is
+ * held.
+ */
+static void
+lst_spin_hold(int32 hold_us)
+{
+	instr_time	start;
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(start);
+	do
+	{
+		SPIN_DELAY();
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+	} while (INSTR_TIME_GET_MICROSEC(now) < hold_us);
 }
 
 /*
@@ -114,10 +143,10 @@ lst_check_counts(int32 n, int32 hold_us)
  *
  * Acquires and releases the "lockstat_test" LWLock n times in mode 'shared',
  * 'exclusive' or 'conditional' (LWLockConditionalAcquire, exclusive),
- * holding it hold_us microseconds each time.  Returns the number of
- * acquisitions made, which is n except for failed conditional attempts.
- * Errors: 22023 for an unknown mode or a negative n or hold_us; 55000 if
- * not preloaded.
+ * holding it hold_us microseconds each time (at most 1 s).  Returns the
+ * number of acquisitions made, which is n except for failed conditional
+ * attempts.  Errors: 22023 for an unknown mode, a negative n or hold_us out
+ * of range; 55000 if not preloaded.
  */
 Datum
 lockstat_test_lwlock(PG_FUNCTION_ARGS)
@@ -130,7 +159,7 @@ lockstat_test_lwlock(PG_FUNCTION_ARGS)
 	int64		acquired = 0;
 
 	lst_require_ready();
-	lst_check_counts(n, hold_us);
+	lst_check_counts(n, hold_us, LST_MAX_LWLOCK_HOLD_US);
 
 	if (strcmp(mode, "shared") == 0)
 		lwmode = LW_SHARED;
@@ -172,7 +201,8 @@ lockstat_test_lwlock(PG_FUNCTION_ARGS)
  * lockstat_test_spinlock(n int, hold_us int) returns bigint
  *
  * Acquires and releases the test spinlock n times, holding it hold_us
- * microseconds each time.  Returns n.  Errors as lockstat_test_lwlock.
+ * microseconds each time (at most 1 ms, busy-waiting).  Returns n.  Errors
+ * as lockstat_test_lwlock.
  */
 Datum
 lockstat_test_spinlock(PG_FUNCTION_ARGS)
@@ -181,7 +211,7 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 	int32		hold_us = PG_GETARG_INT32(1);
 
 	lst_require_ready();
-	lst_check_counts(n, hold_us);
+	lst_check_counts(n, hold_us, LST_MAX_SPINLOCK_HOLD_US);
 
 	for (int32 i = 0; i < n; i++)
 	{
@@ -190,7 +220,7 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 		SpinLockAcquire(&lst_state->mutex);
 		lst_state->spin_counter++;
 		if (hold_us > 0)
-			pg_usleep(hold_us);
+			lst_spin_hold(hold_us);
 		SpinLockRelease(&lst_state->mutex);
 	}
 
