@@ -103,7 +103,7 @@ bench-cost: all install
 	bench/callgrind-cost.sh
 
 run: all install
-	PG_CONFIG=$(PG_CONFIG) \
+	@PG_CONFIG=$(PG_CONFIG) \
 	SCALE="$(SCALE)" STRATEGIES="$(STRATEGIES)" CLIENTS="$(CLIENTS)" \
 	DURATION="$(DURATION)" WORKLOAD="$(WORKLOAD)" THREADS="$(THREADS)" \
 	bench/run-study.sh

@@ -90,10 +90,13 @@ export PGHOST=$sock PGPORT=$port PGDATABASE=postgres
 server_running=0
 cleanup() {
 	if [ $server_running = 1 ]; then
-		pg_ctl -D "$data" -m fast -w stop >/dev/null 2>&1 || \
-			pg_ctl -D "$data" -m immediate -w stop >/dev/null 2>&1 || true
+		if ! pg_ctl -D "$data" -m fast -w stop >/dev/null 2>&1 &&
+			! pg_ctl -D "$data" -m immediate -w stop >/dev/null 2>&1; then
+			echo "$me: could not stop the server of $data; stop it with pg_ctl -D $data stop" >&2
+			return
+		fi
 	fi
-	rm -rf "$sock"
+	rm -rf "$sock" "$data"
 }
 trap cleanup EXIT
 trap 'echo "$me: interrupted" >&2; exit 130' INT TERM
@@ -114,9 +117,10 @@ shared_preload_libraries = 'pg_lockstat'
 CONF
 
 start_server() {
+	# set first: a server that failed to start in time may still be running
+	server_running=1
 	pg_ctl -D "$data" -l "$log" -w -t 120 start >/dev/null || \
 		die "server did not start (strategy $1); see $log"
-	server_running=1
 }
 stop_server() {
 	pg_ctl -D "$data" -m fast -w stop >/dev/null || die "server did not stop; see $log"
@@ -190,7 +194,6 @@ for s in $STRATEGIES; do
 		LIMIT 10" || die "report (b) failed"
 done
 stop_server
-rm -rf "$data"
 
 echo
 echo "raw results: $rundir/runs.csv, $rundir/locks.csv"

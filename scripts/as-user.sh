@@ -5,7 +5,9 @@
 # PostgreSQL refuses to run as root, and CI runs as root.  So:
 #   - not root: exec the command as is;
 #   - root: make sure the system user "pglockstat" exists (created with home
-#     /var/lib/pglockstat if missing), make the directories listed in
+#     /var/lib/pglockstat if missing), grant it search permission (o+x) on
+#     the parents of the current directory that lack it (a checkout under
+#     /root, say), saying so, make the directories listed in
 #     AS_USER_WRITABLE exist and belong to it (chown -R), check that it can
 #     reach the current directory, and exec the command as that user with
 #     runuser.  The environment is passed through unchanged (runuser without
@@ -56,6 +58,23 @@ if [ ! -d "$home" ]; then
 	fi
 fi
 
+# --- reaching the checkout ------------------------------------------------------
+# A checkout under /root (mode 700) is out of the user's reach.  Grant search
+# permission (o+x: enter, not list) on each parent directory that lacks it,
+# and say so.
+reach_dir() {
+	local target=$1 dir
+	dir=$target
+	while [ "$dir" != / ]; do
+		dir=$(dirname "$dir")
+		if ! runuser -u "$user" -- test -x "$dir"; then
+			echo "$me: granting search permission on $dir to other users (chmod o+x), so that $user can reach $target" >&2
+			chmod o+x "$dir" || die "step 'reach checkout': chmod o+x $dir failed"
+		fi
+	done
+}
+reach_dir "$(pwd -P)"
+
 # --- writable directories -------------------------------------------------------
 for dir in ${AS_USER_WRITABLE:-}; do
 	mkdir -p "$dir" || die "step 'writable dirs': cannot create $dir"
@@ -76,18 +95,6 @@ done
 # --- the current directory ------------------------------------------------------
 # An absolute path, so that the search permission of every parent counts.
 cwd=$(pwd -P)
-if ! runuser -u "$user" -- test -r "$cwd" -a -x "$cwd"; then
-	# Typically a checkout under /root (mode 700).  Grant search (not read)
-	# permission on the parents that lack it, and say so.
-	dir=$cwd
-	while [ "$dir" != / ]; do
-		dir=$(dirname "$dir")
-		if ! runuser -u "$user" -- test -x "$dir"; then
-			echo "$me: granting search permission on $dir to others (chmod o+x) so that $user can reach $cwd" >&2
-			chmod o+x "$dir" || break
-		fi
-	done
-fi
 if ! runuser -u "$user" -- test -r "$cwd" -a -x "$cwd"; then
 	die "step 'check access': user $user cannot read $cwd.  The checkout and all of its parent directories must be readable and searchable by $user (e.g. chmod o+rx on each, or clone into a directory such as /tmp or /srv)"
 fi
