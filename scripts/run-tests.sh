@@ -10,8 +10,10 @@
 # user pglockstat (scripts/as-user.sh), since PostgreSQL refuses to run as
 # root.
 #
-# Environment: PG_CONFIG (required), REGRESS (test names), PROVE_TESTS
-# (optional subset of t/*.pl), PROVE_FLAGS.
+# Environment: PG_CONFIG (required), REGRESS (test names; "none" skips
+# pg_regress), PROVE_TESTS (optional subset of t/*.pl), PROVE_FLAGS,
+# STOCK_PG_CONFIG (unpatched server for t/005), TEST_OUTDIR (default
+# build/test).
 # Exit status: 0 if every test passed, 1 otherwise.
 #
 set -euo pipefail
@@ -19,7 +21,7 @@ set -euo pipefail
 : "${PG_CONFIG:?PG_CONFIG must point to the pg_config of the patched server}"
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-outdir=$top/build/test
+outdir=${TEST_OUTDIR:-$top/build/test}
 
 if [ "${1:-}" != "--as-user" ]; then
 	rm -rf "$outdir"
@@ -41,20 +43,24 @@ for f in "$pg_regress" "$pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm"; do
 	fi
 done
 
-echo "run-tests: pg_regress ($regress)"
-mkdir -p "$outdir/regress"
-if ! "$pg_regress" \
-	--temp-instance="$outdir/regress/tmp_check" \
-	--temp-config="$top/test/pg_lockstat.conf" \
-	--inputdir="$top" \
-	--outputdir="$outdir/regress" \
-	--bindir="$bindir" \
-	--dbname=contrib_regression \
-	$regress; then
-	status=1
-	if [ -f "$outdir/regress/regression.diffs" ]; then
-		echo "run-tests: pg_regress failed; first lines of $outdir/regress/regression.diffs:" >&2
-		head -n 60 "$outdir/regress/regression.diffs" >&2
+if [ "$regress" = none ]; then
+	echo "run-tests: pg_regress skipped (REGRESS=none)"
+else
+	echo "run-tests: pg_regress ($regress)"
+	mkdir -p "$outdir/regress"
+	if ! "$pg_regress" \
+		--temp-instance="$outdir/regress/tmp_check" \
+		--temp-config="$top/test/pg_lockstat.conf" \
+		--inputdir="$top" \
+		--outputdir="$outdir/regress" \
+		--bindir="$bindir" \
+		--dbname=contrib_regression \
+		$regress; then
+		status=1
+		if [ -f "$outdir/regress/regression.diffs" ]; then
+			echo "run-tests: pg_regress failed; first lines of $outdir/regress/regression.diffs:" >&2
+			head -n 60 "$outdir/regress/regression.diffs" >&2
+		fi
 	fi
 fi
 

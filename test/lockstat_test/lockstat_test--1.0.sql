@@ -10,7 +10,7 @@
 CREATE FUNCTION lockstat_test_lwlock(mode text, n integer, hold_us integer DEFAULT 0)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_lwlock'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- Acquire and release the test spinlock n times, holding it hold_us
 -- microseconds (at most 1 ms) each time.  Returns n.  Errors: 22023 for a bad
@@ -18,7 +18,7 @@ LANGUAGE C STRICT VOLATILE;
 CREATE FUNCTION lockstat_test_spinlock(n integer, hold_us integer DEFAULT 0)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spinlock'
-LANGUAGE C STRICT VOLATILE;
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 -- These functions can make other sessions wait: superusers only.
 REVOKE ALL ON FUNCTION lockstat_test_lwlock(text, integer, integer) FROM PUBLIC;
