@@ -29,6 +29,9 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 #define PG_LWLOCK_STATS_COLS_V1_0		8
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
 
+/* has this backend warned about the overflow row yet? */
+static bool lockstat_overflow_warned = false;
+
 /*
  * A uint64 counter as bigint.  Counters cannot realistically pass 2^63, but
  * if one did it is shown as the largest bigint rather than as a negative
@@ -73,7 +76,8 @@ lockstat_strategy_name(int strategy)
  *	wait_time float8	time spent sleeping in blocked calls (ms)
  * The counters come from the core patch's counting points in lwlock.c, the
  * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
- * dequeue_self.  Errors: 55000 if pg_lockstat is not preloaded.
+ * dequeue_self.  Errors: 55000 if pg_lockstat is not preloaded.  The first
+ * time a backend shows an overflow row, it also raises a WARNING.
  */
 Datum
 pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
@@ -106,6 +110,15 @@ pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
 
 		if (overflow)
 		{
+			if (!lockstat_overflow_warned)
+			{
+				ereport(WARNING,
+						(errmsg("some LWLock tranches are not counted separately"),
+						 errdetail("Tranche IDs of %d and above are summed in the row \"overflow\".",
+								   num_rows - 1),
+						 errhint("Raise \"pg_lockstat.max_tranches\" and restart the server.")));
+				lockstat_overflow_warned = true;
+			}
 			nulls[i++] = true;
 			values[i++] = CStringGetTextDatum("overflow");
 		}

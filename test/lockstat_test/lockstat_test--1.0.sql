@@ -20,6 +20,25 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spinlock'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
--- These functions can make other sessions wait: superusers only.
+-- Allocate count new LWLock tranche IDs (LWLockNewTrancheId) and acquire a
+-- lock of each n times, exclusive.  Returns count * n.  IDs are used up
+-- until restart.  Errors: 22023 for a bad argument.
+CREATE FUNCTION lockstat_test_dynamic_tranches(count integer, n integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_dynamic_tranches'
+LANGUAGE C STRICT VOLATILE;
+
+-- Test-only setter: raise this backend's shared-acquisition count of a
+-- tranche to value (up to 2^64 - 1).  Errors: 55000 if pg_lockstat is not
+-- counting; 22023 for a tranche without its own row or a lower value.
+CREATE FUNCTION lockstat_test_raise_counter(tranche_id integer, value numeric)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lockstat_test_raise_counter'
+LANGUAGE C STRICT VOLATILE;
+
+-- These functions can make other sessions wait or falsify counts:
+-- superusers only.
 REVOKE ALL ON FUNCTION lockstat_test_lwlock(text, integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spinlock(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_dynamic_tranches(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_raise_counter(integer, numeric) FROM PUBLIC;

@@ -23,6 +23,7 @@
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
+#include "storage/lwlockstats.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
 #include "utils/builtins.h"
@@ -46,6 +47,8 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
 PG_FUNCTION_INFO_V1(lockstat_test_lwlock);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
+PG_FUNCTION_INFO_V1(lockstat_test_dynamic_tranches);
+PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
 
 static void
 lst_shmem_request(void)
@@ -225,4 +228,93 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 	}
 
 	PG_RETURN_INT64(n);
+}
+
+/*
+ * lockstat_test_dynamic_tranches(count int, n int) returns bigint
+ *
+ * Allocates count new tranche IDs with LWLockNewTrancheId(), registers them
+ * in this backend as "lockstat_test_dynamic", and acquires and releases an
+ * LWLock of each tranche n times in exclusive mode.  The locks live in this
+ * backend's memory, which is fine for acquisitions nobody else contends.
+ * Returns count * n.  Tranche IDs are never given back: each call uses up
+ * count more until the server restarts.  Errors: 22023 for a negative or
+ * too large count or n.
+ */
+Datum
+lockstat_test_dynamic_tranches(PG_FUNCTION_ARGS)
+{
+	int32		count = PG_GETARG_INT32(0);
+	int32		n = PG_GETARG_INT32(1);
+	LWLock	   *lock = palloc(sizeof(LWLock));
+
+	if (count < 0 || count > 1000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("count must be between 0 and 1000")));
+	lst_check_counts(n, 0, 0);
+
+	for (int32 t = 0; t < count; t++)
+	{
+		int			tranche_id = LWLockNewTrancheId();
+
+		LWLockRegisterTranche(tranche_id, "lockstat_test_dynamic");
+		LWLockInitialize(lock, tranche_id);
+		for (int32 i = 0; i < n; i++)
+		{
+			LWLockAcquire(lock, LW_EXCLUSIVE);
+			LWLockRelease(lock);
+		}
+	}
+
+	pfree(lock);
+	PG_RETURN_INT64((int64) count * n);
+}
+
+/*
+ * lockstat_test_raise_counter(tranche_id int, value numeric) returns void
+ *
+ * Test-only setter: raises this backend's count of shared acquisitions of
+ * the tranche to value (at most 2^64 - 1), so that tests can reach values
+ * near and beyond 2^63 without 2^63 acquisitions.  Writes only into this
+ * backend's own counters, through the core patch's MyLWLockStats.  Errors:
+ * 55000 if pg_lockstat is not counting in this backend; 22023 if the
+ * tranche has no row of its own, or if value is lower than the current
+ * count (counters never go down).
+ */
+Datum
+lockstat_test_raise_counter(PG_FUNCTION_ARGS)
+{
+	int32		tranche_id = PG_GETARG_INT32(0);
+	char	   *valuestr = DatumGetCString(DirectFunctionCall1(numeric_out,
+															   PG_GETARG_DATUM(1)));
+	uint64		value;
+	char	   *end;
+	LWLockStatsCounters *row;
+
+	if (MyLWLockStats == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat is not counting in this backend")));
+	if (tranche_id < 0 || tranche_id >= LWLockStatsOverflowTranche)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tranche ID %d has no row of its own", tranche_id)));
+
+	errno = 0;
+	value = strtou64(valuestr, &end, 10);
+	if (errno != 0 || *end != '\0' || valuestr[0] == '-')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("value must be an integer between 0 and 18446744073709551615")));
+
+	row = &MyLWLockStats[tranche_id];
+	if (value < row->acquires[LW_SHARED])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("counters never go down: current value is %" PRIu64,
+						row->acquires[LW_SHARED])));
+	row->acquires[LW_SHARED] = value;
+
+	PG_RETURN_VOID();
 }
