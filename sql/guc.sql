@@ -31,3 +31,22 @@ RESET pg_lockstat.track;
 SELECT lockstat_test_lwlock('exclusive', 10);
 SELECT ex_acquires FROM pg_lwlock_stats WHERE tranche = 'lockstat_test';
 SELECT track FROM pg_lockstat_status;
+
+-- ALTER SYSTEM validates every value and writes nothing when it is bad
+\set VERBOSITY default
+ALTER SYSTEM SET pg_lockstat.spin_strategy = 'fastest';
+ALTER SYSTEM SET pg_lockstat.spin_strategy = '';
+ALTER SYSTEM SET pg_lockstat.spin_strategy = 1;
+ALTER SYSTEM SET pg_lockstat.max_tranches = 10;
+ALTER SYSTEM SET pg_lockstat.max_tranches = 70000;
+ALTER SYSTEM SET pg_lockstat.max_tranches = 'abc';
+ALTER SYSTEM SET pg_lockstat.max_tranches = '';
+ALTER SYSTEM SET pg_lockstat.track = 'maybe';
+ALTER SYSTEM SET pg_lockstat.track = '';
+\set VERBOSITY terse
+SELECT count(*) AS written FROM pg_file_settings
+WHERE name LIKE 'pg_lockstat.%';
+-- SET of the reloadable setting with empty and out-of-domain values
+SET pg_lockstat.track = 2;
+SET pg_lockstat.track = 'on;off';
+SHOW pg_lockstat.track;
