@@ -41,9 +41,16 @@ ifeq ($(origin PG_CONFIG),undefined)
 # ------------------------------------------------------------------------
 .DEFAULT_GOAL := all
 
-.PHONY: all server server-stock install installcheck test run bench-cost clean distclean
+.PHONY: all server server-stock install installcheck test test-cassert \
+	test-exec-backend run bench-cost clean distclean
 
+# Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
+# not be linked for another: rebuild when the server's build key changes.
 all: server
+	@if ! cmp -s build/pg18/.pg_lockstat_build_key build/.extension_build_key; then \
+		rm -f $(OBJS) $(MODULE_big).so test/lockstat_test/*.o test/lockstat_test/*.so; \
+		cp build/pg18/.pg_lockstat_build_key build/.extension_build_key; \
+	fi
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install
 
 server:
@@ -56,11 +63,21 @@ install installcheck: server
 # preloading pg_lockstat into a server without the core patch fails cleanly,
 # and for instruction-cost comparisons.
 server-stock:
-	STOCK=1 scripts/build-server.sh $(CURDIR)/build/pg18-stock
+	CASSERT= EXTRA_CFLAGS= STOCK=1 scripts/build-server.sh $(CURDIR)/build/pg18-stock
 
 test: all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
 		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config test
+
+# Memory-safety variants, each a server build of its own (cached): the whole
+# suite on an --enable-cassert build, and on an EXEC_BACKEND build, where
+# every child process re-executes the server and must re-attach shared
+# memory and re-read the GUCs.  Not part of "make test".
+test-cassert:
+	$(MAKE) CASSERT=1 test
+
+test-exec-backend:
+	$(MAKE) EXTRA_CFLAGS=-DEXEC_BACKEND test
 
 bench-cost: all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
