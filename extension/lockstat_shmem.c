@@ -158,16 +158,27 @@ lockstat_shmem_startup(void)
 
 	/* tranche IDs at or above max_tranches go to the overflow row */
 	*lockstat_core.overflow_tranche = lockstat_state->num_rows - 1;
+
+	/*
+	 * In an EXEC_BACKEND child, InitProcess() calls InitLWLockAccess(), and
+	 * so our attach hook, before it attaches to shared memory structures and
+	 * runs this hook: the attach hook found no shared state then.  Attach
+	 * now.  (With fork(), the state is inherited and the hook attached.)
+	 */
+	if (MyProcNumber != INVALID_PROC_NUMBER && lockstat_my_rows == NULL)
+		lockstat_attach_process();
 }
 
 /*
  * Called from the core patch's lwlock_stats_attach_hook, in InitLWLockAccess,
- * once this process has its PGPROC and ProcNumber.
+ * once this process has its PGPROC and ProcNumber, and from
+ * lockstat_shmem_startup in EXEC_BACKEND children.  Idempotent.
  */
 void
 lockstat_attach_process(void)
 {
-	if (lockstat_state == NULL || MyProcNumber == INVALID_PROC_NUMBER)
+	if (lockstat_state == NULL || MyProcNumber == INVALID_PROC_NUMBER ||
+		lockstat_my_rows != NULL)
 		return;
 
 	/* cannot happen, as the slots cover every PGPROC that can run */
@@ -263,9 +274,14 @@ lockstat_sum_rows(LockStatTrancheTotals *totals)
 
 		for (int row = 0; row < num_rows; row++)
 		{
+			/*
+			 * Blocks before acquisitions: LWLockAcquire counts its block
+			 * after its acquisition, behind a write barrier.
+			 */
+			totals[row].blocks += rows[row].blocks;
+			pg_read_barrier();
 			totals[row].ex_acquires += rows[row].acquires[LW_EXCLUSIVE];
 			totals[row].sh_acquires += rows[row].acquires[LW_SHARED];
-			totals[row].blocks += rows[row].blocks;
 			totals[row].spin_delays += rows[row].spin_delays;
 			totals[row].dequeue_self += rows[row].dequeue_self;
 			totals[row].wait_time_ns += rows[row].wait_time_ns;
