@@ -42,7 +42,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock install installcheck test test-cassert \
-	test-exec-backend run bench-cost clean distclean
+	test-exec-backend test-asan run bench-cost clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -78,6 +78,13 @@ test-cassert:
 
 test-exec-backend:
 	$(MAKE) EXTRA_CFLAGS=-DEXEC_BACKEND test
+
+# AddressSanitizer: out-of-bounds and use-after-free in the server, the
+# extension and the test module.  PostgreSQL frees memory contexts, not
+# chunks, at exit, so leak detection is off.
+test-asan:
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	$(MAKE) EXTRA_CFLAGS="-fsanitize=address -fno-omit-frame-pointer" test
 
 bench-cost: all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
