@@ -2,7 +2,7 @@
 #
 # pg_lockstat preloaded into a server without the core patch: the server
 # refuses to start with a message that names the patch, not a dynamic-linker
-# "undefined symbol" error.  Needs an unpatched build of the same PostgreSQL
+# "undefined symbol" error.  Likewise with a core patch of another version.  Needs an unpatched build of the same PostgreSQL
 # version (STOCK_PG_CONFIG, set by "make test").
 
 use strict;
@@ -41,6 +41,31 @@ like(
 	'the message says the core patch is missing');
 like($log, qr/patches\/pg18/, 'the hint names the patch directory');
 unlike($log, qr/undefined symbol/, 'no dynamic-linker error');
+
+# A core patch of another major version.  Stand in for it with a library,
+# loaded into the unpatched server with LD_PRELOAD, that exports only the
+# version symbol, with version 2.0.
+my $fake_dir = PostgreSQL::Test::Utils::tempdir;
+open(my $fh, '>', "$fake_dir/fake_core.c") or die "could not write fake_core.c: $!";
+print $fh "const int LWLockStatsCoreVersion = 200;\n";
+close $fh;
+my $cc = `pg_config --cc`;
+chomp $cc;
+system_or_bail(split(/ /, $cc), '-shared', '-fPIC', '-o',
+	"$fake_dir/fake_core.so", "$fake_dir/fake_core.c");
+{
+	local $ENV{LD_PRELOAD} = "$fake_dir/fake_core.so";
+	my $logstart = -s $node->logfile;
+	ok(!$node->start(fail_ok => 1),
+		'a server with another core patch version does not start');
+	my $vlog = slurp_file($node->logfile, $logstart);
+	like($vlog, qr/pg_lockstat core patch version mismatch/,
+		'the message says the versions do not match');
+	like(
+		$vlog,
+		qr/The server has core patch version 2\.0, but this pg_lockstat library was built for version 1\.x\./,
+		'the detail names both versions');
+}
 
 # without preload the same server works, and CREATE EXTENSION gives 55000
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
