@@ -41,7 +41,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 # ------------------------------------------------------------------------
 .DEFAULT_GOAL := all
 
-.PHONY: all server server-stock install installcheck test test-cassert \
+.PHONY: all server server-stock server-lwlock-stats install installcheck test test-cassert \
 	test-exec-backend test-asan run bench-cost clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
@@ -86,9 +86,17 @@ test-asan:
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	$(MAKE) EXTRA_CFLAGS="-fsanitize=address -fno-omit-frame-pointer" test
 
-bench-cost: all server-stock
+# An unpatched build with -DLWLOCK_STATS, the compile-time statistics that
+# pg_lockstat replaces, for the cost comparison.
+server-lwlock-stats:
+	CASSERT= EXTRA_CFLAGS=-DLWLOCK_STATS STOCK=1 \
+		scripts/build-server.sh $(CURDIR)/build/pg18-lwlock-stats
+
+bench-cost: all server-stock server-lwlock-stats
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
-		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config bench-cost
+		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config \
+		LWLOCK_STATS_PG_CONFIG=$(CURDIR)/build/pg18-lwlock-stats/bin/pg_config \
+		bench-cost
 
 run: all
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) run
@@ -124,6 +132,7 @@ test: all install test-module
 # instructions per LWLock acquisition, with valgrind --tool=callgrind
 bench-cost: all install
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
+	LWLOCK_STATS_PG_CONFIG=$(LWLOCK_STATS_PG_CONFIG) \
 	bench/callgrind-cost.sh
 
 run: all install

@@ -7,6 +7,8 @@
 # on "postgres --single", at two sizes N1 < N2, for each variant:
 #
 #   stock        unpatched server (STOCK_PG_CONFIG), if given
+#   lwlock_stats unpatched server built with -DLWLOCK_STATS
+#                (LWLOCK_STATS_PG_CONFIG), if given
 #   patched      patched server, pg_lockstat not loaded
 #   track_off    patched, pg_lockstat preloaded, pg_lockstat.track = off
 #   track_on     patched, pg_lockstat preloaded, pg_lockstat.track = on
@@ -19,8 +21,8 @@
 # with N.  Instruction counts are deterministic, unlike wall-clock time.
 #
 # Environment: PG_CONFIG (patched, with pg_lockstat installed; required),
-# STOCK_PG_CONFIG (optional), N1 (20000), N2 (60000), OUT (directory for
-# the callgrind files; default build/callgrind).
+# STOCK_PG_CONFIG and LWLOCK_STATS_PG_CONFIG (optional), N1 (20000), N2
+# (60000), OUT (directory for the callgrind files; default build/callgrind).
 # Output: a Markdown table on stdout.  Exit status 1 with a message on error.
 #
 set -euo pipefail
@@ -44,6 +46,8 @@ fi
 patched_bin=$("$PG_CONFIG" --bindir)
 stock_bin=
 [ -n "${STOCK_PG_CONFIG:-}" ] && stock_bin=$("$STOCK_PG_CONFIG" --bindir)
+lwstats_bin=
+[ -n "${LWLOCK_STATS_PG_CONFIG:-}" ] && lwstats_bin=$("$LWLOCK_STATS_PG_CONFIG" --bindir)
 
 rm -rf "$OUT/data"
 mkdir -p "$OUT"
@@ -99,10 +103,12 @@ instructions() {
 
 declare -A growth
 variants="patched track_off track_on"
+[ -n "$lwstats_bin" ] && variants="lwlock_stats $variants"
 [ -n "$stock_bin" ] && variants="stock $variants"
 for v in $variants; do
 	case $v in
 		stock) bin=$stock_bin; opts=() ;;
+		lwlock_stats) bin=$lwstats_bin; opts=() ;;
 		patched) bin=$patched_bin; opts=() ;;
 		track_off) bin=$patched_bin; opts=(-c shared_preload_libraries=pg_lockstat -c pg_lockstat.track=off) ;;
 		track_on) bin=$patched_bin; opts=(-c shared_preload_libraries=pg_lockstat -c pg_lockstat.track=on) ;;
