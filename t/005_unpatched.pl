@@ -16,6 +16,13 @@ my $stock_pg_config = $ENV{STOCK_PG_CONFIG};
 plan skip_all => 'STOCK_PG_CONFIG is not set: no unpatched server to test'
   unless defined $stock_pg_config && -x $stock_pg_config;
 
+# A library built with a sanitizer (make test-asan) cannot be loaded into an
+# unpatched server built without it.
+my $our_cflags = `pg_config --cflags`;
+my $stock_cflags = `$stock_pg_config --cflags`;
+plan skip_all => 'pg_lockstat is built with a sanitizer, the unpatched server is not'
+  if $our_cflags =~ /-fsanitize=/ && $stock_cflags !~ /-fsanitize=/;
+
 my $stock_prefix = `$stock_pg_config --bindir`;
 chomp $stock_prefix;
 $stock_prefix =~ s{/bin$}{};
