@@ -20,6 +20,7 @@
 #   WORKLOAD    select-only (-S -M prepared), tpcb-like, simple-update
 #               (select-only)
 #   THREADS     pgbench -j (the smaller of clients and nproc)
+#   RUN_DIR     where studies are saved (build/run)
 # Exit status: 0 on success; 1 with a message naming the failing step.
 #
 set -euo pipefail
@@ -37,6 +38,7 @@ CLIENTS=${CLIENTS:-1 2 4 8 16 32 64}
 DURATION=${DURATION:-10}
 WORKLOAD=${WORKLOAD:-select-only}
 THREADS=${THREADS:-}
+RUN_DIR=${RUN_DIR:-$top/build/run}
 
 # --- validate parameters before anything starts ---------------------------
 is_posint() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
@@ -63,8 +65,8 @@ esac
 
 # --- as root, run the rest as the unprivileged user -----------------------
 if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
-	mkdir -p "$top/build/run"
-	AS_USER_WRITABLE="$top/build/run" exec scripts/as-user.sh "$0" --as-user
+	mkdir -p "$RUN_DIR"
+	AS_USER_WRITABLE="$RUN_DIR" RUN_DIR="$RUN_DIR" exec scripts/as-user.sh "$0" --as-user
 fi
 
 bindir=$("$PG_CONFIG" --bindir)
@@ -73,12 +75,12 @@ nproc=$(nproc)
 max_clients=0
 for c in $CLIENTS; do [ "$c" -gt "$max_clients" ] && max_clients=$c; done
 
-mkdir -p "$top/build/run"
-exec 9>"$top/build/run/.lock"
-flock -n 9 || die "another make run is in progress (lock build/run/.lock is held)"
+mkdir -p "$RUN_DIR"
+exec 9>"$RUN_DIR/.lock"
+flock -n 9 || die "another make run is in progress (lock $RUN_DIR/.lock is held)"
 
 stamp=$(date +%Y%m%d-%H%M%S)
-rundir=$top/build/run/$stamp
+rundir=$RUN_DIR/$stamp
 mkdir -p "$rundir"
 data=$rundir/data
 # unix socket paths are limited to about 100 bytes: keep it short
