@@ -20,6 +20,7 @@
 #   WORKLOAD    select-only (-S -M prepared), tpcb-like, simple-update
 #               (select-only)
 #   THREADS     pgbench -j (the smaller of clients and nproc)
+#   REPEAT      runs per point (3); the tables show the median and min-max
 #   RUN_DIR     where studies are saved (build/run)
 # Exit status: 0 on success; 1 with a message naming the failing step.
 #
@@ -38,11 +39,13 @@ CLIENTS=${CLIENTS:-1 2 4 8 16 32 64}
 DURATION=${DURATION:-10}
 WORKLOAD=${WORKLOAD:-select-only}
 THREADS=${THREADS:-}
+REPEAT=${REPEAT:-3}
 RUN_DIR=${RUN_DIR:-$top/build/run}
 
 # --- validate parameters before anything starts ---------------------------
 is_posint() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 is_posint "$SCALE" || die "SCALE must be a positive integer, not \"$SCALE\""
+is_posint "$REPEAT" || die "REPEAT must be a positive integer, not \"$REPEAT\""
 is_posint "$DURATION" || die "DURATION must be a positive integer (seconds), not \"$DURATION\""
 [ -n "$CLIENTS" ] || die "CLIENTS is empty"
 for c in $CLIENTS; do
@@ -129,10 +132,25 @@ stop_server() {
 	server_running=0
 }
 
+{
+	echo "nproc: $nproc"
+	echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
+	echo "kernel: $(uname -srvm)"
+	echo "memory: $(grep MemTotal /proc/meminfo | sed 's/MemTotal: *//')"
+} >"$rundir/machine.txt"
+{
+	echo "server: $(postgres --version)"
+	echo "pgbench: $(pgbench --version)"
+	echo "pg_lockstat: $(git -c safe.directory='*' -C "$top" describe --always --dirty 2>/dev/null || echo unknown)"
+	echo "core patch: $(sha256sum "$top"/patches/pg18/*.patch | cut -c1-12 | tr '\n' ' ')"
+} >"$rundir/versions.txt"
+echo "SCALE=$SCALE STRATEGIES=\"$STRATEGIES\" CLIENTS=\"$CLIENTS\" DURATION=$DURATION WORKLOAD=$WORKLOAD REPEAT=$REPEAT THREADS=$THREADS" \
+	>"$rundir/commands.txt"
+
 start_server default
 psql_q -c "CREATE EXTENSION pg_lockstat" || die "CREATE EXTENSION pg_lockstat failed"
-psql_q -c "CREATE TABLE study_runs (strategy text, clients int, tps float8, seconds float8)
-	       ;CREATE TABLE study_locks (strategy text, clients int, LIKE pg_lwlock_stats)" || \
+psql_q -c "CREATE TABLE study_runs (strategy text, clients int, run int, tps float8, seconds float8)
+	       ;CREATE TABLE study_locks (strategy text, clients int, run int, LIKE pg_lwlock_stats)" || \
 	die "creating the result tables failed"
 step "pgbench -i -s $SCALE"
 pgbench -i -q -s "$SCALE" postgres >"$rundir/pgbench-init.log" 2>&1 || \
@@ -148,54 +166,110 @@ for s in $STRATEGIES; do
 	[ "$inforce" = "$s" ] || die "strategy $s requested but $inforce in force"
 	for c in $CLIENTS; do
 		j=${THREADS:-$(( c < nproc ? c : nproc ))}
-		psql_q -c "SELECT pg_lockstat_reset()" >/dev/null || die "pg_lockstat_reset() failed"
-		out=$rundir/pgbench-$s-$c.log
-		t0=$(date +%s.%N)
-		pgbench -n $workload_args -c "$c" -j "$j" -T "$DURATION" postgres >"$out" 2>&1 || \
-			die "pgbench failed (strategy $s, $c clients); see $out"
-		t1=$(date +%s.%N)
-		tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out" | head -n 1)
-		[ -n "$tps" ] || die "no tps in pgbench output (strategy $s, $c clients); see $out"
-		elapsed=$(echo "$t1 - $t0" | bc -l 2>/dev/null || awk "BEGIN{print $t1 - $t0}")
-		psql_q -c "INSERT INTO study_locks SELECT '$s', $c, * FROM pg_lwlock_stats" \
-			-c "INSERT INTO study_runs VALUES ('$s', $c, $tps, $elapsed)" || \
-			die "recording results failed (strategy $s, $c clients)"
-		printf '%s: strategy %-9s clients %4d  %8.1f s  %10.1f tps\n' \
-			"$me" "$s" "$c" "$elapsed" "$tps" >&2
+		for r in $(seq 1 "$REPEAT"); do
+			psql_q -c "SELECT pg_lockstat_reset()" >/dev/null || die "pg_lockstat_reset() failed"
+			out=$rundir/pgbench-$s-$c-$r.log
+			cmd="pgbench -n $workload_args -c $c -j $j -T $DURATION postgres"
+			echo "[$s] $cmd" >>"$rundir/commands.txt"
+			t0=$(date +%s.%N)
+			$cmd >"$out" 2>&1 || \
+				die "pgbench failed (strategy $s, $c clients, run $r); see $out"
+			t1=$(date +%s.%N)
+			tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out" | head -n 1)
+			[ -n "$tps" ] || die "no tps in pgbench output (strategy $s, $c clients, run $r); see $out"
+			elapsed=$(echo "$t1 - $t0" | bc -l)
+			psql_q -c "INSERT INTO study_locks SELECT '$s', $c, $r, * FROM pg_lwlock_stats" \
+				-c "INSERT INTO study_runs VALUES ('$s', $c, $r, $tps, $elapsed)" || \
+				die "recording results failed (strategy $s, $c clients, run $r)"
+			printf '%s: strategy %-9s clients %4d  run %d/%d  %8.1f s  %10.1f tps\n' \
+				"$me" "$s" "$c" "$r" "$REPEAT" "$elapsed" "$tps" >&2
+		done
 	done
 	stop_server
 done
 
 start_server report
+psql_q -c "SELECT name, setting, unit, source FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name" \
+	>"$rundir/settings.txt" || die "saving the server settings failed"
 psql_q -c "\\copy study_runs TO '$rundir/runs.csv' CSV HEADER" \
 	-c "\\copy (SELECT * FROM study_locks ORDER BY strategy, clients, blocks DESC) TO '$rundir/locks.csv' CSV HEADER" || \
 	die "writing CSV failed"
 
 strategies_sql=$(printf "'%s'," $STRATEGIES); strategies_sql=${strategies_sql%,}
 echo
-echo "(a) tps by clients and spin strategy"
+# One row per point: median, min, max, and whether the runs split into two
+# separated groups ("bifurcated", like the good and bad runs of the flexlock
+# thread): at least 3 runs, and the largest gap between consecutive sorted
+# tps values is over 10% of the median and over twice the spread within
+# either group it separates.
+psql_q -c "
+	CREATE VIEW study_points AS
+	WITH g AS (
+		SELECT strategy, clients, tps,
+		       tps - lag(tps) OVER (PARTITION BY strategy, clients ORDER BY tps) AS gap
+		FROM study_runs),
+	p AS (
+		SELECT strategy, clients, count(*) AS n, min(tps) AS lo, max(tps) AS hi,
+		       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) AS median,
+		       max(gap) AS maxgap
+		FROM g GROUP BY strategy, clients),
+	split AS (
+		SELECT DISTINCT ON (g.strategy, g.clients) g.strategy, g.clients,
+		       g.tps - g.gap AS lower_top, g.tps AS upper_bottom
+		FROM g JOIN p USING (strategy, clients)
+		WHERE g.gap = p.maxgap
+		ORDER BY g.strategy, g.clients, g.tps)
+	SELECT p.strategy, p.clients, p.n, p.median, p.lo, p.hi,
+	       coalesce(p.n >= 3 AND p.maxgap > 0.1 * p.median
+	                AND p.maxgap > 2 * greatest(s.lower_top - p.lo, p.hi - s.upper_bottom),
+	                false) AS bifurcated
+	FROM p LEFT JOIN split s USING (strategy, clients)" || die "computing the points failed"
+psql_q -c "\\copy (SELECT * FROM study_points ORDER BY strategy, clients) TO '$rundir/points.csv' CSV HEADER" || \
+	die "writing points.csv failed"
+
+echo "(a) tps by clients and spin strategy: median (min-max) of $REPEAT runs; * bifurcated"
 cols=""
 for s in $STRATEGIES; do
-	cols="$cols, round(max(tps) FILTER (WHERE strategy = '$s')::numeric, 0) AS \"$s\""
+	cols="$cols, max(round(median::numeric) || ' (' || round(lo::numeric) || '-' || round(hi::numeric) || ')'
+	                 || CASE WHEN bifurcated THEN ' *' ELSE '' END) FILTER (WHERE strategy = '$s') AS \"$s\""
 done
 psql -X -q -v ON_ERROR_STOP=1 -P footer=off \
-	-c "SELECT clients $cols FROM study_runs GROUP BY clients ORDER BY clients" || die "report (a) failed"
+	-c "SELECT clients $cols FROM study_points GROUP BY clients ORDER BY clients" || die "report (a) failed"
 
 for s in $STRATEGIES; do
 	echo
-	echo "(b) top 10 LWLocks by blocks: strategy $s, $max_clients clients"
+	echo "(b) top 10 LWLocks by blocks: strategy $s, $max_clients clients, sum of $REPEAT runs"
 	psql -X -q -v ON_ERROR_STOP=1 -P footer=off -c "
-		SELECT tranche AS lock, sh_acquires + ex_acquires AS acquires,
-		       blocks AS \"Blk\", spin_delays AS \"SpinDelay\",
-		       round(blk_pct::numeric, 2) AS \"Blk %\",
-		       round(spin_delay_pct::numeric, 2) AS \"SpinDelay %\",
-		       round(wait_time::numeric, 1) AS \"wait ms\"
+		SELECT tranche AS lock, sum(sh_acquires + ex_acquires) AS acquires,
+		       sum(blocks) AS \"Blk\", sum(spin_delays) AS \"SpinDelay\",
+		       round((100 * sum(blocks) / nullif(sum(sum(blocks)) OVER (), 0))::numeric, 2) AS \"Blk %\",
+		       round((100 * sum(spin_delays) / nullif(sum(sum(spin_delays)) OVER (), 0))::numeric, 2) AS \"SpinDelay %\",
+		       round(sum(wait_time)::numeric, 1) AS \"wait ms\"
 		FROM study_locks
 		WHERE strategy = '$s' AND clients = $max_clients
-		ORDER BY blocks DESC, spin_delays DESC, acquires DESC
+		GROUP BY tranche
+		ORDER BY 3 DESC, 4 DESC, 2 DESC
 		LIMIT 10" || die "report (b) failed"
 done
 stop_server
 
+# tps against clients, one line per strategy, with min-max bars (gnuplot)
+if command -v gnuplot >/dev/null; then
+	plot=""
+	for s in $STRATEGIES; do
+		awk -F, -v s="$s" 'NR > 1 && $1 == s { print $2, $4, $5, $6 }' \
+			"$rundir/points.csv" >"$rundir/tps-$s.dat"
+		plot="$plot${plot:+, }'$rundir/tps-$s.dat' using 1:2:3:4 with yerrorlines title '$s'"
+	done
+	gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/tps.png';
+		set xrange [$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | head -n 1)*0.8:$max_clients*1.25]; set yrange [0:*];
+		set title 'pgbench $WORKLOAD, scale $SCALE, ${DURATION}s x $REPEAT runs, $nproc CPUs';
+		set xlabel 'clients'; set ylabel 'tps (median, min-max)'; set logscale x 2;
+		set key top left; set grid; plot $plot" 2>"$rundir/gnuplot.log" || \
+		die "plotting failed; see $rundir/gnuplot.log"
+else
+	echo "$me: gnuplot not found, no plot (apt-get install gnuplot-nox)" >&2
+fi
+
 echo
-echo "raw results: $rundir/runs.csv, $rundir/locks.csv"
+echo "results: $rundir/ (runs.csv, points.csv, locks.csv, tps.png, settings.txt, machine.txt, versions.txt, commands.txt)"
