@@ -17,8 +17,9 @@
 #   STRATEGIES  spin strategies to compare ("tas ttas_spin ttas")
 #   CLIENTS     client counts ("1 2 4 8 16 32 64")
 #   DURATION    seconds per pgbench run (10)
-#   WORKLOAD    select-only (-S -M prepared), tpcb-like, simple-update
-#               (select-only)
+#   WORKLOAD    select-only (-S -M prepared), tpcb-like, simple-update, or
+#               a script of bench/workloads/ by name: snapshot-heavy,
+#               sinval, wal-insert, procarray (select-only)
 #   THREADS     pgbench -j (the smaller of clients and nproc)
 #   REPEAT      runs per point (3); the tables show the median and min-max
 #   RUN_DIR     where studies are saved (build/run)
@@ -59,11 +60,19 @@ for s in $STRATEGIES; do
 		*) die "unknown strategy \"$s\" in STRATEGIES (valid: default tas ttas_spin ttas)" ;;
 	esac
 done
+# built-in pgbench scripts, or bench/workloads/<name>.sql, whose header
+# says what it stresses and may give a "-- pgbench-options:" line
+workloads="select-only tpcb-like simple-update $(cd "$top/bench/workloads" && ls *.sql | sed 's/\.sql$//' | tr '\n' ' ')"
 case $WORKLOAD in
 	select-only) workload_args="-S -M prepared" ;;
 	tpcb-like) workload_args="-M prepared" ;;
 	simple-update) workload_args="-N -M prepared" ;;
-	*) die "unknown WORKLOAD \"$WORKLOAD\" (valid: select-only tpcb-like simple-update)" ;;
+	*)
+		script=$top/bench/workloads/$WORKLOAD.sql
+		[[ "$WORKLOAD" =~ ^[a-z0-9-]+$ ]] && [ -f "$script" ] || \
+			die "unknown WORKLOAD \"$WORKLOAD\" (valid: $workloads)"
+		workload_args="-f $script $(sed -n 's/^-- pgbench-options: //p' "$script")"
+		;;
 esac
 
 # --- as root, run the rest as the unprivileged user -----------------------

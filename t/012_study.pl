@@ -61,6 +61,21 @@ close($png);
 is($magic, "\x89PNG\r\n\x1a\n", 'tps.png is a PNG image');
 ok(!-e "$studies[0]/data", 'the cluster data directory is removed');
 
+# a workload script of bench/workloads: sinval traffic shows in SInvalWrite
+my $sinval_dir = PostgreSQL::Test::Utils::tempdir;
+($stdout, $stderr) = ('', '');
+ok( IPC::Run::run(
+		[
+			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$sinval_dir", 'SCALE=1',
+			'STRATEGIES=default', 'CLIENTS=2', 'DURATION=1', 'REPEAT=1',
+			'WORKLOAD=sinval', $script
+		],
+		'>', \$stdout, '2>', \$stderr),
+	'the sinval workload runs') or diag($stderr);
+my ($sinval_study) = glob("$sinval_dir/2*");
+like(slurp_file("$sinval_study/locks.csv"), qr/^default,2,1,\d+,SInvalWrite,0,[1-9]\d*,/m,
+	'the sinval workload takes SInvalWrite exclusively');
+
 foreach my $bad ('CLIENTS=1 x', 'STRATEGIES=bogus', 'DURATION=0', 'WORKLOAD=nope',
 	'SCALE=-1', 'REPEAT=0')
 {
