@@ -42,7 +42,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock server-lwlock-stats install installcheck test test-cassert \
-	test-exec-backend test-asan run bench-cost clean distclean
+	test-exec-backend test-asan run bench-cost bench-overhead clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -68,6 +68,15 @@ server-stock:
 test: all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
 		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config test
+
+# What pg_lockstat costs: callgrind instructions and interleaved pgbench
+# pairs against stock; writes bench/results/overhead.md; fails if a goal is
+# missed.
+bench-overhead: all server-stock server-lwlock-stats
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
+		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config \
+		LWLOCK_STATS_PG_CONFIG=$(CURDIR)/build/pg18-lwlock-stats/bin/pg_config \
+		bench-overhead
 
 # Memory-safety variants, each a server build of its own (cached): the whole
 # suite on an --enable-cassert build, and on an EXEC_BACKEND build, where
@@ -119,7 +128,7 @@ $(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a Po
 endif
 include $(PGXS)
 
-.PHONY: test test-module run bench-cost
+.PHONY: test test-module run bench-cost bench-overhead
 
 # The test-only module, installed into the server that the tests use.
 test-module:
@@ -128,6 +137,14 @@ test-module:
 test: all install test-module
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
 	REGRESS="$(REGRESS)" scripts/run-tests.sh
+
+bench-overhead: all install
+	@PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
+	LWLOCK_STATS_PG_CONFIG=$(LWLOCK_STATS_PG_CONFIG) \
+	PAIRS="$(PAIRS)" PAIR_CLIENTS="$(PAIR_CLIENTS)" DURATION="$(DURATION)" SCALE="$(SCALE)" \
+	bench/overhead.sh; rc=$$?; \
+	if [ -f build/overhead/overhead.md ]; then cp build/overhead/overhead.md bench/results/overhead.md; fi; \
+	exit $$rc
 
 # instructions per LWLock acquisition, with valgrind --tool=callgrind
 bench-cost: all install
