@@ -128,7 +128,7 @@ for c in $PAIR_CLIENTS; do
 	fi
 	lo=$(echo "$sorted" | head -n 1)
 	hi=$(echo "$sorted" | tail -n 1)
-	f3() { awk -v x="$1" 'BEGIN { printf "%.3f", x }'; }
+	f3() { awk -v x="$1" 'BEGIN { printf "%.4f", x }'; }
 	pairs_md="$pairs_md| $c | $n | $(f3 "$median") | $(f3 "$lo") – $(f3 "$hi") |"$'\n'
 	medians="$medians${medians:+, }$(f3 "$median") ($c clients)"
 	[ "$(echo "$median >= 0.99" | bc -l)" = 1 ] || ratio_ok=0
