@@ -260,6 +260,24 @@ for s in $STRATEGIES; do
 		ORDER BY 3 DESC, 4 DESC, 2 DESC
 		LIMIT 10" || die "report (b) failed"
 done
+# per strategy: share of all blocks and of all spin delays of its top 5
+# tranches (by blocks plus spin delays over the whole study), per client count
+for s in $STRATEGIES; do
+	psql_q -F ' ' -c "
+		WITH per AS (
+			SELECT clients, tranche, sum(blocks) AS blk, sum(spin_delays) AS spin
+			FROM study_locks WHERE strategy = '$s' GROUP BY clients, tranche),
+		top AS (
+			SELECT tranche, row_number() OVER (ORDER BY sum(blk + spin) DESC, tranche) AS rank
+			FROM per GROUP BY tranche ORDER BY 2 LIMIT 5),
+		tot AS (SELECT clients, sum(blk) AS blk, sum(spin) AS spin FROM per GROUP BY clients)
+		SELECT t.rank, per.clients, replace(per.tranche, ' ', '_'),
+		       coalesce(round(100 * per.blk / nullif(tot.blk, 0), 2), 0),
+		       coalesce(round(100 * per.spin / nullif(tot.spin, 0), 2), 0)
+		FROM per JOIN top t USING (tranche) JOIN tot USING (clients)
+		ORDER BY t.rank, per.clients" >"$rundir/locks-$s.dat" || die "lock shares of $s failed"
+done
+
 stop_server
 
 # tps against clients, one line per strategy, with min-max bars (gnuplot)
@@ -276,9 +294,27 @@ if command -v gnuplot >/dev/null; then
 		set xlabel 'clients'; set ylabel 'tps (median, min-max)'; set logscale x 2;
 		set key top left; set grid; plot $plot" 2>"$rundir/gnuplot.log" || \
 		die "plotting failed; see $rundir/gnuplot.log"
+	# lock shares: one image per strategy, blocks above, spin delays below
+	for s in $STRATEGIES; do
+		dat=$rundir/locks-$s.dat
+		[ -s "$dat" ] || continue
+		lines=""
+		for r in $(cut -d' ' -f1 "$dat" | sort -un); do
+			name=$(awk -v r="$r" '$1 == r { print $3; exit }' "$dat")
+			lines="$lines${lines:+, }'$dat' using (\$1 == $r ? \$2 : 1/0):COL with linespoints title '$name'"
+		done
+		gnuplot -e "set terminal png size 900,800 noenhanced; set output '$rundir/locks-$s.png';
+			set multiplot layout 2,1 title 'top LWLocks, strategy $s: share per client count';
+			set logscale x 2; set xrange [$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | head -n 1)*0.8:$max_clients*1.25];
+			set yrange [0:100]; set grid; set key outside right;
+			set ylabel 'Blk %'; plot ${lines//COL/4};
+			set xlabel 'clients'; set ylabel 'SpinDelay %'; plot ${lines//COL/5};
+			unset multiplot" 2>>"$rundir/gnuplot.log" || \
+			die "plotting the lock shares of $s failed; see $rundir/gnuplot.log"
+	done
 else
 	echo "$me: gnuplot not found, no plot (apt-get install gnuplot-nox)" >&2
 fi
 
 echo
-echo "results: $rundir/ (runs.csv, points.csv, locks.csv, tps.png, settings.txt, machine.txt, versions.txt, commands.txt)"
+echo "results: $rundir/ (runs.csv, points.csv, locks.csv, tps.png, locks-<strategy>.png, settings.txt, machine.txt, versions.txt, commands.txt)"

@@ -59,6 +59,11 @@ open(my $png, '<:raw', "$studies[0]/tps.png") or die "no tps.png: $!";
 read($png, my $magic, 8);
 close($png);
 is($magic, "\x89PNG\r\n\x1a\n", 'tps.png is a PNG image');
+foreach my $strategy ('tas', 'ttas')
+{
+	ok(-s "$studies[0]/locks-$strategy.png",
+		"locks-$strategy.png (lock shares per client count) is drawn");
+}
 ok(!-e "$studies[0]/data", 'the cluster data directory is removed');
 
 # a workload script of bench/workloads: sinval traffic shows in SInvalWrite
