@@ -54,12 +54,16 @@ mkdir -p "$OUT"
 data=$OUT/data
 "$patched_bin/initdb" -D "$data" -A trust -N >"$OUT/initdb.log" 2>&1 || die "initdb failed; see $OUT/initdb.log"
 
+# the same settings for every run, counted or measured: the acquisition
+# counts must belong to the plans that callgrind measures
+single_opts=(-c max_parallel_workers_per_gather=0 -c jit=off -c autovacuum=off
+	-c enable_bitmapscan=off)
+
 single() {
 	# single <bindir> <input file> [postgres options...]
 	local bin=$1 input=$2
 	shift 2
-	"$bin/postgres" --single -D "$data" -c max_parallel_workers_per_gather=0 \
-		-c jit=off -c autovacuum=off -c enable_bitmapscan=off "$@" postgres <"$input"
+	"$bin/postgres" --single -D "$data" "${single_opts[@]}" "$@" postgres <"$input"
 }
 
 cat >"$OUT/setup.sql" <<SQL
@@ -95,9 +99,8 @@ instructions() {
 	shift 3
 	workload "$n" >"$OUT/work-$n.sql"
 	valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.$variant.$n" \
-		"$bin/postgres" --single -D "$data" -c max_parallel_workers_per_gather=0 \
-		-c jit=off -c autovacuum=off -c enable_bitmapscan=off "$@" postgres <"$OUT/work-$n.sql" \
-		>"$OUT/valgrind.$variant.$n.log" 2>&1 || die "valgrind run $variant $n failed; see $OUT/valgrind.$variant.$n.log"
+		"$bin/postgres" --single -D "$data" "${single_opts[@]}" "$@" postgres \
+		<"$OUT/work-$n.sql" >"$OUT/valgrind.$variant.$n.log" 2>&1 || die "valgrind run $variant $n failed; see $OUT/valgrind.$variant.$n.log"
 	sed -n 's/^summary: \([0-9]*\).*/\1/p' "$OUT/callgrind.$variant.$n"
 }
 
