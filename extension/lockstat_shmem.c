@@ -5,7 +5,7 @@
  *	  and resetting
  *
  * Layout: a LockStatSharedState header, then the reset baseline (one
- * LWLockStatsCounters per row), then one block of rows for each process
+ * LockStatTrancheTotals per row), then one block of rows for each process
  * slot.  A row is a tranche ID; the last row, whose index is
  * pg_lockstat.max_tranches, collects every higher tranche ID (the overflow
  * row).  There are MaxBackends + NUM_AUXILIARY_PROCS process slots, indexed
@@ -62,7 +62,7 @@ typedef struct LockStatSharedState
 	int			num_rows;		/* max_tranches + 1 (overflow row) */
 	Size		slot_stride;	/* bytes between two process slots */
 	TimestampTz stats_reset;	/* time of the last reset, or of start-up */
-	LWLockStatsCounters *baseline;	/* num_rows entries */
+	LockStatTrancheTotals *baseline;	/* num_rows entries */
 	char	   *slots;			/* num_slots * slot_stride bytes */
 } LockStatSharedState;
 
@@ -99,7 +99,7 @@ lockstat_shmem_size(int num_slots, int num_rows)
 	Size		size;
 
 	size = CACHELINEALIGN(sizeof(LockStatSharedState));
-	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters),
+	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
 												  num_rows)));
 	size = add_size(size, mul_size(lockstat_slot_stride(num_rows), num_slots));
 	/* ShmemInitStruct's result is only MAXALIGNed */
@@ -149,8 +149,8 @@ lockstat_shmem_startup(void)
 		lockstat_state->num_rows = num_rows;
 		lockstat_state->slot_stride = lockstat_slot_stride(num_rows);
 		lockstat_state->stats_reset = GetCurrentTimestamp();
-		lockstat_state->baseline = (LWLockStatsCounters *) p;
-		p += CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
+		lockstat_state->baseline = (LockStatTrancheTotals *) p;
+		p += CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals), num_rows));
 		lockstat_state->slots = p;
 	}
 
@@ -273,20 +273,30 @@ lockstat_sum_rows(LockStatTrancheTotals *totals)
 		CHECK_FOR_INTERRUPTS();
 
 		for (int row = 0; row < num_rows; row++)
-		{
-			/*
-			 * Blocks before acquisitions: LWLockAcquire counts its block
-			 * after its acquisition, behind a write barrier.
-			 */
-			totals[row].blocks += rows[row].blocks;
-			pg_read_barrier();
-			totals[row].ex_acquires += rows[row].acquires[LW_EXCLUSIVE];
-			totals[row].sh_acquires += rows[row].acquires[LW_SHARED];
-			totals[row].spin_delays += rows[row].spin_delays;
-			totals[row].dequeue_self += rows[row].dequeue_self;
-			totals[row].wait_time_ns += rows[row].wait_time_ns;
-		}
+			lockstat_add_row(&totals[row], &rows[row]);
 	}
+}
+
+/*
+ * Add one process's counters for one tranche, as the core patch writes
+ * them, to *totals.  This is the only place that knows the layout of
+ * LWLockStatsCounters on the reading side.
+ */
+void
+lockstat_add_row(LockStatTrancheTotals *totals,
+				 volatile LWLockStatsCounters *row)
+{
+	/*
+	 * Blocks before acquisitions: LWLockAcquire counts its block after its
+	 * acquisition, behind a write barrier.
+	 */
+	totals->blocks += row->blocks;
+	pg_read_barrier();
+	totals->ex_acquires += row->acquires[LW_EXCLUSIVE];
+	totals->sh_acquires += row->acquires[LW_SHARED];
+	totals->spin_delays += row->spin_delays;
+	totals->dequeue_self += row->dequeue_self;
+	totals->wait_time_ns += row->wait_time_ns;
 }
 
 /*
@@ -297,18 +307,18 @@ TimestampTz
 lockstat_read_totals(LockStatTrancheTotals *totals)
 {
 	int			num_rows;
-	LWLockStatsCounters *baseline;
+	LockStatTrancheTotals *baseline;
 	TimestampTz stats_reset;
 
 	lockstat_require_ready();
 
 	num_rows = lockstat_state->num_rows;
-	baseline = palloc(sizeof(LWLockStatsCounters) * num_rows);
+	baseline = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
 	/* the baseline first: it must not be newer than the sums */
 	LWLockAcquire(lockstat_state->lock, LW_SHARED);
 	memcpy(baseline, lockstat_state->baseline,
-		   sizeof(LWLockStatsCounters) * num_rows);
+		   sizeof(LockStatTrancheTotals) * num_rows);
 	stats_reset = lockstat_state->stats_reset;
 	LWLockRelease(lockstat_state->lock);
 
@@ -316,10 +326,10 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 
 	for (int row = 0; row < num_rows; row++)
 	{
-		LWLockStatsCounters *base = &baseline[row];
+		LockStatTrancheTotals *base = &baseline[row];
 
-		totals[row].ex_acquires -= base->acquires[LW_EXCLUSIVE];
-		totals[row].sh_acquires -= base->acquires[LW_SHARED];
+		totals[row].ex_acquires -= base->ex_acquires;
+		totals[row].sh_acquires -= base->sh_acquires;
 		totals[row].blocks -= base->blocks;
 		totals[row].spin_delays -= base->spin_delays;
 		totals[row].dequeue_self -= base->dequeue_self;
@@ -360,10 +370,10 @@ lockstat_reset(void)
 
 	for (int row = 0; row < num_rows; row++)
 	{
-		LWLockStatsCounters *base = &lockstat_state->baseline[row];
+		LockStatTrancheTotals *base = &lockstat_state->baseline[row];
 
-		lockstat_raise(&base->acquires[LW_EXCLUSIVE], totals[row].ex_acquires);
-		lockstat_raise(&base->acquires[LW_SHARED], totals[row].sh_acquires);
+		lockstat_raise(&base->ex_acquires, totals[row].ex_acquires);
+		lockstat_raise(&base->sh_acquires, totals[row].sh_acquires);
 		lockstat_raise(&base->blocks, totals[row].blocks);
 		lockstat_raise(&base->spin_delays, totals[row].spin_delays);
 		lockstat_raise(&base->dequeue_self, totals[row].dequeue_self);

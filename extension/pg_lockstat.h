@@ -72,6 +72,8 @@ extern void lockstat_track_changed(void);
 extern void lockstat_require_ready(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
+extern void lockstat_add_row(LockStatTrancheTotals *totals,
+							 volatile LWLockStatsCounters *row);
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
 extern TimestampTz lockstat_reset(void);
 extern TimestampTz lockstat_last_reset(void);
