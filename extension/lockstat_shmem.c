@@ -156,8 +156,8 @@ lockstat_shmem_startup(void)
 
 	LWLockRelease(AddinShmemInitLock);
 
-	/* tranche IDs at or above max_tranches go to the overflow row */
-	*lockstat_core.overflow_tranche = lockstat_state->num_rows - 1;
+	/* _PG_init chose the overflow row from the same setting */
+	Assert(*lockstat_core.overflow_tranche == lockstat_state->num_rows - 1);
 
 	/*
 	 * In an EXEC_BACKEND child, InitProcess() calls InitLWLockAccess(), and
@@ -287,13 +287,17 @@ lockstat_add_row(LockStatTrancheTotals *totals,
 				 volatile LWLockStatsCounters *row)
 {
 	/*
-	 * Blocks before acquisitions: LWLockAcquire counts its block after its
-	 * acquisition, behind a write barrier.
+	 * Each element is loaded once and used for both sums it belongs to.  An
+	 * acquisition after sleeping is counted by a single store that also
+	 * counts its block, so blocks never run ahead of acquisitions here, and
+	 * after the subtraction of a baseline computed the same way, neither.
 	 */
-	totals->blocks += row->blocks;
-	pg_read_barrier();
-	totals->ex_acquires += row->acquires[LW_EXCLUSIVE];
-	totals->sh_acquires += row->acquires[LW_SHARED];
+	uint64		ex_slept = row->acquires[false][LW_EXCLUSIVE];
+	uint64		sh_slept = row->acquires[false][LW_SHARED];
+
+	totals->ex_acquires += ex_slept + row->acquires[true][LW_EXCLUSIVE];
+	totals->sh_acquires += sh_slept + row->acquires[true][LW_SHARED];
+	totals->blocks += ex_slept + sh_slept + row->blocks;
 	totals->spin_delays += row->spin_delays;
 	totals->dequeue_self += row->dequeue_self;
 	totals->wait_time_ns += row->wait_time_ns;

@@ -138,6 +138,14 @@ _PG_init(void)
 	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
 	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
 
+	/*
+	 * Tranche IDs at or above max_tranches go to the overflow row.  The core
+	 * stores each LWLock's row when the lock is initialized, so this must be
+	 * set before shared memory and its LWLocks are created, in every process
+	 * that loads the library (EXEC_BACKEND children included).
+	 */
+	*lockstat_core.overflow_tranche = lockstat_max_tranches;
+
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = lockstat_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;

@@ -308,13 +308,14 @@ lockstat_test_raise_counter(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("value must be an integer between 0 and 18446744073709551615")));
 
+	/* shared acquisitions that did not sleep */
 	row = &MyLWLockStats[tranche_id];
-	if (value < row->acquires[LW_SHARED])
+	if (value < row->acquires[true][LW_SHARED])
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("counters never go down: current value is %" PRIu64,
-						row->acquires[LW_SHARED])));
-	row->acquires[LW_SHARED] = value;
+						row->acquires[true][LW_SHARED])));
+	row->acquires[true][LW_SHARED] = value;
 
 	PG_RETURN_VOID();
 }
