@@ -22,7 +22,7 @@ OBJS = \
 	extension/pg_lockstat.o \
 	extension/lockstat_shmem.o \
 	extension/lockstat_views.o
-DATA = extension/pg_lockstat--1.0.sql
+DATA = extension/pg_lockstat--1.0.sql extension/pg_lockstat--1.0--1.1.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 
 # pg_regress tests in sql/ and expected/.  They need pg_lockstat and the

@@ -24,10 +24,12 @@
 
 PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
+PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 
 #define PG_LWLOCK_STATS_COLS_V1_0		8
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
+#define PG_LOCKSTAT_STATUS_COLS_V1_1	11
 
 /* has this backend warned about the overflow row yet? */
 static bool lockstat_overflow_warned = false;
@@ -57,6 +59,8 @@ lockstat_strategy_name(int strategy)
 			return "ttas_spin";
 		case SPIN_STRATEGY_TTAS:
 			return "ttas";
+		case SPIN_STRATEGY_TTAS_BACKOFF:
+			return "ttas_backoff";
 	}
 	return "unknown";
 }
@@ -155,21 +159,26 @@ pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
  *	max_tranches int4		rows counted separately (pg_lockstat.max_tranches)
  *	process_slots int4		per-process counter slots (MaxBackends plus
  *							auxiliary processes)
+ * and from version 1.1 the spin-and-sleep limits in force in this process,
+ * read back from the core variables of s_lock.c:
+ *	min_spins_per_delay int4, max_spins_per_delay int4	(spins)
+ *	min_delay_us int4, max_delay_us int4				(microseconds)
+ *	backoff_max_pauses int4		cap of ttas_backoff (spin delay instructions)
  * Errors: 55000 if pg_lockstat is not preloaded.
  */
-Datum
-pg_lockstat_status_1_0(PG_FUNCTION_ARGS)
+static Datum
+lockstat_status_internal(FunctionCallInfo fcinfo, int ncols)
 {
 	TupleDesc	tupdesc;
-	Datum		values[PG_LOCKSTAT_STATUS_COLS_V1_0];
-	bool		nulls[PG_LOCKSTAT_STATUS_COLS_V1_0] = {0};
+	Datum		values[PG_LOCKSTAT_STATUS_COLS_V1_1];
+	bool		nulls[PG_LOCKSTAT_STATUS_COLS_V1_1] = {0};
 	int			i = 0;
 
 	lockstat_require_ready();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != PG_LOCKSTAT_STATUS_COLS_V1_0)
+	if (tupdesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
 
 	values[i++] = CStringGetTextDatum(lockstat_strategy_name(*lockstat_core.spin_strategy));
@@ -180,9 +189,31 @@ pg_lockstat_status_1_0(PG_FUNCTION_ARGS)
 											   *lockstat_core.version % 100));
 	values[i++] = Int32GetDatum(lockstat_num_rows() - 1);
 	values[i++] = Int32GetDatum(lockstat_num_slots());
-	Assert(i == PG_LOCKSTAT_STATUS_COLS_V1_0);
+	if (ncols >= PG_LOCKSTAT_STATUS_COLS_V1_1)
+	{
+		values[i++] = Int32GetDatum(*lockstat_core.min_spins_per_delay);
+		values[i++] = Int32GetDatum(*lockstat_core.max_spins_per_delay);
+		values[i++] = Int32GetDatum(*lockstat_core.min_delay_usec);
+		values[i++] = Int32GetDatum(*lockstat_core.max_delay_usec);
+		values[i++] = Int32GetDatum(*lockstat_core.backoff_max_pauses);
+	}
+	Assert(i == ncols);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
+
+/* pg_lockstat_status() of version 1.0: see lockstat_status_internal() */
+Datum
+pg_lockstat_status_1_0(PG_FUNCTION_ARGS)
+{
+	return lockstat_status_internal(fcinfo, PG_LOCKSTAT_STATUS_COLS_V1_0);
+}
+
+/* pg_lockstat_status() of version 1.1: see lockstat_status_internal() */
+Datum
+pg_lockstat_status_1_1(PG_FUNCTION_ARGS)
+{
+	return lockstat_status_internal(fcinfo, PG_LOCKSTAT_STATUS_COLS_V1_1);
 }
 
 /*

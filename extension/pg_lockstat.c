@@ -36,7 +36,7 @@
 
 PG_MODULE_MAGIC_EXT(
 					.name = "pg_lockstat",
-					.version = "1.0"
+					.version = "1.1"
 );
 
 /* Values of pg_lockstat.spin_strategy; same order as SpinStrategy. */
@@ -45,6 +45,7 @@ static const struct config_enum_entry spin_strategy_options[] = {
 	{"tas", SPIN_STRATEGY_TAS, false},
 	{"ttas_spin", SPIN_STRATEGY_TTAS_SPIN, false},
 	{"ttas", SPIN_STRATEGY_TTAS, false},
+	{"ttas_backoff", SPIN_STRATEGY_TTAS_BACKOFF, false},
 	{NULL, 0, false}
 };
 
@@ -52,6 +53,18 @@ static const struct config_enum_entry spin_strategy_options[] = {
 int			lockstat_spin_strategy = SPIN_STRATEGY_DEFAULT;
 bool		lockstat_track = true;
 int			lockstat_max_tranches = 256;
+int			lockstat_min_spins_per_delay = DEFAULT_MIN_SPINS_PER_DELAY;
+int			lockstat_max_spins_per_delay = DEFAULT_MAX_SPINS_PER_DELAY;
+int			lockstat_min_delay_us = DEFAULT_MIN_DELAY_USEC;
+int			lockstat_max_delay_us = DEFAULT_MAX_DELAY_USEC;
+int			lockstat_backoff_max_pauses = DEFAULT_BACKOFF_MAX_PAUSES;
+
+/*
+ * True while _PG_init defines the parameters.  The check hooks that compare
+ * a minimum with its maximum stand aside then, because the values arrive in
+ * definition order; _PG_init checks the pairs once all are defined.
+ */
+static bool lockstat_defining = false;
 
 LockStatCore lockstat_core;
 
@@ -66,6 +79,24 @@ static char *lockstat_placeholder_value(const char *name);
 static void lockstat_check_setting(const char *name, const char *value);
 static void lockstat_assign_spin_strategy(int newval, void *extra);
 static void lockstat_assign_track(bool newval, void *extra);
+static bool lockstat_check_limit(const char *name, int value,
+								 const char *other_name, int other_value,
+								 bool is_minimum);
+static bool lockstat_check_min_spins(int *newval, void **extra,
+									 GucSource source);
+static bool lockstat_check_max_spins(int *newval, void **extra,
+									 GucSource source);
+static bool lockstat_check_min_delay(int *newval, void **extra,
+									 GucSource source);
+static bool lockstat_check_max_delay(int *newval, void **extra,
+									 GucSource source);
+static void lockstat_assign_min_spins(int newval, void *extra);
+static void lockstat_assign_max_spins(int newval, void *extra);
+static void lockstat_assign_min_delay(int newval, void *extra);
+static void lockstat_assign_max_delay(int newval, void *extra);
+static void lockstat_assign_backoff(int newval, void *extra);
+static void lockstat_require_pair(const char *min_name, int min_value,
+								  const char *max_name, int max_value);
 static void lockstat_shmem_request_hook(void);
 static void lockstat_shmem_startup_hook(void);
 static void lockstat_attach_hook(void);
@@ -94,12 +125,15 @@ _PG_init(void)
 	spin_strategy_setting = lockstat_placeholder_value("pg_lockstat.spin_strategy");
 	max_tranches_setting = lockstat_placeholder_value("pg_lockstat.max_tranches");
 
+	lockstat_defining = true;
+
 	DefineCustomEnumVariable("pg_lockstat.spin_strategy",
 							 "Selects the spinlock acquisition strategy used by S_LOCK() and s_lock().",
 							 "default is the build's own TAS() and TAS_SPIN(); "
 							 "tas issues the atomic test-and-set on every attempt; "
 							 "ttas_spin adds the unlocked test while spinning; "
-							 "ttas adds it before every attempt, the first one included.",
+							 "ttas adds it before every attempt, the first one included; "
+							 "ttas_backoff is ttas with a bounded exponential backoff between attempts.",
 							 &lockstat_spin_strategy,
 							 SPIN_STRATEGY_DEFAULT,
 							 spin_strategy_options,
@@ -133,7 +167,75 @@ _PG_init(void)
 							NULL,
 							NULL);
 
+	DefineCustomIntVariable("pg_lockstat.min_spins_per_delay",
+							"Sets the lower bound of the adaptive number of spins between spin delays.",
+							"Formerly MIN_SPINS_PER_DELAY in s_lock.c.",
+							&lockstat_min_spins_per_delay,
+							DEFAULT_MIN_SPINS_PER_DELAY,
+							1, LOCKSTAT_MAX_SPINS,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_min_spins,
+							lockstat_assign_min_spins,
+							NULL);
+
+	DefineCustomIntVariable("pg_lockstat.max_spins_per_delay",
+							"Sets the upper bound of the adaptive number of spins between spin delays.",
+							"Formerly MAX_SPINS_PER_DELAY in s_lock.c.",
+							&lockstat_max_spins_per_delay,
+							DEFAULT_MAX_SPINS_PER_DELAY,
+							1, LOCKSTAT_MAX_SPINS,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_max_spins,
+							lockstat_assign_max_spins,
+							NULL);
+
+	DefineCustomIntVariable("pg_lockstat.min_delay_us",
+							"Sets the first sleep of a contended spin wait.",
+							"Formerly MIN_DELAY_USEC in s_lock.c.",
+							&lockstat_min_delay_us,
+							DEFAULT_MIN_DELAY_USEC,
+							1, LOCKSTAT_MAX_DELAY_US,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_min_delay,
+							lockstat_assign_min_delay,
+							NULL);
+
+	DefineCustomIntVariable("pg_lockstat.max_delay_us",
+							"Sets the longest sleep of a contended spin wait before it starts again from the first.",
+							"Formerly MAX_DELAY_USEC in s_lock.c.",
+							&lockstat_max_delay_us,
+							DEFAULT_MAX_DELAY_USEC,
+							1, LOCKSTAT_MAX_DELAY_US,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_max_delay,
+							lockstat_assign_max_delay,
+							NULL);
+
+	DefineCustomIntVariable("pg_lockstat.backoff_max_pauses",
+							"Sets the cap of the exponential backoff of spin_strategy ttas_backoff, in spin delay instructions.",
+							NULL,
+							&lockstat_backoff_max_pauses,
+							DEFAULT_BACKOFF_MAX_PAUSES,
+							1, LOCKSTAT_MAX_BACKOFF_PAUSES,
+							PGC_SIGHUP,
+							0,
+							NULL,
+							lockstat_assign_backoff,
+							NULL);
+
 	MarkGUCPrefixReserved("pg_lockstat");
+
+	lockstat_defining = false;
+	lockstat_require_pair("pg_lockstat.min_spins_per_delay",
+						  lockstat_min_spins_per_delay,
+						  "pg_lockstat.max_spins_per_delay",
+						  lockstat_max_spins_per_delay);
+	lockstat_require_pair("pg_lockstat.min_delay_us", lockstat_min_delay_us,
+						  "pg_lockstat.max_delay_us", lockstat_max_delay_us);
 
 	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
 	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
@@ -186,8 +288,18 @@ lockstat_link_core(void)
 	lockstat_core.my_counters = lockstat_core_symbol("MyLWLockStats");
 	lockstat_core.overflow_tranche = lockstat_core_symbol("LWLockStatsOverflowTranche");
 	lockstat_core.attach_hook = lockstat_core_symbol("lwlock_stats_attach_hook");
+	lockstat_core.min_spins_per_delay = lockstat_core_symbol("spin_min_spins_per_delay");
+	lockstat_core.max_spins_per_delay = lockstat_core_symbol("spin_max_spins_per_delay");
+	lockstat_core.min_delay_usec = lockstat_core_symbol("spin_min_delay_usec");
+	lockstat_core.max_delay_usec = lockstat_core_symbol("spin_max_delay_usec");
+	lockstat_core.backoff_max_pauses = lockstat_core_symbol("spin_backoff_max_pauses");
 
 	if (lockstat_core.spin_strategy == NULL ||
+		lockstat_core.min_spins_per_delay == NULL ||
+		lockstat_core.max_spins_per_delay == NULL ||
+		lockstat_core.min_delay_usec == NULL ||
+		lockstat_core.max_delay_usec == NULL ||
+		lockstat_core.backoff_max_pauses == NULL ||
 		lockstat_core.my_counters == NULL ||
 		lockstat_core.overflow_tranche == NULL ||
 		lockstat_core.attach_hook == NULL)
@@ -251,6 +363,125 @@ lockstat_assign_spin_strategy(int newval, void *extra)
 {
 	if (lockstat_core.spin_strategy)
 		*lockstat_core.spin_strategy = newval;
+}
+
+/*
+ * A minimum may not exceed its maximum.  Each check compares the new value
+ * with the other parameter's value in force, so moving both limits past
+ * each other takes two steps (README).  Errors: the GUC machinery reports
+ * the refusal (22023 for SET-like commands, a log line on reload) and keeps
+ * the old value.
+ */
+static bool
+lockstat_check_limit(const char *name, int value,
+					 const char *other_name, int other_value,
+					 bool is_minimum)
+{
+	if (lockstat_defining)
+		return true;
+	if (is_minimum ? value <= other_value : value >= other_value)
+		return true;
+
+	GUC_check_errcode(ERRCODE_INVALID_PARAMETER_VALUE);
+	if (is_minimum)
+		GUC_check_errdetail("\"%s\" (%d) must not be greater than \"%s\" (%d).",
+							name, value, other_name, other_value);
+	else
+		GUC_check_errdetail("\"%s\" (%d) must not be less than \"%s\" (%d).",
+							name, value, other_name, other_value);
+	GUC_check_errhint("To move both limits past each other, change \"%s\" first and reload, then \"%s\".",
+					  other_name, name);
+	return false;
+}
+
+static bool
+lockstat_check_min_spins(int *newval, void **extra, GucSource source)
+{
+	return lockstat_check_limit("pg_lockstat.min_spins_per_delay", *newval,
+								"pg_lockstat.max_spins_per_delay",
+								lockstat_max_spins_per_delay, true);
+}
+
+static bool
+lockstat_check_max_spins(int *newval, void **extra, GucSource source)
+{
+	return lockstat_check_limit("pg_lockstat.max_spins_per_delay", *newval,
+								"pg_lockstat.min_spins_per_delay",
+								lockstat_min_spins_per_delay, false);
+}
+
+static bool
+lockstat_check_min_delay(int *newval, void **extra, GucSource source)
+{
+	return lockstat_check_limit("pg_lockstat.min_delay_us", *newval,
+								"pg_lockstat.max_delay_us",
+								lockstat_max_delay_us, true);
+}
+
+static bool
+lockstat_check_max_delay(int *newval, void **extra, GucSource source)
+{
+	return lockstat_check_limit("pg_lockstat.max_delay_us", *newval,
+								"pg_lockstat.min_delay_us",
+								lockstat_min_delay_us, false);
+}
+
+/*
+ * At start-up, when the check hooks stood aside: refuse a minimum above its
+ * maximum.  Errors: 22023 (FATAL in the postmaster).
+ */
+static void
+lockstat_require_pair(const char *min_name, int min_value,
+					  const char *max_name, int max_value)
+{
+	if (min_value > max_value)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("\"%s\" must not be greater than \"%s\"",
+						min_name, max_name),
+				 errdetail("\"%s\" is %d and \"%s\" is %d.",
+						   min_name, min_value, max_name, max_value)));
+}
+
+/*
+ * The assign hooks of the spin limits write the core's variables, which
+ * s_lock.c reads on its contended path.  The check hooks keep every pair
+ * ordered at every step, so the core never sees a minimum above its
+ * maximum.
+ */
+static void
+lockstat_assign_min_spins(int newval, void *extra)
+{
+	if (lockstat_core.min_spins_per_delay)
+		*lockstat_core.min_spins_per_delay = newval;
+}
+
+static void
+lockstat_assign_max_spins(int newval, void *extra)
+{
+	if (lockstat_core.max_spins_per_delay)
+		*lockstat_core.max_spins_per_delay = newval;
+}
+
+static void
+lockstat_assign_min_delay(int newval, void *extra)
+{
+	if (lockstat_core.min_delay_usec)
+		*lockstat_core.min_delay_usec = newval;
+}
+
+static void
+lockstat_assign_max_delay(int newval, void *extra)
+{
+	if (lockstat_core.max_delay_usec)
+		*lockstat_core.max_delay_usec = newval;
+}
+
+static void
+lockstat_assign_backoff(int newval, void *extra)
+{
+	if (lockstat_core.backoff_max_pauses)
+		*lockstat_core.backoff_max_pauses = newval;
 }
 
 /*

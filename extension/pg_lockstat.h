@@ -33,6 +33,20 @@
 extern int	lockstat_spin_strategy;
 extern bool lockstat_track;
 extern int	lockstat_max_tranches;
+extern int	lockstat_min_spins_per_delay;
+extern int	lockstat_max_spins_per_delay;
+extern int	lockstat_min_delay_us;
+extern int	lockstat_max_delay_us;
+extern int	lockstat_backoff_max_pauses;
+
+/*
+ * Upper bounds of the spin limits.  Delays stay far below INT_MAX / 2,
+ * which perform_spin_delay()'s growth of the delay needs; 10 s is already
+ * longer than any sensible spin sleep.
+ */
+#define LOCKSTAT_MAX_SPINS			1000000
+#define LOCKSTAT_MAX_DELAY_US		10000000
+#define LOCKSTAT_MAX_BACKOFF_PAUSES	65536
 
 /*
  * Addresses of the core patch's variables, looked up by name when the
@@ -46,6 +60,11 @@ typedef struct LockStatCore
 	LWLockStatsCounters **my_counters;	/* MyLWLockStats */
 	int		   *overflow_tranche;	/* LWLockStatsOverflowTranche */
 	lwlock_stats_attach_hook_type *attach_hook; /* lwlock_stats_attach_hook */
+	int		   *min_spins_per_delay;	/* spin_min_spins_per_delay, s_lock.c */
+	int		   *max_spins_per_delay;	/* spin_max_spins_per_delay */
+	int		   *min_delay_usec; /* spin_min_delay_usec */
+	int		   *max_delay_usec; /* spin_max_delay_usec */
+	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
 } LockStatCore;
 
 extern LockStatCore lockstat_core;

@@ -9,9 +9,12 @@ FROM pg_settings
 WHERE name LIKE 'pg_lockstat.%'
 ORDER BY name;
 
--- postmaster settings cannot change at run time
+-- postmaster settings cannot change at run time, reloadable ones only by
+-- reloading
 SET pg_lockstat.spin_strategy = 'tas';
 SET pg_lockstat.max_tranches = 512;
+SET pg_lockstat.min_delay_us = 2000;
+SET pg_lockstat.backoff_max_pauses = 8;
 -- invalid values
 SET pg_lockstat.track = 'maybe';
 SET pg_lockstat.track = '';
@@ -43,6 +46,21 @@ ALTER SYSTEM SET pg_lockstat.max_tranches = 'abc';
 ALTER SYSTEM SET pg_lockstat.max_tranches = '';
 ALTER SYSTEM SET pg_lockstat.track = 'maybe';
 ALTER SYSTEM SET pg_lockstat.track = '';
+-- spin-and-sleep limits: out of range, wrong type, empty, wrong unit, and a
+-- minimum above its maximum (or a maximum below its minimum) in force
+ALTER SYSTEM SET pg_lockstat.min_spins_per_delay = 0;
+ALTER SYSTEM SET pg_lockstat.max_spins_per_delay = 1000001;
+ALTER SYSTEM SET pg_lockstat.min_spins_per_delay = 'abc';
+ALTER SYSTEM SET pg_lockstat.max_spins_per_delay = '';
+ALTER SYSTEM SET pg_lockstat.min_delay_us = 0;
+ALTER SYSTEM SET pg_lockstat.max_delay_us = 11000000;
+ALTER SYSTEM SET pg_lockstat.min_delay_us = '1 kB';
+ALTER SYSTEM SET pg_lockstat.backoff_max_pauses = 0;
+ALTER SYSTEM SET pg_lockstat.backoff_max_pauses = 65537;
+ALTER SYSTEM SET pg_lockstat.min_spins_per_delay = 1001;
+ALTER SYSTEM SET pg_lockstat.max_spins_per_delay = 9;
+ALTER SYSTEM SET pg_lockstat.min_delay_us = 2000000;
+ALTER SYSTEM SET pg_lockstat.max_delay_us = 999;
 \set VERBOSITY terse
 SELECT count(*) AS written FROM pg_file_settings
 WHERE name LIKE 'pg_lockstat.%';

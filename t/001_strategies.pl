@@ -16,7 +16,7 @@ use LockStatTest;
 
 my $node = LockStatTest::new_node('strategies');
 
-foreach my $strategy (qw(default tas ttas_spin ttas))
+foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 {
 	$node->append_conf('postgresql.conf',
 		"pg_lockstat.spin_strategy = '$strategy'");
@@ -63,7 +63,7 @@ like(
 	'log names the parameter and the bad value');
 like(
 	$log,
-	qr/Available values: default, tas, ttas_spin, ttas\./,
+	qr/Available values: default, tas, ttas_spin, ttas, ttas_backoff\./,
 	'log lists the valid values');
 
 # an invalid pg_lockstat.max_tranches would size shared memory wrongly:

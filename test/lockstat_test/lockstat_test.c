@@ -49,6 +49,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_lwlock);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
 PG_FUNCTION_INFO_V1(lockstat_test_dynamic_tranches);
 PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
+PG_FUNCTION_INFO_V1(lockstat_test_spin_counter);
 
 static void
 lst_shmem_request(void)
@@ -228,6 +229,28 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 	}
 
 	PG_RETURN_INT64(n);
+}
+
+/*
+ * lockstat_test_spin_counter() returns bigint
+ *
+ * The number of times lockstat_test_spinlock() took the test spinlock since
+ * server start, read under the spinlock: a spin strategy that let two
+ * processes in at once would lose increments.  Errors as
+ * lockstat_test_lwlock.
+ */
+Datum
+lockstat_test_spin_counter(PG_FUNCTION_ARGS)
+{
+	uint64		value;
+
+	lst_require_ready();
+
+	SpinLockAcquire(&lst_state->mutex);
+	value = lst_state->spin_counter;
+	SpinLockRelease(&lst_state->mutex);
+
+	PG_RETURN_INT64((int64) value);
 }
 
 /*
