@@ -48,7 +48,8 @@ ifeq ($(origin PG_CONFIG),undefined)
 # not be linked for another: rebuild when the server's build key changes.
 all: server
 	@if ! cmp -s build/pg18/.pg_lockstat_build_key build/.extension_build_key; then \
-		rm -f $(OBJS) $(MODULE_big).so test/lockstat_test/*.o test/lockstat_test/*.so; \
+		rm -f $(OBJS) $(MODULE_big).so test/lockstat_test/*.o test/lockstat_test/*.so \
+			tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top; \
 		cp build/pg18/.pg_lockstat_build_key build/.extension_build_key; \
 	fi
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install
@@ -113,6 +114,7 @@ run: all
 clean:
 	rm -f $(OBJS) $(MODULE_big).so extension/*.bc
 	rm -rf results regression.diffs regression.out tmp_check log build/test
+	rm -f tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top
 	$(MAKE) -C test/lockstat_test PG_CONFIG=true clean 2>/dev/null || true
 
 distclean: clean
@@ -129,6 +131,27 @@ endif
 include $(PGXS)
 
 .PHONY: test test-module run bench-cost bench-overhead
+
+# The client pg_lockstat_top has a Makefile of its own (PGXS takes PROGRAM
+# and MODULE_big from the same OBJS); it is built by "all" and installed
+# into the server's bindir by "install".  A PG_CONFIG path is made absolute
+# for the sub-make.
+TOOL_MAKE = $(MAKE) -C tools/pg_lockstat_top \
+	PG_CONFIG=$(if $(findstring /,$(PG_CONFIG)),$(abspath $(PG_CONFIG)),$(PG_CONFIG))
+.PHONY: pg_lockstat_top install-pg_lockstat_top uninstall-pg_lockstat_top \
+	clean-pg_lockstat_top
+all: pg_lockstat_top
+install: install-pg_lockstat_top
+uninstall: uninstall-pg_lockstat_top
+clean: clean-pg_lockstat_top
+pg_lockstat_top:
+	$(TOOL_MAKE) all
+install-pg_lockstat_top:
+	$(TOOL_MAKE) install
+uninstall-pg_lockstat_top:
+	$(TOOL_MAKE) uninstall
+clean-pg_lockstat_top:
+	$(TOOL_MAKE) clean
 
 # The test-only module, installed into the server that the tests use.
 test-module:
