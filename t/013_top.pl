@@ -1,0 +1,372 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# pg_lockstat_top, the live client, against a cluster under lockstat_test
+# load:
+# - batch mode: the columns, and nonzero rates for the lockstat_test tranche;
+# - CSV while resets run in a loop: every number parses and none is
+#   negative, and reset intervals are marked;
+# - extension missing, role without pg_read_all_stats, library not
+#   preloaded, server unreachable: one line saying what to do, exit code 2;
+# - bad options: exit code 1; --help and --version;
+# - a server restart during a run: the gap is marked and the run goes on;
+# - the spinlock call-site section when a pg_spinlock_stats view exists;
+# - on a terminal (a pty): keys change the sort, "q" and Ctrl-C restore the
+#   terminal.
+
+use strict;
+use warnings FATAL => 'all';
+
+use IPC::Run;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use LockStatTest;
+
+my $node = LockStatTest::new_node('top');
+my $top = $node->config_data('--bindir') . '/pg_lockstat_top';
+ok(-x $top, 'pg_lockstat_top is installed in the server bindir');
+
+my $connstr = $node->connstr('postgres');
+
+# Run pg_lockstat_top to its end; returns exit code, stdout, stderr.
+sub run_top
+{
+	my ($stdout, $stderr) = ('', '');
+	IPC::Run::run(
+		[ $top, @_ ],
+		'<' => \undef,
+		'>' => \$stdout,
+		'2>' => \$stderr,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	return ($? >> 8, $stdout, $stderr);
+}
+
+# Start sessions that keep the lockstat_test LWLock busy (exclusive, held
+# 50 us each time, so that they block each other) until stop_load.
+sub start_load
+{
+	my ($sessions) = @_;
+	my @load;
+	foreach my $i (1 .. $sessions)
+	{
+		my $h = $node->background_psql('postgres', on_error_stop => 0);
+		$h->query_until(qr/started/,
+			"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 100000000, 50);\n"
+		);
+		push @load, $h;
+	}
+	$node->poll_query_until(
+		'postgres',
+		qq{SELECT count(*) = $sessions FROM pg_stat_activity
+		   WHERE query LIKE 'SELECT lockstat_test_lwlock%' AND state = 'active'}
+	) or die 'load did not start';
+	return @load;
+}
+
+sub stop_load
+{
+	$node->safe_psql(
+		'postgres',
+		q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
+		  WHERE query LIKE 'SELECT lockstat_test_lwlock%' AND pid <> pg_backend_pid()}
+	);
+	$_->quit foreach @_;
+}
+
+# Split batch output into its reports (one per header line).
+sub reports
+{
+	my ($out) = @_;
+	my @blocks = split /^(?=\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  strategy )/m,
+	  $out;
+	return grep { /^\d{4}-/ } @blocks;
+}
+
+my $header_re =
+  qr/^Tranche\s+Acq\/s\s+Blk\/s\s+SpinDelay\/s\s+Wait ms\/s\s+Blk %\s+SpinDelay %$/m;
+
+# --- batch mode under load ---------------------------------------------------
+my @load = start_load(2);
+my ($rc, $out, $err) =
+  run_top('--batch', '-n', '3', '-i', '1', '-d', $connstr);
+stop_load(@load);
+is($rc, 0, 'batch run of 3 reports exits with 0');
+is($err, '', 'nothing on stderr');
+my @reports = reports($out);
+is(scalar(@reports), 3, 'three reports');
+my ($with_rates, $with_active) = (0, 0);
+
+foreach my $r (@reports)
+{
+	like(
+		$r,
+		qr/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  strategy default  interval \d+\.\d\d s  tps (\d+\.\d|-)  active \d+$/m,
+		'header line: time, strategy, interval, tps, active backends');
+	like($r, $header_re, 'column names');
+	if ($r =~
+		/^lockstat_test\s+(\d+\.\d)\s+(\d+\.\d)\s+(\d+\.\d)\s+(\d+\.\d\d)\s/m)
+	{
+		$with_rates++ if $1 > 0 && $2 > 0 && $4 > 0;
+	}
+	$with_active++ if $r =~ /active ([2-9]|\d\d)/;
+}
+is($with_rates, 3,
+	'every report has nonzero acquisitions, blocks and wait for lockstat_test'
+) or diag($out);
+cmp_ok($with_active, '>=', 1, 'the load sessions count as active');
+like(
+	$out,
+	qr/^lockstat_test\s+\S+\s+\S+\s+\S+\s+\S+\s+\d+\.\d\d\s/m,
+	'lockstat_test has a Blk % share');
+
+# --- CSV while counters are reset in a loop ----------------------------------
+@load = start_load(2);
+my $resetter = $node->background_psql('postgres');
+$resetter->query_until(qr/started/,
+	"\\echo started\nSELECT pg_lockstat_reset() \\watch interval=0.3 count=30\n"
+);
+($rc, $out, $err) =
+  run_top('--csv', '-n', '6', '-i', '0.5', '-t', '0', '-d', $connstr);
+$resetter->quit;
+stop_load(@load);
+is($rc, 0, 'CSV run exits with 0');
+my @lines = split /\n/, $out;
+is( shift(@lines),
+	'timestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,'
+	  . 'blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,'
+	  . 'spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct',
+	'CSV header row');
+my ($bad, $negative, $resets, $lockstat_rows) = (0, 0, 0, 0);
+my %timestamps;
+
+foreach my $line (@lines)
+{
+	my @f = split /,/, $line, -1;
+	if (@f != 16 || $f[0] !~ /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d/)
+	{
+		$bad++;
+		diag("bad CSV row: $line");
+		next;
+	}
+	$timestamps{ $f[0] } = 1;
+	$resets++ if $f[2] eq '1';
+	$lockstat_rows++ if $f[4] eq 'lockstat_test';
+	foreach my $i (1, 2, 3, 5 .. 15)
+	{
+		next if $f[$i] eq '' && ($i == 3 || $i >= 14);
+		if ($f[$i] !~ /^\d+(\.\d+)?$/)
+		{
+			$negative++;
+			diag("not a non-negative number in field $i: $line");
+		}
+	}
+}
+is($bad, 0, 'every CSV row has 16 fields and a timestamp');
+is($negative, 0, 'no negative (or unparsable) number');
+is(scalar(keys %timestamps), 6, 'six intervals');
+cmp_ok($resets, '>=', 1, 'intervals with a reset are marked');
+cmp_ok($lockstat_rows, '>=', 1, 'lockstat_test has rows');
+
+# --- setup errors: exit 2 with one line saying what to do --------------------
+$node->safe_psql('postgres', 'CREATE DATABASE regress_nolockstat');
+($rc, $out, $err) =
+  run_top('--batch', '-n', '1', '-d', $node->connstr('regress_nolockstat'));
+is($rc, 2, 'extension missing: exit code 2');
+like(
+	$err,
+	qr/^pg_lockstat_top: error: extension "pg_lockstat" is not installed in database "regress_nolockstat": run CREATE EXTENSION pg_lockstat; in it/,
+	'extension missing: says to CREATE EXTENSION');
+is(scalar(split /\n/, $err), 1, 'extension missing: one line');
+
+$node->safe_psql('postgres', 'CREATE ROLE regress_top_plain LOGIN');
+($rc, $out, $err) =
+  run_top('--batch', '-n', '1', '-d', $connstr, '-U', 'regress_top_plain');
+is($rc, 2, 'role without pg_read_all_stats: exit code 2');
+like(
+	$err,
+	qr/^pg_lockstat_top: error: role "regress_top_plain" may not read the pg_lockstat views: GRANT pg_read_all_stats TO "regress_top_plain";/,
+	'role without pg_read_all_stats: says what to GRANT');
+is(scalar(split /\n/, $err), 1, 'permission denied: one line');
+is($out, '', 'permission denied: nothing on stdout');
+
+$node->safe_psql('postgres', 'GRANT pg_read_all_stats TO regress_top_plain');
+($rc, $out, $err) = run_top(
+	'--batch', '-n', '1', '-i',
+	'0.2', '-d', $connstr, '-U',
+	'regress_top_plain');
+is($rc, 0, 'after the GRANT the role can run it');
+like($out, $header_re, 'after the GRANT: a report');
+
+($rc, $out, $err) =
+  run_top('--batch', '-n', '1', '-h', $node->host, '-p', '1', '-d',
+	'postgres');
+is($rc, 2, 'no server: exit code 2');
+like(
+	$err,
+	qr/^pg_lockstat_top: error: connection to server .* failed/,
+	'no server: libpq says why');
+
+# --- bad options: exit 1 ---------------------------------------------------------
+foreach my $args (
+	[ '-i', '0' ],
+	[ '-i', 'abc' ],
+	[ '-i', '0.01' ],
+	[ '-n', '0' ],
+	[ '-t', '-1' ],
+	[ '-s', 'name' ],
+	['--bogus'],
+	[ 'db1', 'db2' ])
+{
+	($rc, $out, $err) = run_top(@$args, '-d', $connstr);
+	is($rc, 1, "bad option @$args: exit code 1");
+	like(
+		$err,
+		qr/Try "pg_lockstat_top --help" for more information/,
+		"bad option @$args: hint");
+}
+like(
+	(run_top('-s', 'name'))[2],
+	qr/invalid sort key "name": use blocks, wait, spin_delays or acquires/,
+	'bad sort key: names the valid keys');
+($rc, $out, $err) = run_top('--help');
+is($rc, 0, '--help exits with 0');
+like(
+	$out,
+	qr/^Usage:\n  pg_lockstat_top \[OPTION\]\.\.\. \[DBNAME\]/m,
+	'--help shows the usage');
+like(
+	$out,
+	qr/Exit status: 0 when done, 1 for bad options, 2 when/,
+	'--help documents the exit codes');
+($rc, $out, $err) = run_top('--version');
+is($rc, 0, '--version exits with 0');
+like($out, qr/^pg_lockstat_top \(pg_lockstat\) \d+\.\d+$/, '--version');
+
+# --- a spinlock call-site view, as a later extension version may have --------
+# A stand-in view whose counters grow at every read (a sequence).
+$node->safe_psql(
+	'postgres', q{
+	CREATE SEQUENCE regress_spin_seq;
+	CREATE VIEW pg_spinlock_stats AS
+		SELECT 'ProcArrayAdd'::text AS function, 'procarray.c'::text AS file,
+			   42 AS line, n AS contended, 10 * n AS spins, 2 * n AS delays,
+			   n / 10.0 AS wait_time
+		FROM nextval('regress_spin_seq') AS n});
+($rc, $out, $err) =
+  run_top('--batch', '-n', '2', '-i', '0.3', '-d', $connstr);
+is($rc, 0, 'with a spinlock view: exit code 0');
+like(
+	$out,
+	qr/^Spinlock call site\s+Contended\/s\s+Spins\/s\s+Delays\/s\s+Wait ms\/s$/m,
+	'spinlock section shown');
+like(
+	$out,
+	qr/^procarray\.c:42 ProcArrayAdd\s+[1-9]\d*\.\d\s/m,
+	'call site with a nonzero rate');
+$node->safe_psql('postgres',
+	'DROP VIEW pg_spinlock_stats; DROP SEQUENCE regress_spin_seq');
+
+# a view of another shape is left out, with a note, and the run goes on
+$node->safe_psql('postgres',
+	'CREATE VIEW pg_spinlock_stats AS SELECT 1 AS x');
+($rc, $out, $err) =
+  run_top('--batch', '-n', '2', '-i', '0.2', '-d', $connstr);
+is($rc, 0, 'spinlock view of another shape: exit code 0');
+like(
+	$out,
+	qr/^-- spinlock call sites not shown: column "function" does not exist$/m,
+	'spinlock view of another shape: a note');
+is(scalar(reports($out)),
+	2, 'spinlock view of another shape: the reports go on');
+$node->safe_psql('postgres', 'DROP VIEW pg_spinlock_stats');
+
+# --- a terminal: full screen, keys, q and Ctrl-C ---------------------------------
+SKIP:
+{
+	skip 'IO::Pty is not installed', 6 unless eval { require IO::Pty; 1 };
+
+	foreach my $stop ('q', "\x03")
+	{
+		my ($in, $screen) = ('', '');
+		my $timer =
+		  IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+		my $h = IPC::Run::start(
+			[ $top, '-i', '0.3', '-d', $connstr ],
+			'<pty<' => \$in,
+			'>pty>' => \$screen,
+			$timer);
+		$h->pump
+		  until $screen =~ /Tranche .*SpinDelay %/ || $timer->is_expired;
+		$in .= 'a';
+		$h->pump until $screen =~ /sort: acquires/ || $timer->is_expired;
+		$in .= $stop;
+		$h->finish;
+		my $name = $stop eq 'q' ? 'q' : 'Ctrl-C';
+		is($h->result(0), 0, "terminal: $name exits with 0");
+		like(
+			$screen,
+			qr/sort: acquires/,
+			"terminal: key a sorts by acquisitions ($name)");
+		like($screen, qr/\e\[\?25h\e\[\?1049l$/,
+			"terminal: $name restores the screen and the cursor");
+	}
+}
+
+# --- a server restart during a run ------------------------------------------------
+{
+	my ($stdout, $stderr) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[ $top, '--batch', '-n', '4', '-i', '0.5', '-d', $connstr ],
+		'<' => \undef,
+		'>' => \$stdout,
+		'2>' => \$stderr,
+		$timer);
+	$h->pump until $stdout =~ /Tranche / || $timer->is_expired;
+	$node->restart;
+	$h->finish;
+	is($h->result(0), 0, 'restart: the run completes with exit code 0');
+	like(
+		$stdout,
+		qr/^-- connection lost at \d\d:\d\d:\d\d: .*; retrying every 0\.50 s$/m,
+		'restart: the gap is marked');
+	like(
+		$stdout,
+		qr/^-- reconnected at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d after \d+\.\d s; new baseline\n\n\d{4}-\d\d-\d\d .* strategy /m,
+		'restart: reports go on after reconnecting');
+	is(scalar(reports($stdout)), 4, 'restart: all four reports');
+}
+
+# --- the extension dropped during a run ------------------------------------------
+{
+	my ($stdout, $stderr) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[ $top, '--batch', '-i', '0.3', '-d', $connstr ],
+		'<' => \undef,
+		'>' => \$stdout,
+		'2>' => \$stderr,
+		$timer);
+	$h->pump until $stdout =~ /Tranche / || $timer->is_expired;
+	$node->safe_psql('postgres', 'DROP EXTENSION pg_lockstat');
+	$h->finish;
+	is($h->result(0), 2, 'extension dropped during a run: exit code 2');
+	like(
+		$stderr,
+		qr/extension "pg_lockstat" is not installed in database "postgres"/,
+		'extension dropped during a run: says so');
+	$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
+}
+
+# --- library not preloaded ----------------------------------------------------------
+$node->append_conf('postgresql.conf', "shared_preload_libraries = ''\n");
+$node->restart;
+($rc, $out, $err) = run_top('--batch', '-n', '1', '-d', $connstr);
+is($rc, 2, 'library not preloaded: exit code 2');
+is( $err,
+	"pg_lockstat_top: error: pg_lockstat is not loaded by the server: add pg_lockstat to shared_preload_libraries and restart the server\n",
+	'library not preloaded: one line saying what to do');
+
+$node->stop;
+done_testing();
