@@ -30,6 +30,12 @@
  *	 the slots first and then raises each baseline entry to its sum, never
  *	 lowering it, so that concurrent resets cannot move the baseline back.
  *
+ * - The distribution of sleep durations (lockstat_record_wait) is one shared
+ *	 table of atomic counters per row and bucket, plus an atomic maximum per
+ *	 row: sleeps are rare and slow next to an atomic add.  A reset sets them
+ *	 to zero; an increment racing with it lands either before (and is
+ *	 cleared) or after (and is kept).
+ *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
  *	 callback registered after ProcKill's, so it runs first: the slot is no
  *	 longer written when the next process is given the same ProcNumber.
@@ -44,6 +50,8 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "port/atomics.h"
+#include "port/pg_bitutils.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -62,6 +70,8 @@ typedef struct LockStatSharedState
 	int			num_rows;		/* max_tranches + 1 (overflow row) */
 	Size		slot_stride;	/* bytes between two process slots */
 	TimestampTz stats_reset;	/* time of the last reset, or of start-up */
+	pg_atomic_uint64 *wait_hist;	/* num_rows * LOCKSTAT_WAIT_BUCKETS */
+	pg_atomic_uint64 *max_wait_ns;	/* num_rows */
 	LockStatTrancheTotals *baseline;	/* num_rows entries */
 	char	   *slots;			/* num_slots * slot_stride bytes */
 } LockStatSharedState;
@@ -102,6 +112,9 @@ lockstat_shmem_size(int num_slots, int num_rows)
 	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
 												  num_rows)));
 	size = add_size(size, mul_size(lockstat_slot_stride(num_rows), num_slots));
+	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
+												  mul_size(num_rows,
+														   LOCKSTAT_WAIT_BUCKETS + 1))));
 	/* ShmemInitStruct's result is only MAXALIGNed */
 	size = add_size(size, PG_CACHE_LINE_SIZE);
 	return size;
@@ -152,6 +165,13 @@ lockstat_shmem_startup(void)
 		lockstat_state->baseline = (LockStatTrancheTotals *) p;
 		p += CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals), num_rows));
 		lockstat_state->slots = p;
+		p += mul_size(lockstat_slot_stride(num_rows), num_slots);
+		p = (char *) CACHELINEALIGN(p);
+		lockstat_state->wait_hist = (pg_atomic_uint64 *) p;
+		lockstat_state->max_wait_ns = lockstat_state->wait_hist +
+			num_rows * LOCKSTAT_WAIT_BUCKETS;
+		for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
 	}
 
 	LWLockRelease(AddinShmemInitLock);
@@ -384,6 +404,9 @@ lockstat_reset(void)
 		lockstat_raise(&base->wait_time_ns, totals[row].wait_time_ns);
 	}
 
+	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
+
 	/* stats_reset only moves forward, even if the clock steps back */
 	now = GetCurrentTimestamp();
 	if (now > lockstat_state->stats_reset)
@@ -410,4 +433,79 @@ lockstat_last_reset(void)
 	result = lockstat_state->stats_reset;
 	LWLockRelease(lockstat_state->lock);
 	return result;
+}
+
+/*
+ * Bucket of a sleep of wait_ns nanoseconds: 0 for less than 1 us, b for
+ * [2^(b-1), 2^b) us, and the last bucket for everything longer.
+ */
+static inline int
+lockstat_wait_bucket(uint64 wait_ns)
+{
+	uint64		us = wait_ns / 1000;
+
+	if (us == 0)
+		return 0;
+	return Min(pg_leftmost_one_pos64(us) + 1, LOCKSTAT_WAIT_BUCKETS - 1);
+}
+
+/*
+ * Lower bound of a bucket in microseconds.
+ */
+uint64
+lockstat_wait_bucket_lower_us(int bucket)
+{
+	return bucket == 0 ? 0 : UINT64CONST(1) << (bucket - 1);
+}
+
+/*
+ * Count one sleep of wait_ns nanoseconds on an LWLock of counter row row.
+ * Called from the core's lwlock_stats_wait_hook on the blocked path: no
+ * locks, no allocation, no errors.
+ */
+void
+lockstat_record_wait(int row, uint64 wait_ns)
+{
+	pg_atomic_uint64 *max;
+	uint64		cur;
+
+	if (lockstat_state == NULL || row < 0 || row >= lockstat_state->num_rows)
+		return;
+
+	pg_atomic_fetch_add_u64(&lockstat_state->wait_hist[row * LOCKSTAT_WAIT_BUCKETS +
+													   lockstat_wait_bucket(wait_ns)], 1);
+
+	max = &lockstat_state->max_wait_ns[row];
+	cur = pg_atomic_read_u64(max);
+	while (wait_ns > cur)
+	{
+		/* on failure, cur is the value that beat us */
+		if (pg_atomic_compare_exchange_u64(max, &cur, wait_ns))
+			break;
+	}
+}
+
+/*
+ * Copy the sleep distribution since the last reset: counts[num_rows *
+ * LOCKSTAT_WAIT_BUCKETS] and max_ns[num_rows] (either may be NULL).
+ * Errors: 55000 if not preloaded.
+ */
+void
+lockstat_read_waits(uint64 *counts, uint64 *max_ns)
+{
+	int			num_rows;
+
+	lockstat_require_ready();
+	num_rows = lockstat_state->num_rows;
+
+	if (counts)
+	{
+		for (int i = 0; i < num_rows * LOCKSTAT_WAIT_BUCKETS; i++)
+			counts[i] = pg_atomic_read_u64(&lockstat_state->wait_hist[i]);
+	}
+	if (max_ns)
+	{
+		for (int row = 0; row < num_rows; row++)
+			max_ns[row] = pg_atomic_read_u64(&lockstat_state->max_wait_ns[row]);
+	}
 }

@@ -23,11 +23,15 @@
 #include "pg_lockstat.h"
 
 PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
+PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_1);
+PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 
 #define PG_LWLOCK_STATS_COLS_V1_0		8
+#define PG_LWLOCK_STATS_COLS_V1_1		9
+#define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
 #define PG_LOCKSTAT_STATUS_COLS_V1_1	11
 
@@ -78,33 +82,39 @@ lockstat_strategy_name(int strategy)
  *	spin_delays int8	spin delays on the wait-list lock (count)
  *	dequeue_self int8	waiters that dequeued themselves (count)
  *	wait_time float8	time spent sleeping in blocked calls (ms)
+ * and from version 1.1:
+ *	max_wait_time float8	longest single sleep since the last reset (ms)
  * The counters come from the core patch's counting points in lwlock.c, the
  * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
- * dequeue_self.  Errors: 55000 if pg_lockstat is not preloaded.  The first
- * time a backend shows an overflow row, it also raises a WARNING.
+ * dequeue_self; the longest sleep from its lwlock_stats_wait_hook.  Errors:
+ * 55000 if pg_lockstat is not preloaded.  The first time a backend shows an
+ * overflow row, it also raises a WARNING.
  */
-Datum
-pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
+static Datum
+lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	LockStatTrancheTotals *totals;
+	uint64	   *max_ns;
 	int			num_rows;
 
 	lockstat_require_ready();
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != PG_LWLOCK_STATS_COLS_V1_0)
+	if (rsinfo->setDesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	max_ns = palloc(sizeof(uint64) * num_rows);
 	lockstat_read_totals(totals);
+	lockstat_read_waits(NULL, max_ns);
 
 	for (int row = 0; row < num_rows; row++)
 	{
 		LockStatTrancheTotals *t = &totals[row];
-		Datum		values[PG_LWLOCK_STATS_COLS_V1_0];
-		bool		nulls[PG_LWLOCK_STATS_COLS_V1_0] = {0};
+		Datum		values[PG_LWLOCK_STATS_COLS_V1_1];
+		bool		nulls[PG_LWLOCK_STATS_COLS_V1_1] = {0};
 		bool		overflow = (row == num_rows - 1);
 		int			i = 0;
 
@@ -139,12 +149,103 @@ pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
 		values[i++] = lockstat_counter_datum(t->spin_delays);
 		values[i++] = lockstat_counter_datum(t->dequeue_self);
 		values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
-		Assert(i == PG_LWLOCK_STATS_COLS_V1_0);
+		if (ncols >= PG_LWLOCK_STATS_COLS_V1_1)
+			values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
+		Assert(i == ncols);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
 	pfree(totals);
+	pfree(max_ns);
+	return (Datum) 0;
+}
+
+/* pg_lwlock_stats() of version 1.0: see lockstat_lwlock_stats_internal() */
+Datum
+pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
+{
+	return lockstat_lwlock_stats_internal(fcinfo, PG_LWLOCK_STATS_COLS_V1_0);
+}
+
+/* pg_lwlock_stats() of version 1.1: see lockstat_lwlock_stats_internal() */
+Datum
+pg_lwlock_stats_1_1(PG_FUNCTION_ARGS)
+{
+	return lockstat_lwlock_stats_internal(fcinfo, PG_LWLOCK_STATS_COLS_V1_1);
+}
+
+/*
+ * pg_lwlock_wait_histogram() returns setof record
+ *
+ * The distribution of the durations of sleeps on LWLocks since the last
+ * reset, one row per tranche and non-empty bucket:
+ *	tranche_id int4			tranche ID; NULL for the overflow row
+ *	tranche text			name as pg_stat_activity.wait_event shows it
+ *	bucket_lower_us int8	the bucket holds sleeps of at least this many
+ *							microseconds
+ *	bucket_upper_us int8	and less than this many; NULL for the last bucket
+ *							(4194304 us and more)
+ *	count int8				sleeps in the bucket (count)
+ * Buckets are powers of two (log2 histogram); the first is [0, 1) us.  Each
+ * timed sleep on the process semaphore counts once, from the core patch's
+ * lwlock_stats_wait_hook, so a call that slept twice counts twice.  Errors:
+ * 55000 if pg_lockstat is not preloaded.
+ */
+Datum
+pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	uint64	   *counts;
+	int			num_rows;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != PG_LWLOCK_WAIT_HISTOGRAM_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	num_rows = lockstat_num_rows();
+	counts = palloc(sizeof(uint64) * num_rows * LOCKSTAT_WAIT_BUCKETS);
+	lockstat_read_waits(counts, NULL);
+
+	for (int row = 0; row < num_rows; row++)
+	{
+		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
+		{
+			uint64		count = counts[row * LOCKSTAT_WAIT_BUCKETS + b];
+			Datum		values[PG_LWLOCK_WAIT_HISTOGRAM_COLS];
+			bool		nulls[PG_LWLOCK_WAIT_HISTOGRAM_COLS] = {0};
+			int			i = 0;
+
+			if (count == 0)
+				continue;
+
+			if (row == num_rows - 1)
+			{
+				nulls[i++] = true;
+				values[i++] = CStringGetTextDatum("overflow");
+			}
+			else
+			{
+				const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) row);
+
+				values[i++] = Int32GetDatum(row);
+				values[i++] = CStringGetTextDatum(name ? name : "unknown");
+			}
+			values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b));
+			if (b == LOCKSTAT_WAIT_BUCKETS - 1)
+				nulls[i++] = true;
+			else
+				values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b + 1));
+			values[i++] = lockstat_counter_datum(count);
+			Assert(i == PG_LWLOCK_WAIT_HISTOGRAM_COLS);
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+
+	pfree(counts);
 	return (Datum) 0;
 }
 

@@ -51,3 +51,106 @@ REVOKE ALL ON FUNCTION pg_lockstat_status() FROM PUBLIC;
 REVOKE ALL ON pg_lockstat_status FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lockstat_status() TO pg_read_all_stats;
 GRANT SELECT ON pg_lockstat_status TO pg_read_all_stats;
+
+-- pg_lwlock_stats() gains max_wait_time.
+DROP VIEW pg_lwlock_stats;
+DROP FUNCTION pg_lwlock_stats();
+
+-- pg_lwlock_stats(): the per-tranche counters since the last reset, summed
+-- over all processes.  Columns and units: see the view below.  Errors with
+-- SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_stats(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT sh_acquires bigint,
+    OUT ex_acquires bigint,
+    OUT blocks bigint,
+    OUT spin_delays bigint,
+    OUT dequeue_self bigint,
+    OUT wait_time double precision,
+    OUT max_wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_stats_1_1'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_stats() IS
+'per-tranche LWLock counters since the last reset; backs the view pg_lwlock_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_stats AS
+    SELECT s.tranche_id, s.tranche,
+           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
+           s.dequeue_self, s.wait_time, s.max_wait_time,
+           100 * s.blocks / nullif(sum(s.blocks::float8) OVER (), 0)
+               AS blk_pct,
+           100 * s.spin_delays / nullif(sum(s.spin_delays::float8) OVER (), 0)
+               AS spin_delay_pct
+    FROM pg_lwlock_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_stats IS
+'LWLock statistics per tranche since the last pg_lockstat_reset(), summed over all processes (successor of LWLOCK_STATS)';
+COMMENT ON COLUMN pg_lwlock_stats.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_stats.sh_acquires IS
+'shared acquisitions (count): LWLockAcquire calls, successful LWLockConditionalAcquire and LWLockAcquireOrWait calls';
+COMMENT ON COLUMN pg_lwlock_stats.ex_acquires IS
+'exclusive acquisitions (count), as sh_acquires';
+COMMENT ON COLUMN pg_lwlock_stats.blocks IS
+'calls that had to sleep on the process semaphore at least once (count); LWLOCK_STATS "blk"';
+COMMENT ON COLUMN pg_lwlock_stats.spin_delays IS
+'sleeps of perform_spin_delay while taking the wait-list lock (count); LWLOCK_STATS "spindelay"';
+COMMENT ON COLUMN pg_lwlock_stats.dequeue_self IS
+'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
+COMMENT ON COLUMN pg_lwlock_stats.wait_time IS
+'time spent sleeping in blocked calls (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_stats.max_wait_time IS
+'longest single sleep on the process semaphore since the last reset (milliseconds); 0 if none';
+COMMENT ON COLUMN pg_lwlock_stats.blk_pct IS
+'this tranche''s share of all blocks (percent); NULL when there are no blocks';
+COMMENT ON COLUMN pg_lwlock_stats.spin_delay_pct IS
+'this tranche''s share of all spin delays (percent); NULL when there are none';
+
+REVOKE ALL ON FUNCTION pg_lwlock_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_stats TO pg_read_all_stats;
+
+-- pg_lwlock_wait_histogram(): log2 distribution of LWLock sleep durations
+-- since the last reset, one row per tranche and non-empty bucket.  Errors
+-- with SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_wait_histogram(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT bucket_lower_us bigint,
+    OUT bucket_upper_us bigint,
+    OUT count bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_wait_histogram_1_1'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_wait_histogram() IS
+'log2 histogram of LWLock sleep durations per tranche since the last reset; backs the view pg_lwlock_wait_histogram (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_wait_histogram AS
+    SELECT * FROM pg_lwlock_wait_histogram();
+
+COMMENT ON VIEW pg_lwlock_wait_histogram IS
+'distribution of the durations of sleeps on LWLocks per tranche since the last pg_lockstat_reset(), in power-of-two microsecond buckets; only non-empty buckets';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.bucket_lower_us IS
+'the bucket counts sleeps of at least this many microseconds (0, 1, 2, 4, ...)';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.bucket_upper_us IS
+'and of less than this many microseconds; NULL for the last bucket (4194304 microseconds and more)';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.count IS
+'sleeps on the process semaphore in the bucket (count); a call that slept twice counts twice';
+
+REVOKE ALL ON FUNCTION pg_lwlock_wait_histogram() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_wait_histogram FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_wait_histogram() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_wait_histogram TO pg_read_all_stats;

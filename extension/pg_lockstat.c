@@ -72,6 +72,7 @@ LockStatCore lockstat_core;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
+static lwlock_stats_wait_hook_type prev_lwlock_stats_wait_hook = NULL;
 
 static void lockstat_link_core(void);
 static void *lockstat_core_symbol(const char *name);
@@ -100,6 +101,7 @@ static void lockstat_require_pair(const char *min_name, int min_value,
 static void lockstat_shmem_request_hook(void);
 static void lockstat_shmem_startup_hook(void);
 static void lockstat_attach_hook(void);
+static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
 
 /*
  * Module load callback
@@ -254,6 +256,8 @@ _PG_init(void)
 	shmem_startup_hook = lockstat_shmem_startup_hook;
 	prev_lwlock_stats_attach_hook = *lockstat_core.attach_hook;
 	*lockstat_core.attach_hook = lockstat_attach_hook;
+	prev_lwlock_stats_wait_hook = *lockstat_core.wait_hook;
+	*lockstat_core.wait_hook = lockstat_wait_hook;
 }
 
 /*
@@ -293,6 +297,7 @@ lockstat_link_core(void)
 	lockstat_core.min_delay_usec = lockstat_core_symbol("spin_min_delay_usec");
 	lockstat_core.max_delay_usec = lockstat_core_symbol("spin_max_delay_usec");
 	lockstat_core.backoff_max_pauses = lockstat_core_symbol("spin_backoff_max_pauses");
+	lockstat_core.wait_hook = lockstat_core_symbol("lwlock_stats_wait_hook");
 
 	if (lockstat_core.spin_strategy == NULL ||
 		lockstat_core.min_spins_per_delay == NULL ||
@@ -300,6 +305,7 @@ lockstat_link_core(void)
 		lockstat_core.min_delay_usec == NULL ||
 		lockstat_core.max_delay_usec == NULL ||
 		lockstat_core.backoff_max_pauses == NULL ||
+		lockstat_core.wait_hook == NULL ||
 		lockstat_core.my_counters == NULL ||
 		lockstat_core.overflow_tranche == NULL ||
 		lockstat_core.attach_hook == NULL)
@@ -525,4 +531,17 @@ lockstat_attach_hook(void)
 		prev_lwlock_stats_attach_hook();
 
 	lockstat_attach_process();
+}
+
+/*
+ * Called by the core after each timed sleep on an LWLock while this process
+ * counts: adds the sleep to the distribution of its tranche.
+ */
+static void
+lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
+{
+	if (prev_lwlock_stats_wait_hook)
+		prev_lwlock_stats_wait_hook(lock, wait_ns);
+
+	lockstat_record_wait(lock->stats_row, wait_ns);
 }

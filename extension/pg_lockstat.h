@@ -65,6 +65,7 @@ typedef struct LockStatCore
 	int		   *min_delay_usec; /* spin_min_delay_usec */
 	int		   *max_delay_usec; /* spin_max_delay_usec */
 	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
+	lwlock_stats_wait_hook_type *wait_hook; /* lwlock_stats_wait_hook */
 } LockStatCore;
 
 extern LockStatCore lockstat_core;
@@ -83,6 +84,12 @@ typedef struct LockStatTrancheTotals
 	uint64		wait_time_ns;
 } LockStatTrancheTotals;
 
+/*
+ * Buckets of the distribution of LWLock sleep durations: [0, 1) us, then
+ * [2^(b-1), 2^b) us for b = 1 .. 22, and 2^22 us (4.2 s) or more.
+ */
+#define LOCKSTAT_WAIT_BUCKETS	24
+
 /* lockstat_shmem.c */
 extern void lockstat_shmem_request(void);
 extern void lockstat_shmem_startup(void);
@@ -96,5 +103,8 @@ extern void lockstat_add_row(LockStatTrancheTotals *totals,
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
 extern TimestampTz lockstat_reset(void);
 extern TimestampTz lockstat_last_reset(void);
+extern void lockstat_record_wait(int row, uint64 wait_ns);
+extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
+extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 
 #endif							/* PG_LOCKSTAT_H */

@@ -44,10 +44,8 @@ CREATE UNLOGGED TABLE resets (id bigserial PRIMARY KEY, ts timestamptz);
 CREATE SEQUENCE read_ids;
 CREATE UNLOGGED TABLE reads (read_id bigint PRIMARY KEY, session int,
 	reset_before timestamptz, reset_after timestamptz);
-CREATE UNLOGGED TABLE samples (read_id bigint, tranche_id int, tranche text,
-	sh_acquires bigint, ex_acquires bigint, blocks bigint,
-	spin_delays bigint, dequeue_self bigint, wait_time float8,
-	blk_pct float8, spin_delay_pct float8);
+CREATE UNLOGGED TABLE samples AS
+	SELECT 0::bigint AS read_id, * FROM pg_lwlock_stats WITH NO DATA;
 CREATE INDEX ON samples (read_id);
 CREATE UNLOGGED TABLE ops (writer int, mode text, n int, got bigint);
 

@@ -1,0 +1,113 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# pg_lwlock_wait_histogram and pg_lwlock_stats.max_wait_time: one sleep is
+# counted once, in the bucket that holds its duration, and is the maximum;
+# under contention every block has at least one sleep and the maximum lies
+# in the highest non-empty bucket; a reset empties both; the view is for
+# pg_read_all_stats only.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use LockStatTest;
+
+my $node = LockStatTest::new_node('wait_histogram');
+
+my $hist = q{SELECT coalesce(sum(count), 0) FROM pg_lwlock_wait_histogram
+	WHERE tranche = 'lockstat_test'};
+
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is($node->safe_psql('postgres', $hist), '0', 'no sleeps after a reset');
+
+# holder takes the test lock exclusively for 0.4 s; waiter sleeps once
+my $holder = $node->background_psql('postgres');
+my $waiter = $node->background_psql('postgres');
+$holder->query_until(qr/started/,
+	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, 400000);\n");
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity
+	  WHERE query LIKE 'SELECT lockstat_test_lwlock(''exclusive''%' AND state = 'active'})
+  or die 'holder did not start';
+$waiter->query_until(qr/started/,
+	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n");
+$node->poll_query_until('postgres',
+	q{SELECT count(*) = 1 FROM pg_stat_activity
+	  WHERE wait_event = 'lockstat_test'})
+  or die 'waiter did not block';
+$holder->quit;
+$waiter->quit;
+
+is($node->safe_psql('postgres', $hist), '1', 'the one sleep is counted once');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT blocks, wait_time = max_wait_time, max_wait_time > 0,
+				 max_wait_time <= 400 + 100
+		  FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'}),
+	'1|t|t|t',
+	'one block; its sleep is both the wait time and the maximum (0 < ms <= 500)');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT h.bucket_lower_us <= s.max_wait_time * 1000
+				 AND s.max_wait_time * 1000 < h.bucket_upper_us,
+				 h.bucket_upper_us = 2 * greatest(h.bucket_lower_us, 1) - (h.bucket_lower_us = 0)::int
+		  FROM pg_lwlock_wait_histogram h
+		  JOIN pg_lwlock_stats s USING (tranche_id)
+		  WHERE h.tranche = 'lockstat_test'}),
+	't|t',
+	'the sleep is in the power-of-two bucket that holds its duration');
+
+# contention: 4 sessions, 300 exclusive acquisitions each, holding 200 us
+my @h;
+foreach my $i (1 .. 4)
+{
+	push @h, $node->background_psql('postgres');
+	$h[-1]->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 300, 200);\n");
+}
+$_->quit foreach @h;
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT s.blocks > 0, sum(h.count) >= s.blocks,
+				 max(h.bucket_lower_us) <= s.max_wait_time * 1000,
+				 s.max_wait_time * 1000 < coalesce(
+					 (SELECT bucket_upper_us FROM pg_lwlock_wait_histogram
+					  WHERE tranche = 'lockstat_test'
+					  ORDER BY bucket_lower_us DESC LIMIT 1)::float8, 'Infinity'),
+				 s.max_wait_time <= s.wait_time
+		  FROM pg_lwlock_wait_histogram h
+		  JOIN pg_lwlock_stats s USING (tranche_id)
+		  WHERE h.tranche = 'lockstat_test'
+		  GROUP BY s.blocks, s.max_wait_time, s.wait_time}),
+	't|t|t|t|t',
+	'under contention: every block slept, the maximum is in the highest bucket');
+
+# a reset empties the distribution and the maximum
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*) FROM pg_lwlock_wait_histogram}),
+	'0', 'a reset empties every bucket');
+$node->safe_psql('postgres', q{SELECT lockstat_test_lwlock('exclusive', 5)});
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT max_wait_time FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'}),
+	'0', 'and the maximum');
+
+# privileges: like pg_lwlock_stats
+$node->safe_psql('postgres',
+	'CREATE ROLE regress_nobody LOGIN; CREATE ROLE regress_monitor LOGIN IN ROLE pg_read_all_stats;');
+my ($rc, $stdout, $stderr) = $node->psql('postgres',
+	'SELECT count(*) FROM pg_lwlock_wait_histogram',
+	extra_params => [ '-U', 'regress_nobody' ]);
+like($stderr, qr/permission denied for view pg_lwlock_wait_histogram/,
+	'a role without pg_read_all_stats cannot read the view');
+($rc, $stdout, $stderr) = $node->psql('postgres',
+	'SELECT count(*) >= 0 FROM pg_lwlock_wait_histogram',
+	extra_params => [ '-U', 'regress_monitor' ]);
+is($stdout, 't', 'pg_read_all_stats can');
+
+done_testing();
