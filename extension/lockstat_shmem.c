@@ -127,7 +127,8 @@ void
 lockstat_shmem_request(void)
 {
 	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_slots_needed(),
-											   lockstat_max_tranches + 1));
+											   lockstat_max_tranches + 1 +
+											   NUM_FIXED_LWLOCKS));
 	RequestNamedLWLockTranche("pg_lockstat", 1);
 }
 
@@ -141,7 +142,7 @@ lockstat_shmem_startup(void)
 {
 	bool		found;
 	int			num_slots = lockstat_slots_needed();
-	int			num_rows = lockstat_max_tranches + 1;
+	int			num_rows = lockstat_max_tranches + 1 + NUM_FIXED_LWLOCKS;
 	Size		size = lockstat_shmem_size(num_slots, num_rows);
 	char	   *base;
 	char	   *p;
@@ -177,7 +178,8 @@ lockstat_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 
 	/* _PG_init chose the overflow row from the same setting */
-	Assert(*lockstat_core.overflow_tranche == lockstat_state->num_rows - 1);
+	Assert(*lockstat_core.overflow_tranche ==
+		   lockstat_state->num_rows - 1 - NUM_FIXED_LWLOCKS);
 
 	/*
 	 * In an EXEC_BACKEND child, InitProcess() calls InitLWLockAccess(), and
@@ -507,5 +509,99 @@ lockstat_read_waits(uint64 *counts, uint64 *max_ns)
 	{
 		for (int row = 0; row < num_rows; row++)
 			max_ns[row] = pg_atomic_read_u64(&lockstat_state->max_wait_ns[row]);
+	}
+}
+
+/*
+ * Row of the overflow tranche: tranche IDs at or above max_tranches.  Rows
+ * after it belong to the locks of the fixed main LWLock array.  Errors:
+ * 55000 if not preloaded.
+ */
+int
+lockstat_overflow_row(void)
+{
+	lockstat_require_ready();
+	return lockstat_state->num_rows - 1 - NUM_FIXED_LWLOCKS;
+}
+
+/*
+ * The tranche ID that row counts for, or -1 for the overflow row.  For the
+ * row of a lock of the fixed main array, *partition is set to the lock's
+ * partition number within BufferMapping, LockManager or
+ * PredicateLockManager, or to -1 for an individual LWLock; otherwise it is
+ * set to -1.  Errors: 55000 if not preloaded.
+ */
+int
+lockstat_row_tranche(int row, int *partition)
+{
+	int			overflow = lockstat_overflow_row();
+	int			index;
+
+	*partition = -1;
+	if (row < overflow)
+		return row;
+	if (row == overflow)
+		return -1;
+
+	index = row - overflow - 1;
+	Assert(index < NUM_FIXED_LWLOCKS);
+	if (index >= PREDICATELOCK_MANAGER_LWLOCK_OFFSET)
+		*partition = index - PREDICATELOCK_MANAGER_LWLOCK_OFFSET;
+	else if (index >= LOCK_MANAGER_LWLOCK_OFFSET)
+		*partition = index - LOCK_MANAGER_LWLOCK_OFFSET;
+	else if (index >= BUFFER_MAPPING_LWLOCK_OFFSET)
+		*partition = index - BUFFER_MAPPING_LWLOCK_OFFSET;
+
+	/* the tranche the postmaster gave the lock; it never changes */
+	return MainLWLockArray[index].lock.tranche;
+}
+
+/*
+ * Add the rows of the fixed main array's locks to the rows of their tranches
+ * and clear them, so that totals[] is per tranche.  totals has
+ * lockstat_num_rows() entries.
+ */
+void
+lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
+{
+	int			overflow = lockstat_overflow_row();
+	int			num_rows = lockstat_state->num_rows;
+
+	for (int row = overflow + 1; row < num_rows; row++)
+	{
+		int			partition;
+		int			tranche = lockstat_row_tranche(row, &partition);
+		LockStatTrancheTotals *to;
+		LockStatTrancheTotals *from = &totals[row];
+
+		to = &totals[tranche >= 0 && tranche < overflow ? tranche : overflow];
+		to->sh_acquires += from->sh_acquires;
+		to->ex_acquires += from->ex_acquires;
+		to->blocks += from->blocks;
+		to->spin_delays += from->spin_delays;
+		to->dequeue_self += from->dequeue_self;
+		to->wait_time_ns += from->wait_time_ns;
+		memset(from, 0, sizeof(LockStatTrancheTotals));
+	}
+}
+
+/*
+ * As lockstat_fold_instance_rows, for the longest sleeps max_ns[] (one per
+ * row): a tranche's maximum is the largest of its own and its locks'.
+ */
+void
+lockstat_fold_instance_max(uint64 *max_ns)
+{
+	int			overflow = lockstat_overflow_row();
+	int			num_rows = lockstat_state->num_rows;
+
+	for (int row = overflow + 1; row < num_rows; row++)
+	{
+		int			partition;
+		int			tranche = lockstat_row_tranche(row, &partition);
+		int			to = (tranche >= 0 && tranche < overflow) ? tranche : overflow;
+
+		max_ns[to] = Max(max_ns[to], max_ns[row]);
+		max_ns[row] = 0;
 	}
 }

@@ -25,6 +25,7 @@
 PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
 PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram_1_1);
+PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
@@ -32,6 +33,7 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 #define PG_LWLOCK_STATS_COLS_V1_0		8
 #define PG_LWLOCK_STATS_COLS_V1_1		9
 #define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
+#define PG_LWLOCK_INSTANCE_STATS_COLS	11
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
 #define PG_LOCKSTAT_STATUS_COLS_V1_1	11
 
@@ -97,6 +99,7 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 	LockStatTrancheTotals *totals;
 	uint64	   *max_ns;
 	int			num_rows;
+	int			overflow_row;
 
 	lockstat_require_ready();
 
@@ -105,17 +108,20 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
+	overflow_row = lockstat_overflow_row();
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 	max_ns = palloc(sizeof(uint64) * num_rows);
 	lockstat_read_totals(totals);
+	lockstat_fold_instance_rows(totals);
 	lockstat_read_waits(NULL, max_ns);
+	lockstat_fold_instance_max(max_ns);
 
-	for (int row = 0; row < num_rows; row++)
+	for (int row = 0; row <= overflow_row; row++)
 	{
 		LockStatTrancheTotals *t = &totals[row];
 		Datum		values[PG_LWLOCK_STATS_COLS_V1_1];
 		bool		nulls[PG_LWLOCK_STATS_COLS_V1_1] = {0};
-		bool		overflow = (row == num_rows - 1);
+		bool		overflow = (row == overflow_row);
 		int			i = 0;
 
 		if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
@@ -129,7 +135,7 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 				ereport(WARNING,
 						(errmsg("some LWLock tranches are not counted separately"),
 						 errdetail("Tranche IDs of %d and above are summed in the row \"overflow\".",
-								   num_rows - 1),
+								   overflow_row),
 						 errhint("Raise \"pg_lockstat.max_tranches\" and restart the server.")));
 				lockstat_overflow_warned = true;
 			}
@@ -198,6 +204,7 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	uint64	   *counts;
 	int			num_rows;
+	int			overflow_row;
 
 	lockstat_require_ready();
 
@@ -206,10 +213,23 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
+	overflow_row = lockstat_overflow_row();
 	counts = palloc(sizeof(uint64) * num_rows * LOCKSTAT_WAIT_BUCKETS);
 	lockstat_read_waits(counts, NULL);
 
-	for (int row = 0; row < num_rows; row++)
+	/* the main array's locks count in their tranches here */
+	for (int row = overflow_row + 1; row < num_rows; row++)
+	{
+		int			partition;
+		int			tranche = lockstat_row_tranche(row, &partition);
+		int			to = (tranche >= 0 && tranche < overflow_row) ? tranche : overflow_row;
+
+		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
+			counts[to * LOCKSTAT_WAIT_BUCKETS + b] +=
+				counts[row * LOCKSTAT_WAIT_BUCKETS + b];
+	}
+
+	for (int row = 0; row <= overflow_row; row++)
 	{
 		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
 		{
@@ -221,7 +241,7 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 			if (count == 0)
 				continue;
 
-			if (row == num_rows - 1)
+			if (row == overflow_row)
 			{
 				nulls[i++] = true;
 				values[i++] = CStringGetTextDatum("overflow");
@@ -288,7 +308,7 @@ lockstat_status_internal(FunctionCallInfo fcinfo, int ncols)
 	values[i++] = CStringGetTextDatum(psprintf("%d.%d",
 											   *lockstat_core.version / 100,
 											   *lockstat_core.version % 100));
-	values[i++] = Int32GetDatum(lockstat_num_rows() - 1);
+	values[i++] = Int32GetDatum(lockstat_overflow_row());
 	values[i++] = Int32GetDatum(lockstat_num_slots());
 	if (ncols >= PG_LOCKSTAT_STATUS_COLS_V1_1)
 	{
@@ -329,4 +349,83 @@ Datum
 pg_lockstat_reset_1_0(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TIMESTAMPTZ(lockstat_reset());
+}
+
+/*
+ * pg_lwlock_instance_stats() returns setof record
+ *
+ * The counters of each lock of the fixed main LWLock array with any activity
+ * since the last reset: the individual LWLocks (ProcArray, XidGen, WALWrite,
+ * ...) and each partition of BufferMapping, LockManager and
+ * PredicateLockManager.
+ *	tranche_id int4			tranche ID of the lock
+ *	tranche text			tranche name
+ *	partition int4			partition number within its tranche; NULL for
+ *							an individual LWLock
+ *	main_index int4			position in the main LWLock array
+ *	sh_acquires ... wait_time	as pg_lwlock_stats (counts, ms)
+ *	max_wait_time float8	longest single sleep on this lock (ms)
+ * They come from the same counting points as pg_lwlock_stats, which shows
+ * their sums per tranche: the core patch gives each of these locks a row of
+ * its own (LWLockStatsMainArrayRows).  Errors: 55000 if not preloaded.
+ */
+Datum
+pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockStatTrancheTotals *totals;
+	uint64	   *max_ns;
+	int			num_rows;
+	int			overflow_row;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != PG_LWLOCK_INSTANCE_STATS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	num_rows = lockstat_num_rows();
+	overflow_row = lockstat_overflow_row();
+	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	max_ns = palloc(sizeof(uint64) * num_rows);
+	lockstat_read_totals(totals);
+	lockstat_read_waits(NULL, max_ns);
+
+	for (int row = overflow_row + 1; row < num_rows; row++)
+	{
+		LockStatTrancheTotals *t = &totals[row];
+		Datum		values[PG_LWLOCK_INSTANCE_STATS_COLS];
+		bool		nulls[PG_LWLOCK_INSTANCE_STATS_COLS] = {0};
+		int			partition;
+		int			tranche = lockstat_row_tranche(row, &partition);
+		const char *name;
+		int			i = 0;
+
+		if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
+			t->spin_delays == 0 && t->dequeue_self == 0 && t->wait_time_ns == 0)
+			continue;
+
+		name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) tranche);
+		values[i++] = Int32GetDatum(tranche);
+		values[i++] = CStringGetTextDatum(name ? name : "unknown");
+		if (partition >= 0)
+			values[i++] = Int32GetDatum(partition);
+		else
+			nulls[i++] = true;
+		values[i++] = Int32GetDatum(row - overflow_row - 1);
+		values[i++] = lockstat_counter_datum(t->sh_acquires);
+		values[i++] = lockstat_counter_datum(t->ex_acquires);
+		values[i++] = lockstat_counter_datum(t->blocks);
+		values[i++] = lockstat_counter_datum(t->spin_delays);
+		values[i++] = lockstat_counter_datum(t->dequeue_self);
+		values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
+		Assert(i == PG_LWLOCK_INSTANCE_STATS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	pfree(totals);
+	pfree(max_ns);
+	return (Datum) 0;
 }

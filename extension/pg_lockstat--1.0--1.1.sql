@@ -154,3 +154,73 @@ REVOKE ALL ON FUNCTION pg_lwlock_wait_histogram() FROM PUBLIC;
 REVOKE ALL ON pg_lwlock_wait_histogram FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_wait_histogram() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_wait_histogram TO pg_read_all_stats;
+
+-- pg_lwlock_instance_stats(): the counters of each lock of the fixed main
+-- LWLock array since the last reset.  Errors with SQLSTATE 55000 unless
+-- pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_instance_stats(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT partition integer,
+    OUT main_index integer,
+    OUT sh_acquires bigint,
+    OUT ex_acquires bigint,
+    OUT blocks bigint,
+    OUT spin_delays bigint,
+    OUT dequeue_self bigint,
+    OUT wait_time double precision,
+    OUT max_wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_instance_stats_1_1'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_instance_stats() IS
+'counters of each individual LWLock and each partition of the main LWLock array since the last reset; backs the view pg_lwlock_instance_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_instance_stats AS
+    SELECT s.tranche_id, s.tranche, s.partition, s.main_index,
+           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
+           s.dequeue_self, s.wait_time, s.max_wait_time,
+           100 * (s.sh_acquires + s.ex_acquires)::float8 /
+               nullif(sum((s.sh_acquires + s.ex_acquires)::float8)
+                      OVER (PARTITION BY s.tranche_id), 0)
+               AS tranche_acquire_pct,
+           100 * s.blocks /
+               nullif(sum(s.blocks::float8) OVER (PARTITION BY s.tranche_id), 0)
+               AS tranche_blk_pct
+    FROM pg_lwlock_instance_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_instance_stats IS
+'LWLock statistics per lock of the main LWLock array (individual locks, and the partitions of BufferMapping, LockManager and PredicateLockManager) since the last pg_lockstat_reset(); pg_lwlock_stats shows their sums per tranche';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_id IS
+'LWLock tranche ID of the lock';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_instance_stats.partition IS
+'partition number within BufferMapping (0-127), LockManager (0-15) or PredicateLockManager (0-15); NULL for an individual LWLock';
+COMMENT ON COLUMN pg_lwlock_instance_stats.main_index IS
+'position of the lock in the main LWLock array (MainLWLockArray)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.sh_acquires IS
+'shared acquisitions of this lock (count), as pg_lwlock_stats.sh_acquires';
+COMMENT ON COLUMN pg_lwlock_instance_stats.ex_acquires IS
+'exclusive acquisitions of this lock (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.blocks IS
+'calls that slept on this lock at least once (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.spin_delays IS
+'spin delays on this lock''s wait-list lock (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.dequeue_self IS
+'waiters that removed themselves from this lock''s wait queue (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.wait_time IS
+'time spent sleeping on this lock (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.max_wait_time IS
+'longest single sleep on this lock since the last reset (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_acquire_pct IS
+'this lock''s share of its tranche''s acquisitions (percent): partition skew';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_blk_pct IS
+'this lock''s share of its tranche''s blocks (percent); NULL when the tranche has none';
+
+REVOKE ALL ON FUNCTION pg_lwlock_instance_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_instance_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_instance_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_instance_stats TO pg_read_all_stats;

@@ -162,7 +162,7 @@ _PG_init(void)
 							&lockstat_max_tranches,
 							256,
 							LWTRANCHE_FIRST_USER_DEFINED,
-							PG_UINT16_MAX + 1,
+							LOCKSTAT_MAX_TRANCHES,
 							PGC_POSTMASTER,
 							0,
 							NULL,
@@ -249,6 +249,8 @@ _PG_init(void)
 	 * that loads the library (EXEC_BACKEND children included).
 	 */
 	*lockstat_core.overflow_tranche = lockstat_max_tranches;
+	/* and each lock of the fixed main array has a row of its own after it */
+	*lockstat_core.main_array_rows = true;
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = lockstat_shmem_request_hook;
@@ -298,6 +300,7 @@ lockstat_link_core(void)
 	lockstat_core.max_delay_usec = lockstat_core_symbol("spin_max_delay_usec");
 	lockstat_core.backoff_max_pauses = lockstat_core_symbol("spin_backoff_max_pauses");
 	lockstat_core.wait_hook = lockstat_core_symbol("lwlock_stats_wait_hook");
+	lockstat_core.main_array_rows = lockstat_core_symbol("LWLockStatsMainArrayRows");
 
 	if (lockstat_core.spin_strategy == NULL ||
 		lockstat_core.min_spins_per_delay == NULL ||
@@ -306,6 +309,7 @@ lockstat_link_core(void)
 		lockstat_core.max_delay_usec == NULL ||
 		lockstat_core.backoff_max_pauses == NULL ||
 		lockstat_core.wait_hook == NULL ||
+		lockstat_core.main_array_rows == NULL ||
 		lockstat_core.my_counters == NULL ||
 		lockstat_core.overflow_tranche == NULL ||
 		lockstat_core.attach_hook == NULL)

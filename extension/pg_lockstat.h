@@ -44,6 +44,14 @@ extern int	lockstat_backoff_max_pauses;
  * which perform_spin_delay()'s growth of the delay needs; 10 s is already
  * longer than any sensible spin sleep.
  */
+/*
+ * Rows of the counter table: one per tranche ID below max_tranches, the
+ * overflow row (index max_tranches), then one per lock of the fixed part of
+ * the main LWLock array (NUM_FIXED_LWLOCKS).  Row numbers are stored in a
+ * uint16 (LWLock.stats_row), which bounds max_tranches.
+ */
+#define LOCKSTAT_MAX_TRANCHES		(PG_UINT16_MAX - NUM_FIXED_LWLOCKS)
+
 #define LOCKSTAT_MAX_SPINS			1000000
 #define LOCKSTAT_MAX_DELAY_US		10000000
 #define LOCKSTAT_MAX_BACKOFF_PAUSES	65536
@@ -66,6 +74,7 @@ typedef struct LockStatCore
 	int		   *max_delay_usec; /* spin_max_delay_usec */
 	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
 	lwlock_stats_wait_hook_type *wait_hook; /* lwlock_stats_wait_hook */
+	bool	   *main_array_rows;	/* LWLockStatsMainArrayRows */
 } LockStatCore;
 
 extern LockStatCore lockstat_core;
@@ -106,5 +115,9 @@ extern TimestampTz lockstat_last_reset(void);
 extern void lockstat_record_wait(int row, uint64 wait_ns);
 extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
+extern int	lockstat_overflow_row(void);
+extern int	lockstat_row_tranche(int row, int *partition);
+extern void lockstat_fold_instance_rows(LockStatTrancheTotals *totals);
+extern void lockstat_fold_instance_max(uint64 *max_ns);
 
 #endif							/* PG_LOCKSTAT_H */

@@ -89,7 +89,7 @@ $node->stop;
 foreach my $conf (
 	[ 'min connections', "max_connections = 1\nsuperuser_reserved_connections = 0\nreserved_connections = 0\nmax_wal_senders = 0" ],
 	[ '2000 connections', "max_connections = 2000" ],
-	[ 'max tranches', "max_connections = 10\npg_lockstat.max_tranches = 65536" ])
+	[ 'max tranches', "max_connections = 10\npg_lockstat.max_tranches = 65321" ])
 {
 	my ($label, $extra) = @$conf;
 	my $n = LockStatTest::new_node("size_" . ($label =~ s/ /_/gr), $extra);

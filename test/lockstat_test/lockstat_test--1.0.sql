@@ -23,6 +23,11 @@ LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 -- Allocate count new LWLock tranche IDs (LWLockNewTrancheId) and acquire a
 -- lock of each n times, exclusive.  Returns count * n.  IDs are used up
 -- until restart.  Errors: 22023 for a bad argument.
+CREATE FUNCTION lockstat_test_main_lwlock(main_index integer, mode text, n integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_main_lwlock'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
 CREATE FUNCTION lockstat_test_spin_counter()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spin_counter'
@@ -46,5 +51,6 @@ LANGUAGE C STRICT VOLATILE;
 REVOKE ALL ON FUNCTION lockstat_test_lwlock(text, integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spinlock(integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_counter() FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_main_lwlock(integer, text, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_dynamic_tranches(integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_raise_counter(integer, numeric) FROM PUBLIC;

@@ -50,6 +50,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
 PG_FUNCTION_INFO_V1(lockstat_test_dynamic_tranches);
 PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_counter);
+PG_FUNCTION_INFO_V1(lockstat_test_main_lwlock);
 
 static void
 lst_shmem_request(void)
@@ -226,6 +227,51 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 		if (hold_us > 0)
 			lst_spin_hold(hold_us);
 		SpinLockRelease(&lst_state->mutex);
+	}
+
+	PG_RETURN_INT64(n);
+}
+
+/*
+ * lockstat_test_main_lwlock(main_index int, mode text, n int) returns bigint
+ *
+ * Acquires and releases lock main_index of the fixed part of the main LWLock
+ * array (an individual LWLock, or a partition of BufferMapping, LockManager
+ * or PredicateLockManager) n times in mode 'shared' or 'exclusive', holding
+ * nothing else.  Returns n.  Errors: 22023 for an index outside
+ * 0 .. NUM_FIXED_LWLOCKS - 1, an unknown mode or a negative n.
+ */
+Datum
+lockstat_test_main_lwlock(PG_FUNCTION_ARGS)
+{
+	int32		index = PG_GETARG_INT32(0);
+	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	int32		n = PG_GETARG_INT32(2);
+	LWLockMode	lwmode;
+	LWLock	   *lock;
+
+	lst_check_counts(n, 0, 0);
+	if (index < 0 || index >= NUM_FIXED_LWLOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("main_index must be between 0 and %d",
+						NUM_FIXED_LWLOCKS - 1)));
+	if (strcmp(mode, "shared") == 0)
+		lwmode = LW_SHARED;
+	else if (strcmp(mode, "exclusive") == 0)
+		lwmode = LW_EXCLUSIVE;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lock mode \"%s\"", mode),
+				 errhint("Valid modes are \"shared\" and \"exclusive\".")));
+
+	lock = &MainLWLockArray[index].lock;
+	for (int32 i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		LWLockAcquire(lock, lwmode);
+		LWLockRelease(lock);
 	}
 
 	PG_RETURN_INT64(n);
