@@ -6,10 +6,19 @@
  *
  * Layout: a LockStatSharedState header, then the reset baseline (one
  * LockStatTrancheTotals per row), then one block of rows for each process
- * slot.  A row is a tranche ID; the last row, whose index is
- * pg_lockstat.max_tranches, collects every higher tranche ID (the overflow
- * row).  There are MaxBackends + NUM_AUXILIARY_PROCS process slots, indexed
- * by ProcNumber, the same range as the PGPROCs that can run.
+ * slot, then one LockStatSlotOwner for each process slot.  A row is a
+ * tranche ID; the last row, whose index is pg_lockstat.max_tranches,
+ * collects every higher tranche ID (the overflow row).  There are
+ * MaxBackends + NUM_AUXILIARY_PROCS process slots, indexed by ProcNumber,
+ * the same range as the PGPROCs that can run.
+ *
+ * A slot's owner record says which process counts into the slot now, and
+ * holds a copy of the slot's rows taken when that process attached (its
+ * start snapshot, as LockStatTrancheTotals), so that the counts of one
+ * process, since it started, are its rows minus its start snapshot
+ * (pg_lwlock_backend_stats).  The snapshot costs
+ * sizeof(LockStatTrancheTotals) per row and slot, three quarters of the
+ * rows themselves.
  *
  * Locking rules:
  *
@@ -40,6 +49,18 @@
  *	 callback registered after ProcKill's, so it runs first: the slot is no
  *	 longer written when the next process is given the same ProcNumber.
  *
+ * - A slot's owner record is written only by the process that owns the
+ *	 slot, when it attaches (pid, type, start snapshot) and when it detaches
+ *	 (pid = 0), never while it counts.  Like PgBackendStatus.st_changecount,
+ *	 the record's changecount is odd while it is being written; a reader
+ *	 copies the record and the slot's rows between two reads of changecount
+ *	 and tries again unless both are the same even value.  The rows are
+ *	 read inside that window too, so a reader never takes the rows of one
+ *	 process together with the start snapshot of another; since both belong
+ *	 to one process and its rows only grow, rows minus snapshot is never
+ *	 negative.  No lock is taken, so a reader cannot delay a process's
+ *	 start or exit, and retries check for interrupts.
+ *
  * Copyright (c) 2026, pg_lockstat developers
  *
  * IDENTIFICATION
@@ -52,6 +73,7 @@
 #include "miscadmin.h"
 #include "port/atomics.h"
 #include "port/pg_bitutils.h"
+#include "postmaster/bgworker.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -74,7 +96,22 @@ typedef struct LockStatSharedState
 	pg_atomic_uint64 *max_wait_ns;	/* num_rows */
 	LockStatTrancheTotals *baseline;	/* num_rows entries */
 	char	   *slots;			/* num_slots * slot_stride bytes */
+	Size		owner_stride;	/* bytes between two owner records */
+	char	   *owners;			/* num_slots * owner_stride bytes */
 } LockStatSharedState;
+
+/*
+ * Who counts into a process slot, and the slot's rows when that process
+ * attached.  See the locking rules at the top.
+ */
+typedef struct LockStatSlotOwner
+{
+	uint32		changecount;	/* odd while the owner writes the record */
+	int			pid;			/* the owning process; 0 if none */
+	BackendType backend_type;	/* its MyBackendType */
+	char		bgw_type[BGW_MAXLEN];	/* a background worker's bgw_type */
+	LockStatTrancheTotals start[FLEXIBLE_ARRAY_MEMBER]; /* num_rows */
+} LockStatSlotOwner;
 
 /* Links to shared memory state; set in every process by shmem startup */
 static LockStatSharedState *lockstat_state = NULL;
@@ -83,9 +120,15 @@ static LockStatSharedState *lockstat_state = NULL;
 static LWLockStatsCounters *lockstat_my_rows = NULL;
 
 static Size lockstat_slot_stride(int num_rows);
+static Size lockstat_owner_stride(int num_rows);
 static Size lockstat_shmem_size(int num_slots, int num_rows);
+static LockStatSlotOwner *lockstat_slot_owner(int slot);
+static void lockstat_begin_owner_write(LockStatSlotOwner *owner);
+static void lockstat_end_owner_write(LockStatSlotOwner *owner);
 static void lockstat_detach_process(int code, Datum arg);
 static void lockstat_sum_rows(LockStatTrancheTotals *totals);
+static void lockstat_subtract_totals(LockStatTrancheTotals *totals,
+									 const LockStatTrancheTotals *base);
 
 /* one slot per PGPROC that can run: backends and auxiliary processes */
 static int
@@ -102,7 +145,21 @@ lockstat_slot_stride(int num_rows)
 	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
 }
 
-/* bytes of shared memory for the header, the baseline and all slots */
+/* bytes per owner record */
+static Size
+lockstat_owner_stride(int num_rows)
+{
+	Size		size;
+
+	/* only the owner writes it, twice in its life: no padding needed */
+	size = mul_size(sizeof(LockStatTrancheTotals), num_rows);
+	return MAXALIGN(add_size(offsetof(LockStatSlotOwner, start), size));
+}
+
+/*
+ * bytes of shared memory for the header, the baseline, all slots and their
+ * owner records
+ */
 static Size
 lockstat_shmem_size(int num_slots, int num_rows)
 {
@@ -115,8 +172,9 @@ lockstat_shmem_size(int num_slots, int num_rows)
 	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
 												  mul_size(num_rows,
 														   LOCKSTAT_WAIT_BUCKETS + 1))));
-	/* ShmemInitStruct's result is only MAXALIGNed */
-	size = add_size(size, PG_CACHE_LINE_SIZE);
+	size = add_size(size, mul_size(lockstat_owner_stride(num_rows), num_slots));
+	/* ShmemInitStruct's result is only MAXALIGNed, and so are owner records */
+	size = add_size(size, 2 * PG_CACHE_LINE_SIZE);
 	return size;
 }
 
@@ -166,7 +224,10 @@ lockstat_shmem_startup(void)
 		lockstat_state->baseline = (LockStatTrancheTotals *) p;
 		p += CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals), num_rows));
 		lockstat_state->slots = p;
-		p += mul_size(lockstat_slot_stride(num_rows), num_slots);
+		p += mul_size(lockstat_state->slot_stride, num_slots);
+		lockstat_state->owner_stride = lockstat_owner_stride(num_rows);
+		lockstat_state->owners = p;
+		p += mul_size(lockstat_state->owner_stride, num_slots);
 		p = (char *) CACHELINEALIGN(p);
 		lockstat_state->wait_hist = (pg_atomic_uint64 *) p;
 		lockstat_state->max_wait_ns = lockstat_state->wait_hist +
@@ -191,14 +252,53 @@ lockstat_shmem_startup(void)
 		lockstat_attach_process();
 }
 
+/* the owner record of process slot "slot" */
+static LockStatSlotOwner *
+lockstat_slot_owner(int slot)
+{
+	return (LockStatSlotOwner *)
+		(lockstat_state->owners + lockstat_state->owner_stride * slot);
+}
+
+/*
+ * The owner record's write protocol, as PGSTAT_BEGIN_WRITE_ACTIVITY and
+ * PGSTAT_END_WRITE_ACTIVITY: changecount is odd while the record changes.
+ * Nothing in between may fail, so an error there is a PANIC rather than a
+ * record left odd for good.
+ */
+static void
+lockstat_begin_owner_write(LockStatSlotOwner *owner)
+{
+	START_CRIT_SECTION();
+	owner->changecount++;
+	pg_write_barrier();
+}
+
+static void
+lockstat_end_owner_write(LockStatSlotOwner *owner)
+{
+	pg_write_barrier();
+	owner->changecount++;
+	Assert((owner->changecount & 1) == 0);
+	END_CRIT_SECTION();
+}
+
 /*
  * Called from the core patch's lwlock_stats_attach_hook, in InitLWLockAccess,
  * once this process has its PGPROC and ProcNumber, and from
  * lockstat_shmem_startup in EXEC_BACKEND children.  Idempotent.
+ *
+ * Records this process as the slot's owner, with a start snapshot of the
+ * slot's rows, which still hold the counts of the slot's earlier owners.
+ * MyBackendType and MyBgworkerEntry are set before InitProcess() in every
+ * kind of process.
  */
 void
 lockstat_attach_process(void)
 {
+	LockStatSlotOwner *owner;
+	int			num_rows;
+
 	if (lockstat_state == NULL || MyProcNumber == INVALID_PROC_NUMBER ||
 		lockstat_my_rows != NULL)
 		return;
@@ -214,18 +314,51 @@ lockstat_attach_process(void)
 	lockstat_my_rows = (LWLockStatsCounters *)
 		(lockstat_state->slots + lockstat_state->slot_stride * MyProcNumber);
 
+	/*
+	 * The slot's previous owner has detached (see lockstat_detach_process),
+	 * and we do not count yet, so nobody writes the rows while we copy them.
+	 */
+	owner = lockstat_slot_owner(MyProcNumber);
+	num_rows = lockstat_state->num_rows;
+	lockstat_begin_owner_write(owner);
+	owner->pid = MyProcPid;
+	owner->backend_type = MyBackendType;
+	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
+		strlcpy(owner->bgw_type, MyBgworkerEntry->bgw_type, BGW_MAXLEN);
+	else
+		owner->bgw_type[0] = '\0';
+	for (int row = 0; row < num_rows; row++)
+	{
+		memset(&owner->start[row], 0, sizeof(LockStatTrancheTotals));
+		lockstat_add_row(&owner->start[row], &lockstat_my_rows[row]);
+	}
+	lockstat_end_owner_write(owner);
+
+	/* a reader that sees our first count also sees the record complete */
+	pg_write_barrier();
+
 	/* runs before ProcKill, which hands our ProcNumber to the next process */
 	on_shmem_exit(lockstat_detach_process, (Datum) 0);
 
 	lockstat_track_changed();
 }
 
-/* on_shmem_exit callback: stop counting into our slot */
+/*
+ * on_shmem_exit callback: stop counting into our slot, and give up its
+ * owner record
+ */
 static void
 lockstat_detach_process(int code, Datum arg)
 {
+	LockStatSlotOwner *owner;
+
 	*lockstat_core.my_counters = NULL;
 	lockstat_my_rows = NULL;
+
+	owner = lockstat_slot_owner(MyProcNumber);
+	lockstat_begin_owner_write(owner);
+	owner->pid = 0;
+	lockstat_end_owner_write(owner);
 }
 
 /*
@@ -323,6 +456,103 @@ lockstat_add_row(LockStatTrancheTotals *totals,
 	totals->spin_delays += row->spin_delays;
 	totals->dequeue_self += row->dequeue_self;
 	totals->wait_time_ns += row->wait_time_ns;
+}
+
+/*
+ * Subtract an earlier reading of the same counters, base, from *totals.
+ * Counters only grow, so the difference is the count in between; being
+ * unsigned, it stays right even if a counter wrapped around 2^64 meanwhile.
+ */
+static void
+lockstat_subtract_totals(LockStatTrancheTotals *totals,
+						 const LockStatTrancheTotals *base)
+{
+	totals->sh_acquires -= base->sh_acquires;
+	totals->ex_acquires -= base->ex_acquires;
+	totals->blocks -= base->blocks;
+	totals->spin_delays -= base->spin_delays;
+	totals->dequeue_self -= base->dequeue_self;
+	totals->wait_time_ns -= base->wait_time_ns;
+}
+
+/*
+ * Read the counts of the process that owns process slot "slot", since it
+ * attached: fills *process and totals[num_rows], and returns true; returns
+ * false if no live process owns the slot.  Not affected by
+ * pg_lockstat_reset().  Lock-free; see the locking rules at the top.
+ * Checks for interrupts.  Errors: 55000 if not preloaded.
+ */
+bool
+lockstat_read_process(int slot, LockStatProcess *process,
+					  LockStatTrancheTotals *totals)
+{
+	volatile LockStatSlotOwner *owner;
+	volatile LWLockStatsCounters *rows;
+	LockStatTrancheTotals *start;
+	int			num_rows;
+
+	lockstat_require_ready();
+	Assert(slot >= 0 && slot < lockstat_state->num_slots);
+
+	num_rows = lockstat_state->num_rows;
+	owner = lockstat_slot_owner(slot);
+	rows = (volatile LWLockStatsCounters *)
+		(lockstat_state->slots + lockstat_state->slot_stride * slot);
+	start = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+
+	for (;;)
+	{
+		uint32		before;
+		uint32		after;
+
+		CHECK_FOR_INTERRUPTS();
+
+		before = owner->changecount;
+		pg_read_barrier();
+
+		if ((before & 1) == 0)
+		{
+			process->pid = owner->pid;
+			process->backend_type = owner->backend_type;
+			memcpy(process->bgw_type, (const char *) owner->bgw_type,
+				   BGW_MAXLEN);
+			if (process->pid != 0)
+			{
+				memcpy(start, (const LockStatTrancheTotals *) owner->start,
+					   sizeof(LockStatTrancheTotals) * num_rows);
+				memset(totals, 0, sizeof(LockStatTrancheTotals) * num_rows);
+				for (int row = 0; row < num_rows; row++)
+					lockstat_add_row(&totals[row], &rows[row]);
+			}
+
+			pg_read_barrier();
+			after = owner->changecount;
+			if (before == after)
+				break;
+		}
+
+		/* the owner is attaching or detaching right now: a moment's work */
+		pg_spin_delay();
+	}
+	process->bgw_type[BGW_MAXLEN - 1] = '\0';
+
+	/*
+	 * Skip a slot without an owner, and one whose owner has exited since we
+	 * read it: ProcKill clears the PGPROC's pid after our detach callback
+	 * ran, and a new process there has another pid.
+	 */
+	if (process->pid == 0 ||
+		((volatile PGPROC *) GetPGProcByNumber(slot))->pid != process->pid)
+	{
+		pfree(start);
+		return false;
+	}
+
+	for (int row = 0; row < num_rows; row++)
+		lockstat_subtract_totals(&totals[row], &start[row]);
+
+	pfree(start);
+	return true;
 }
 
 /*

@@ -2,7 +2,7 @@
  *
  * lockstat_views.c
  *	  SQL-callable functions of pg_lockstat, behind the views
- *	  pg_lwlock_stats and pg_lockstat_status
+ *	  pg_lwlock_stats, pg_lwlock_backend_stats and pg_lockstat_status
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -26,6 +26,7 @@ PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
 PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats_1_1);
+PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
@@ -34,6 +35,7 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 #define PG_LWLOCK_STATS_COLS_V1_1		9
 #define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
 #define PG_LWLOCK_INSTANCE_STATS_COLS	11
+#define PG_LWLOCK_BACKEND_STATS_COLS_V1_1	10
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
 #define PG_LOCKSTAT_STATUS_COLS_V1_1	11
 
@@ -266,6 +268,102 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 	}
 
 	pfree(counts);
+	return (Datum) 0;
+}
+
+/*
+ * pg_lwlock_backend_stats() returns setof record
+ *
+ * One row per live process and LWLock tranche with any activity since that
+ * process started (attached its counter slot):
+ *	pid int4			process ID, as pg_stat_activity.pid
+ *	backend_type text	as pg_stat_activity.backend_type: the bgw_type of a
+ *						background worker, else GetBackendTypeDesc()
+ *	tranche_id int4, tranche text, and the counters sh_acquires,
+ *	ex_acquires, blocks, spin_delays, dequeue_self, wait_time: as in
+ *	pg_lwlock_stats()
+ * pg_lockstat_reset() does not affect these counts.  Processes that have
+ * exited are not shown (pg_lwlock_stats keeps their counts).  Errors: 55000
+ * if pg_lockstat is not preloaded.
+ */
+Datum
+pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LockStatTrancheTotals *totals;
+	LockStatProcess process;
+	int			num_rows;
+	int			num_slots;
+	int			overflow_row;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != PG_LWLOCK_BACKEND_STATS_COLS_V1_1)
+		elog(ERROR, "incorrect number of output arguments");
+
+	num_rows = lockstat_num_rows();
+	num_slots = lockstat_num_slots();
+	overflow_row = lockstat_overflow_row();
+	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+
+	for (int slot = 0; slot < num_slots; slot++)
+	{
+		Datum		backend_type;
+
+		if (!lockstat_read_process(slot, &process, totals))
+			continue;
+		lockstat_fold_instance_rows(totals);
+
+		/* as pg_stat_get_activity() shows it */
+		if (process.backend_type == B_BG_WORKER && process.bgw_type[0] != '\0')
+			backend_type = CStringGetTextDatum(process.bgw_type);
+		else
+			backend_type =
+				CStringGetTextDatum(GetBackendTypeDesc(process.backend_type));
+
+		for (int row = 0; row <= overflow_row; row++)
+		{
+			LockStatTrancheTotals *t = &totals[row];
+			Datum		values[PG_LWLOCK_BACKEND_STATS_COLS_V1_1];
+			bool		nulls[PG_LWLOCK_BACKEND_STATS_COLS_V1_1] = {0};
+			int			i = 0;
+
+			if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
+				t->spin_delays == 0 && t->dequeue_self == 0 &&
+				t->wait_time_ns == 0)
+				continue;
+
+			values[i++] = Int32GetDatum(process.pid);
+			values[i++] = backend_type;
+			if (row == overflow_row)
+			{
+				/* the overflow row; pg_lwlock_stats() warns about it */
+				nulls[i++] = true;
+				values[i++] = CStringGetTextDatum("overflow");
+			}
+			else
+			{
+				const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK,
+													   (uint16) row);
+
+				values[i++] = Int32GetDatum(row);
+				values[i++] = CStringGetTextDatum(name ? name : "unknown");
+			}
+			values[i++] = lockstat_counter_datum(t->sh_acquires);
+			values[i++] = lockstat_counter_datum(t->ex_acquires);
+			values[i++] = lockstat_counter_datum(t->blocks);
+			values[i++] = lockstat_counter_datum(t->spin_delays);
+			values[i++] = lockstat_counter_datum(t->dequeue_self);
+			values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+			Assert(i == PG_LWLOCK_BACKEND_STATS_COLS_V1_1);
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+		}
+	}
+
+	pfree(totals);
 	return (Datum) 0;
 }
 

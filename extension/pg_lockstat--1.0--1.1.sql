@@ -224,3 +224,61 @@ REVOKE ALL ON FUNCTION pg_lwlock_instance_stats() FROM PUBLIC;
 REVOKE ALL ON pg_lwlock_instance_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_instance_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_instance_stats TO pg_read_all_stats;
+
+-- pg_lwlock_backend_stats(): per live process and tranche, the counters
+-- since that process started.  Columns and units: see the view below.
+-- Errors with SQLSTATE 55000 unless pg_lockstat is in
+-- shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_backend_stats(
+    OUT pid integer,
+    OUT backend_type text,
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT sh_acquires bigint,
+    OUT ex_acquires bigint,
+    OUT blocks bigint,
+    OUT spin_delays bigint,
+    OUT dequeue_self bigint,
+    OUT wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_backend_stats_1_1'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_backend_stats() IS
+'per-process, per-tranche LWLock counters since each live process started; backs the view pg_lwlock_backend_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_backend_stats AS
+    SELECT s.pid, s.backend_type, s.tranche_id, s.tranche,
+           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
+           s.dequeue_self, s.wait_time
+    FROM pg_lwlock_backend_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_backend_stats IS
+'LWLock statistics per live process and tranche since the process started, not affected by pg_lockstat_reset(); joins with pg_stat_activity on pid';
+COMMENT ON COLUMN pg_lwlock_backend_stats.pid IS
+'process ID, as pg_stat_activity.pid';
+COMMENT ON COLUMN pg_lwlock_backend_stats.backend_type IS
+'kind of process, as pg_stat_activity.backend_type (client backend, checkpointer, parallel worker, ...)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_backend_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_backend_stats.sh_acquires IS
+'shared acquisitions by this process (count), as in pg_lwlock_stats';
+COMMENT ON COLUMN pg_lwlock_backend_stats.ex_acquires IS
+'exclusive acquisitions by this process (count), as in pg_lwlock_stats';
+COMMENT ON COLUMN pg_lwlock_backend_stats.blocks IS
+'calls of this process that had to sleep on its semaphore at least once (count)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.spin_delays IS
+'sleeps of perform_spin_delay in this process while taking the wait-list lock (count)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.dequeue_self IS
+'times this process removed itself from a wait queue (count)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.wait_time IS
+'time this process spent sleeping in blocked calls (milliseconds)';
+
+-- the same audience as pg_lwlock_stats
+REVOKE ALL ON FUNCTION pg_lwlock_backend_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_backend_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_backend_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_backend_stats TO pg_read_all_stats;

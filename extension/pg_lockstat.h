@@ -23,6 +23,8 @@
 #define PG_LOCKSTAT_H
 
 #include "datatype/timestamp.h"
+#include "miscadmin.h"
+#include "postmaster/bgworker.h"
 #include "storage/lwlock.h"
 #include "storage/lwlockstats.h"
 
@@ -99,6 +101,17 @@ typedef struct LockStatTrancheTotals
  */
 #define LOCKSTAT_WAIT_BUCKETS	24
 
+/*
+ * The process that owns a counter slot, as pg_lwlock_backend_stats shows
+ * it.
+ */
+typedef struct LockStatProcess
+{
+	int			pid;
+	BackendType backend_type;	/* its MyBackendType when it attached */
+	char		bgw_type[BGW_MAXLEN];	/* bgw_type if B_BG_WORKER, else "" */
+} LockStatProcess;
+
 /* lockstat_shmem.c */
 extern void lockstat_shmem_request(void);
 extern void lockstat_shmem_startup(void);
@@ -110,6 +123,8 @@ extern int	lockstat_num_slots(void);
 extern void lockstat_add_row(LockStatTrancheTotals *totals,
 							 volatile LWLockStatsCounters *row);
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
+extern bool lockstat_read_process(int slot, LockStatProcess *process,
+								  LockStatTrancheTotals *totals);
 extern TimestampTz lockstat_reset(void);
 extern TimestampTz lockstat_last_reset(void);
 extern void lockstat_record_wait(int row, uint64 wait_ns);

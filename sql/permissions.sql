@@ -15,12 +15,17 @@ SELECT lockstat_test_spinlock(1);
 SELECT count(*) >= 0 FROM pg_lwlock_stats;
 SELECT count(*) >= 0 FROM pg_lockstat_status;
 SELECT count(*) >= 0 FROM pg_lwlock_stats();
+SELECT count(*) >= 0 FROM pg_lwlock_backend_stats;
+SELECT count(*) >= 0 FROM pg_lwlock_backend_stats();
 SELECT pg_lockstat_reset() IS NOT NULL;
 RESET ROLE;
 
 SET ROLE regress_lockstat_stats;
 SELECT count(*) > 0 FROM pg_lwlock_stats;
 SELECT count(*) FROM pg_lockstat_status;
+-- every process, not only the role's own sessions
+SELECT count(*) > 0 FROM pg_lwlock_backend_stats
+WHERE backend_type = 'checkpointer';
 SELECT pg_lockstat_reset() IS NOT NULL;
 SET pg_lockstat.track = off;
 RESET ROLE;
@@ -28,6 +33,8 @@ RESET ROLE;
 SET ROLE regress_lockstat_monitor;
 SELECT count(*) > 0 FROM pg_lwlock_stats;
 SELECT count(*) FROM pg_lockstat_status;
+SELECT count(*) > 0 FROM pg_lwlock_backend_stats
+WHERE pid = pg_backend_pid();
 SELECT pg_lockstat_reset() IS NOT NULL;
 RESET ROLE;
 
@@ -45,7 +52,9 @@ SELECT r.rolname, o.obj,
 FROM (VALUES ('regress_lockstat_plain'), ('regress_lockstat_stats'),
              ('regress_lockstat_monitor')) AS r(rolname),
      (VALUES ('view', 'pg_lwlock_stats'), ('view', 'pg_lockstat_status'),
+             ('view', 'pg_lwlock_backend_stats'),
              ('function', 'pg_lwlock_stats()'),
+             ('function', 'pg_lwlock_backend_stats()'),
              ('function', 'pg_lockstat_status()'),
              ('function', 'pg_lockstat_reset()')) AS o(kind, obj)
 ORDER BY 1, 2;

@@ -14,13 +14,20 @@ FROM pg_attribute
 WHERE attrelid = 'pg_lockstat_status'::regclass AND attnum > 0
 ORDER BY attnum;
 
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_lwlock_backend_stats'::regclass AND attnum > 0
+ORDER BY attnum;
+
 -- every view and column is documented
 SELECT c.relname, a.attname
 FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
-WHERE c.relname = 'pg_lwlock_stats' AND a.attnum > 0
+WHERE c.relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats')
+  AND a.attnum > 0
   AND col_description(c.oid, a.attnum) IS NULL;
 SELECT relname FROM pg_class
-WHERE relname IN ('pg_lwlock_stats', 'pg_lockstat_status')
+WHERE relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats',
+                  'pg_lockstat_status')
   AND obj_description(oid, 'pg_class') IS NULL;
 
 -- one status row; the strategy is read back from the server core
