@@ -29,7 +29,7 @@ PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 # test module lockstat_test preloaded: "make test" runs them on a temporary
 # instance with test/pg_lockstat.conf.  "make installcheck" runs them against
 # a running server that preloads both.
-REGRESS = setup views guc counts reset backend_stats permissions
+REGRESS = setup views guc counts reset backend_stats permissions oldextversions
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
 TAP_TESTS = 1
 
