@@ -10,9 +10,15 @@
 #     /root, say), saying so, make the directories listed in
 #     AS_USER_WRITABLE exist and belong to it (chown -R), check that it can
 #     reach the current directory, and exec the command as that user with
-#     runuser.  The environment is passed through unchanged (runuser without
-#     -l keeps it, PATH included), except HOME=/var/lib/pglockstat and
-#     USER=LOGNAME=pglockstat (SHELL is set by runuser to the user's shell).
+#     setpriv (its uid, gid and groups; no capabilities).  The environment is
+#     passed through unchanged, PATH included, except HOME=/var/lib/pglockstat,
+#     USER=LOGNAME=pglockstat and SHELL=<the user's shell>.
+#
+#     setpriv execs the command in place: it keeps this process's pid, and
+#     a signal sent to it (kill, or Ctrl-C to the process group) reaches the
+#     command itself, whose traps can clean up.  runuser instead stays as a
+#     root parent that ignores SIGINT sent to it alone and SIGKILLs the
+#     command 2 seconds after passing on a SIGTERM.
 #
 # Usage: as-user.sh <command> [args...]
 # Environment:
@@ -106,5 +112,7 @@ case "$1" in
 	;;
 esac
 
-exec runuser -u "$user" -- env HOME="$home" USER="$user" LOGNAME="$user" \
-	PATH="$PATH" "$@"
+shell=$(getent passwd "$user" | cut -d: -f7)
+exec setpriv --reuid="$(id -u "$user")" --regid="$(id -g "$user")" --init-groups \
+	--inh-caps=-all -- env HOME="$home" USER="$user" LOGNAME="$user" \
+	SHELL="${shell:-/bin/sh}" PATH="$PATH" "$@"
