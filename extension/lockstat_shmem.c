@@ -6,9 +6,15 @@
  *
  * Layout: a LockStatSharedState header, then the reset baseline (one
  * LockStatTrancheTotals per row), then one block of rows for each process
- * slot, then one LockStatSlotOwner for each process slot.  A row is a
- * tranche ID; the last row, whose index is pg_lockstat.max_tranches,
- * collects every higher tranche ID (the overflow row).  There are
+ * slot, then one LockStatSlotOwner for each process slot, then the wait
+ * histogram and the longest waits (atomic counters, one set per row).
+ *
+ * Rows: row t < max_tranches counts tranche ID t; row max_tranches (the
+ * overflow row) collects every higher tranche ID; the NUM_FIXED_LWLOCKS rows
+ * after it count one lock each of the fixed main LWLock array (individual
+ * locks and partitions), as the core patch assigns them when the extension
+ * sets LWLockStatsMainArrayRows.  Readers that report per tranche add those
+ * rows to their tranche's (lockstat_fold_instance_rows).  There are
  * MaxBackends + NUM_AUXILIARY_PROCS process slots, indexed by ProcNumber,
  * the same range as the PGPROCs that can run.
  *

@@ -36,6 +36,18 @@ CREATE VIEW pg_lockstat_status AS
 
 COMMENT ON VIEW pg_lockstat_status IS
 'pg_lockstat settings in force: spin strategy and spin-and-sleep limits read back from the server core, tracking, last reset, core patch version, table sizes';
+COMMENT ON COLUMN pg_lockstat_status.spin_strategy IS
+'spin strategy in force, read back from the server core''s spin_strategy variable (default, tas, ttas_spin, ttas, ttas_backoff)';
+COMMENT ON COLUMN pg_lockstat_status.track IS
+'pg_lockstat.track in this session: whether this process counts';
+COMMENT ON COLUMN pg_lockstat_status.stats_reset IS
+'time of the last pg_lockstat_reset(), or when shared memory was initialised (server start or crash restart)';
+COMMENT ON COLUMN pg_lockstat_status.core_patch_version IS
+'version of the core patch interface, LWLockStatsCoreVersion as major.minor';
+COMMENT ON COLUMN pg_lockstat_status.max_tranches IS
+'pg_lockstat.max_tranches in force: tranche IDs counted separately (count)';
+COMMENT ON COLUMN pg_lockstat_status.process_slots IS
+'per-process counter slots, MaxBackends plus auxiliary processes (count)';
 COMMENT ON COLUMN pg_lockstat_status.min_spins_per_delay IS
 'lower bound of the adaptive spins between spin delays in force (count; s_lock.c, formerly MIN_SPINS_PER_DELAY)';
 COMMENT ON COLUMN pg_lockstat_status.max_spins_per_delay IS

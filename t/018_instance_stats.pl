@@ -91,6 +91,25 @@ foreach my $tranche ('BufferMapping', 'LockManager')
 		"$tranche: the tranche total includes its partitions ($total >= $parts)");
 }
 
+# pg_lwlock_backend_stats shows a process's main-array locks under their
+# tranche, never as rows of their own
+my $bg = $node->background_psql('postgres');
+my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+$bg->query_safe("SELECT lockstat_test_main_lwlock($autofile, 'exclusive', 77)");
+is( $node->safe_psql(
+		'postgres',
+		"SELECT tranche_id, ex_acquires FROM pg_lwlock_backend_stats
+		 WHERE pid = $pid AND tranche = 'AutoFile'"),
+	"$autofile|77",
+	'the backend view counts the lock under its tranche');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*) FROM pg_lwlock_backend_stats
+		  WHERE tranche_id >= (SELECT max_tranches FROM pg_lockstat_status)}),
+	'0',
+	'the backend view has no row beyond the tranche rows');
+$bg->quit;
+
 # bad arguments of the test function
 my ($rc, $stdout, $stderr) = $node->psql('postgres',
 	"SELECT lockstat_test_main_lwlock(-1, 'shared', 1)");
