@@ -21,7 +21,8 @@ OBJS = \
 	$(WIN32RES) \
 	extension/pg_lockstat.o \
 	extension/lockstat_shmem.o \
-	extension/lockstat_views.o
+	extension/lockstat_views.o \
+	extension/lockstat_spin.o
 DATA = extension/pg_lockstat--1.0.sql extension/pg_lockstat--1.0--1.1.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 

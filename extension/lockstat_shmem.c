@@ -194,6 +194,8 @@ lockstat_shmem_request(void)
 											   lockstat_max_tranches + 1 +
 											   NUM_FIXED_LWLOCKS));
 	RequestNamedLWLockTranche("pg_lockstat", 1);
+	RequestAddinShmemSpace(lockstat_spin_shmem_size(lockstat_slots_needed()));
+	RequestNamedLWLockTranche("pg_lockstat_spin", 1);
 }
 
 /*
@@ -241,6 +243,8 @@ lockstat_shmem_startup(void)
 		for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
 	}
+
+	lockstat_spin_shmem_startup(num_slots);
 
 	LWLockRelease(AddinShmemInitLock);
 
@@ -346,6 +350,7 @@ lockstat_attach_process(void)
 	/* runs before ProcKill, which hands our ProcNumber to the next process */
 	on_shmem_exit(lockstat_detach_process, (Datum) 0);
 
+	lockstat_spin_attach(MyProcNumber);
 	lockstat_track_changed();
 }
 
@@ -360,6 +365,7 @@ lockstat_detach_process(int code, Datum arg)
 
 	*lockstat_core.my_counters = NULL;
 	lockstat_my_rows = NULL;
+	lockstat_spin_detach();
 
 	owner = lockstat_slot_owner(MyProcNumber);
 	lockstat_begin_owner_write(owner);
@@ -377,6 +383,7 @@ lockstat_track_changed(void)
 	if (lockstat_core.my_counters == NULL)
 		return;
 	*lockstat_core.my_counters = lockstat_track ? lockstat_my_rows : NULL;
+	lockstat_spin_track_changed();
 }
 
 /*
@@ -644,6 +651,8 @@ lockstat_reset(void)
 
 	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
+
+	lockstat_spin_reset();
 
 	/* stats_reset only moves forward, even if the clock steps back */
 	now = GetCurrentTimestamp();

@@ -26,6 +26,7 @@ PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
 PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats_1_1);
+PG_FUNCTION_INFO_V1(pg_spinlock_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
@@ -37,7 +38,8 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 #define PG_LWLOCK_INSTANCE_STATS_COLS	11
 #define PG_LWLOCK_BACKEND_STATS_COLS_V1_1	10
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
-#define PG_LOCKSTAT_STATUS_COLS_V1_1	11
+#define PG_LOCKSTAT_STATUS_COLS_V1_1	13
+#define PG_SPINLOCK_STATS_COLS			9
 
 /* has this backend warned about the overflow row yet? */
 static bool lockstat_overflow_warned = false;
@@ -383,6 +385,9 @@ pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
  *	min_spins_per_delay int4, max_spins_per_delay int4	(spins)
  *	min_delay_us int4, max_delay_us int4				(microseconds)
  *	backoff_max_pauses int4		cap of ttas_backoff (spin delay instructions)
+ *	max_spin_sites int4			pg_lockstat.max_spin_sites
+ *	spin_sites_dropped int8		spin waits not counted since start because a
+ *								process's table of call sites was full
  * Errors: 55000 if pg_lockstat is not preloaded.
  */
 static Datum
@@ -415,6 +420,8 @@ lockstat_status_internal(FunctionCallInfo fcinfo, int ncols)
 		values[i++] = Int32GetDatum(*lockstat_core.min_delay_usec);
 		values[i++] = Int32GetDatum(*lockstat_core.max_delay_usec);
 		values[i++] = Int32GetDatum(*lockstat_core.backoff_max_pauses);
+		values[i++] = Int32GetDatum(lockstat_max_spin_sites);
+		values[i++] = lockstat_counter_datum(lockstat_spin_dropped());
 	}
 	Assert(i == ncols);
 
@@ -525,5 +532,80 @@ pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
 
 	pfree(totals);
 	pfree(max_ns);
+	return (Datum) 0;
+}
+
+/*
+ * pg_spinlock_stats() returns setof record
+ *
+ * Contended spin waits per call site since the last reset, summed over all
+ * processes: one row per file, line and function that s_lock() or
+ * init_spin_delay() received (SpinLockAcquire() callers, the LWLock
+ * wait-list lock, buffer header locks, ...).
+ *	file text, line int4, func text		the call site
+ *	contended int8		waits that had to spin (count)
+ *	spins int8			spin iterations (count)
+ *	delays int8			sleeps in perform_spin_delay() (count)
+ *	wait_time float8	time slept in them (ms)
+ *	tas_attempts int8	probes of s_lock() that issued TAS() (count)
+ *	unlocked_skips int8 probes of s_lock() whose unlocked read saw the lock
+ *						held, so that no TAS() was issued (count)
+ * The last two are NULL where they are not counted: sites other than
+ * s_lock(), and every site under spin_strategy default.  The counters come
+ * from the core patch's counting points in s_lock.c (MySpinStats).
+ * Errors: 55000 if pg_lockstat is not preloaded.
+ */
+Datum
+pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HTAB	   *htab;
+	HASH_SEQ_STATUS seq;
+	LockStatSpinEntry *entry;
+	uint64		dropped;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != PG_SPINLOCK_STATS_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	htab = lockstat_spin_read(true, &dropped);
+
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		SpinStatsCounters *c = &entry->counts;
+		Datum		values[PG_SPINLOCK_STATS_COLS];
+		bool		nulls[PG_SPINLOCK_STATS_COLS] = {0};
+		int			i = 0;
+
+		if (c->contended == 0 && c->spins == 0 && c->delays == 0 &&
+			c->tas_attempts == 0 && c->unlocked_skips == 0)
+			continue;
+
+		values[i++] = CStringGetTextDatum(entry->key.file);
+		values[i++] = Int32GetDatum(entry->key.line);
+		values[i++] = CStringGetTextDatum(entry->key.func);
+		values[i++] = lockstat_counter_datum(c->contended);
+		values[i++] = lockstat_counter_datum(c->spins);
+		values[i++] = lockstat_counter_datum(c->delays);
+		values[i++] = Float8GetDatum((double) c->wait_time_ns / 1000000.0);
+		if (c->tas_attempts == 0 && c->unlocked_skips == 0)
+		{
+			nulls[i++] = true;
+			nulls[i++] = true;
+		}
+		else
+		{
+			values[i++] = lockstat_counter_datum(c->tas_attempts);
+			values[i++] = lockstat_counter_datum(c->unlocked_skips);
+		}
+		Assert(i == PG_SPINLOCK_STATS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	hash_destroy(htab);
 	return (Datum) 0;
 }

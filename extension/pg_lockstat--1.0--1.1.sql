@@ -22,7 +22,9 @@ CREATE FUNCTION pg_lockstat_status(
     OUT max_spins_per_delay integer,
     OUT min_delay_us integer,
     OUT max_delay_us integer,
-    OUT backoff_max_pauses integer
+    OUT backoff_max_pauses integer,
+    OUT max_spin_sites integer,
+    OUT spin_sites_dropped bigint
 )
 RETURNS record
 AS 'MODULE_PATHNAME', 'pg_lockstat_status_1_1'
@@ -58,6 +60,10 @@ COMMENT ON COLUMN pg_lockstat_status.max_delay_us IS
 'longest sleep of a contended spin wait in force (microseconds; formerly MAX_DELAY_USEC)';
 COMMENT ON COLUMN pg_lockstat_status.backoff_max_pauses IS
 'cap of the exponential backoff of spin_strategy ttas_backoff in force (spin delay instructions per pause)';
+COMMENT ON COLUMN pg_lockstat_status.max_spin_sites IS
+'pg_lockstat.max_spin_sites: call sites of spin waits counted per process (count)';
+COMMENT ON COLUMN pg_lockstat_status.spin_sites_dropped IS
+'spin waits not counted in pg_spinlock_stats since server start because a process already had max_spin_sites call sites (count)';
 
 REVOKE ALL ON FUNCTION pg_lockstat_status() FROM PUBLIC;
 REVOKE ALL ON pg_lockstat_status FROM PUBLIC;
@@ -294,3 +300,53 @@ REVOKE ALL ON FUNCTION pg_lwlock_backend_stats() FROM PUBLIC;
 REVOKE ALL ON pg_lwlock_backend_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_backend_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_backend_stats TO pg_read_all_stats;
+
+-- pg_spinlock_stats(): contended spin waits per call site since the last
+-- reset.  Errors with SQLSTATE 55000 unless pg_lockstat is in
+-- shared_preload_libraries.
+CREATE FUNCTION pg_spinlock_stats(
+    OUT file text,
+    OUT line integer,
+    OUT func text,
+    OUT contended bigint,
+    OUT spins bigint,
+    OUT delays bigint,
+    OUT wait_time double precision,
+    OUT tas_attempts bigint,
+    OUT unlocked_skips bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_spinlock_stats_1_1'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_spinlock_stats() IS
+'contended spin waits per call site since the last reset; backs the view pg_spinlock_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_spinlock_stats AS
+    SELECT * FROM pg_spinlock_stats();
+
+COMMENT ON VIEW pg_spinlock_stats IS
+'contended spin waits per call site (file, line, function given to s_lock() or init_spin_delay()) since the last pg_lockstat_reset(), summed over all processes';
+COMMENT ON COLUMN pg_spinlock_stats.file IS
+'source file of the call site, as __FILE__ there (at most 63 bytes)';
+COMMENT ON COLUMN pg_spinlock_stats.line IS
+'source line of the call site';
+COMMENT ON COLUMN pg_spinlock_stats.func IS
+'function of the call site, as __func__ there (at most 63 bytes)';
+COMMENT ON COLUMN pg_spinlock_stats.contended IS
+'waits that had to spin at least once (count)';
+COMMENT ON COLUMN pg_spinlock_stats.spins IS
+'spin loop iterations, calls of perform_spin_delay() (count)';
+COMMENT ON COLUMN pg_spinlock_stats.delays IS
+'sleeps in perform_spin_delay() (count)';
+COMMENT ON COLUMN pg_spinlock_stats.wait_time IS
+'time slept in those delays (milliseconds); spinning itself is not timed';
+COMMENT ON COLUMN pg_spinlock_stats.tas_attempts IS
+'probes of s_lock() that issued the atomic TAS(), the successful one included (count); NULL where not counted: other spin loops, and spin_strategy default';
+COMMENT ON COLUMN pg_spinlock_stats.unlocked_skips IS
+'probes of s_lock() whose unlocked read saw the lock held, so that no atomic was issued (count; ttas_spin, ttas, ttas_backoff); NULL where not counted';
+
+REVOKE ALL ON FUNCTION pg_spinlock_stats() FROM PUBLIC;
+REVOKE ALL ON pg_spinlock_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_spinlock_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_spinlock_stats TO pg_read_all_stats;

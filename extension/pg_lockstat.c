@@ -58,6 +58,7 @@ int			lockstat_max_spins_per_delay = DEFAULT_MAX_SPINS_PER_DELAY;
 int			lockstat_min_delay_us = DEFAULT_MIN_DELAY_USEC;
 int			lockstat_max_delay_us = DEFAULT_MAX_DELAY_USEC;
 int			lockstat_backoff_max_pauses = DEFAULT_BACKOFF_MAX_PAUSES;
+int			lockstat_max_spin_sites = 32;
 
 /*
  * True while _PG_init defines the parameters.  The check hooks that compare
@@ -111,6 +112,7 @@ _PG_init(void)
 {
 	char	   *spin_strategy_setting;
 	char	   *max_tranches_setting;
+	char	   *max_spin_sites_setting;
 
 	/*
 	 * Counting needs shared memory sized at postmaster start and the core
@@ -126,6 +128,7 @@ _PG_init(void)
 	/* values given before the parameters exist; checked after defining */
 	spin_strategy_setting = lockstat_placeholder_value("pg_lockstat.spin_strategy");
 	max_tranches_setting = lockstat_placeholder_value("pg_lockstat.max_tranches");
+	max_spin_sites_setting = lockstat_placeholder_value("pg_lockstat.max_spin_sites");
 
 	lockstat_defining = true;
 
@@ -229,6 +232,18 @@ _PG_init(void)
 							lockstat_assign_backoff,
 							NULL);
 
+	DefineCustomIntVariable("pg_lockstat.max_spin_sites",
+							"Sets the number of spin wait call sites counted per process.",
+							"Waits at further call sites are counted only as dropped.",
+							&lockstat_max_spin_sites,
+							32,
+							1, LOCKSTAT_MAX_SPIN_SITES,
+							PGC_POSTMASTER,
+							0,
+							NULL,
+							NULL,
+							NULL);
+
 	MarkGUCPrefixReserved("pg_lockstat");
 
 	lockstat_defining = false;
@@ -241,6 +256,7 @@ _PG_init(void)
 
 	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
 	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
+	lockstat_check_setting("pg_lockstat.max_spin_sites", max_spin_sites_setting);
 
 	/*
 	 * Tranche IDs at or above max_tranches go to the overflow row.  The core
@@ -260,6 +276,17 @@ _PG_init(void)
 	*lockstat_core.attach_hook = lockstat_attach_hook;
 	prev_lwlock_stats_wait_hook = *lockstat_core.wait_hook;
 	*lockstat_core.wait_hook = lockstat_wait_hook;
+
+	/*
+	 * The call-site lookup returns a row of our own table, so it cannot be
+	 * shared with another library: refuse to overwrite one.
+	 */
+	if (*lockstat_core.spin_site_hook != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("another library has already set spin_stats_site_hook"),
+				 errhint("Remove the other spinlock statistics library from \"shared_preload_libraries\".")));
+	*lockstat_core.spin_site_hook = lockstat_spin_site;
 }
 
 /*
@@ -301,6 +328,8 @@ lockstat_link_core(void)
 	lockstat_core.backoff_max_pauses = lockstat_core_symbol("spin_backoff_max_pauses");
 	lockstat_core.wait_hook = lockstat_core_symbol("lwlock_stats_wait_hook");
 	lockstat_core.main_array_rows = lockstat_core_symbol("LWLockStatsMainArrayRows");
+	lockstat_core.my_spin_stats = lockstat_core_symbol("MySpinStats");
+	lockstat_core.spin_site_hook = lockstat_core_symbol("spin_stats_site_hook");
 
 	if (lockstat_core.spin_strategy == NULL ||
 		lockstat_core.min_spins_per_delay == NULL ||
@@ -310,6 +339,8 @@ lockstat_link_core(void)
 		lockstat_core.backoff_max_pauses == NULL ||
 		lockstat_core.wait_hook == NULL ||
 		lockstat_core.main_array_rows == NULL ||
+		lockstat_core.my_spin_stats == NULL ||
+		lockstat_core.spin_site_hook == NULL ||
 		lockstat_core.my_counters == NULL ||
 		lockstat_core.overflow_tranche == NULL ||
 		lockstat_core.attach_hook == NULL)

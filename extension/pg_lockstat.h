@@ -27,6 +27,8 @@
 #include "postmaster/bgworker.h"
 #include "storage/lwlock.h"
 #include "storage/lwlockstats.h"
+#include "storage/s_lock.h"
+#include "utils/hsearch.h"
 
 /* the major version of the core patch interface this build understands */
 #define LOCKSTAT_CORE_MAJOR		(LWLOCK_STATS_CORE_VERSION / 100)
@@ -40,6 +42,11 @@ extern int	lockstat_max_spins_per_delay;
 extern int	lockstat_min_delay_us;
 extern int	lockstat_max_delay_us;
 extern int	lockstat_backoff_max_pauses;
+extern int	lockstat_max_spin_sites;
+
+/* longest file or function name kept for a spin wait's call site, with NUL */
+#define LOCKSTAT_SITE_NAME_LEN		64
+#define LOCKSTAT_MAX_SPIN_SITES		256
 
 /*
  * Upper bounds of the spin limits.  Delays stay far below INT_MAX / 2,
@@ -77,6 +84,8 @@ typedef struct LockStatCore
 	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
 	lwlock_stats_wait_hook_type *wait_hook; /* lwlock_stats_wait_hook */
 	bool	   *main_array_rows;	/* LWLockStatsMainArrayRows */
+	SpinStatsCounters **my_spin_stats;	/* MySpinStats, s_lock.c */
+	spin_stats_site_hook_type *spin_site_hook;	/* spin_stats_site_hook */
 } LockStatCore;
 
 extern LockStatCore lockstat_core;
@@ -134,5 +143,33 @@ extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
 extern void lockstat_fold_instance_rows(LockStatTrancheTotals *totals);
 extern void lockstat_fold_instance_max(uint64 *max_ns);
+
+/*
+ * One call site of spin waits as the readers sum it over processes: the key
+ * and entry of lockstat_spin_read()'s hash table.
+ */
+typedef struct LockStatSpinKey
+{
+	char		file[LOCKSTAT_SITE_NAME_LEN];
+	char		func[LOCKSTAT_SITE_NAME_LEN];
+	int			line;
+} LockStatSpinKey;
+
+typedef struct LockStatSpinEntry
+{
+	LockStatSpinKey key;
+	SpinStatsCounters counts;
+} LockStatSpinEntry;
+
+/* lockstat_spin.c */
+extern Size lockstat_spin_shmem_size(int num_slots);
+extern void lockstat_spin_shmem_startup(int num_slots);
+extern void lockstat_spin_attach(int slot);
+extern void lockstat_spin_detach(void);
+extern void lockstat_spin_track_changed(void);
+extern int	lockstat_spin_site(const char *file, int line, const char *func);
+extern HTAB *lockstat_spin_read(bool baselines, uint64 *dropped);
+extern void lockstat_spin_reset(void);
+extern uint64 lockstat_spin_dropped(void);
 
 #endif							/* PG_LOCKSTAT_H */

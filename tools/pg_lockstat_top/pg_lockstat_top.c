@@ -23,11 +23,10 @@
  * reset; when stats_reset lies inside the interval, rates are over the time
  * since the reset.  No rate is ever negative.
  *
- * Spinlock call sites: pg_lockstat 1.0 counts none.  A later version is
- * planned to add a view pg_spinlock_stats (function, file, line, contended,
- * spins, delays, wait_time); when the extension's schema has a view of that
- * name, its rates are shown below the tranches, and if it cannot be read it
- * is left out with a note.
+ * Spinlock call sites: from pg_lockstat 1.1 on, the view pg_spinlock_stats
+ * (func, file, line, contended, spins, delays, wait_time, ...); when the
+ * extension's schema has it, its rates are shown below the tranches, and if
+ * it cannot be read it is left out with a note.
  *
  * Exit status: 0 after -n reports, "q", SIGINT or SIGTERM; 1 for bad
  * options; 2 when the server cannot be reached at start-up or pg_lockstat
@@ -699,7 +698,7 @@ take_sample(Sample *sample, char **error)
 					  ext_schema, ext_schema);
 	if (have_spinlock_view)
 		appendPQExpBuffer(&sql,
-						  "SELECT function, file, line, contended, spins, delays, wait_time "
+						  "SELECT func, file, line, contended, spins, delays, wait_time "
 						  "FROM %s.pg_spinlock_stats;\n",
 						  ext_schema);
 
