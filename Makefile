@@ -32,7 +32,8 @@ PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 # a running server that preloads both.
 REGRESS = setup views guc counts reset backend_stats permissions oldextversions
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
-TAP_TESTS = 1
+# The TAP tests in t/ need the test module and, as root, an unprivileged
+# user: "make test" runs them through scripts/run-tests.sh, not PGXS.
 
 PG_CONFIG_OWN := $(CURDIR)/build/pg18/bin/pg_config
 

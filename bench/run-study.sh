@@ -71,8 +71,8 @@ done
 [ -n "$STRATEGIES" ] || die "STRATEGIES is empty"
 for s in $STRATEGIES; do
 	case $s in
-		default|tas|ttas_spin|ttas) ;;
-		*) die "unknown strategy \"$s\" in STRATEGIES (valid: default tas ttas_spin ttas)" ;;
+		default|tas|ttas_spin|ttas|ttas_backoff) ;;
+		*) die "unknown strategy \"$s\" in STRATEGIES (valid: default tas ttas_spin ttas ttas_backoff)" ;;
 	esac
 done
 # built-in pgbench scripts, or bench/workloads/<name>.sql, whose header

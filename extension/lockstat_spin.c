@@ -25,8 +25,10 @@
  *	 entries again by their names.
  *
  * - The baselines are written only by pg_lockstat_reset(), which raises
- *	 them under the exclusive "pg_lockstat_spin" lock; readers copy them
- *	 under the shared lock, before they read the counters.
+ *	 them under the exclusive "pg_lockstat_spin" lock; readers copy all of
+ *	 them under the shared lock, before they read the counters.  Each takes
+ *	 the lock once, so the tranche "pg_lockstat_spin" shows one acquisition
+ *	 per read or reset in pg_lwlock_stats.
  *
  * - Sites are identified by name when summed over processes, since the same
  *	 site has the same names in every process, but not always the same
@@ -311,7 +313,14 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 	htab = hash_create("pg_lockstat spin sites", 64, &ctl,
 					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
-	base = palloc(sizeof(SpinStatsCounters) * max_sites);
+	/* the baselines first: they must not be newer than the counters */
+	base = palloc(mul_size(sizeof(SpinStatsCounters),
+						   mul_size(max_sites, num_slots)));
+	LWLockAcquire(spin_state->lock, LW_SHARED);
+	for (int s = 0; s < num_slots; s++)
+		memcpy(&base[s * max_sites], spin_baseline(spin_slot(s), max_sites),
+			   sizeof(SpinStatsCounters) * max_sites);
+	LWLockRelease(spin_state->lock);
 	*dropped = 0;
 
 	for (int s = 0; s < num_slots; s++)
@@ -319,15 +328,10 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		LockStatSpinSlot *slot = spin_slot(s);
 		LockStatSpinSite *sites = spin_sites(slot);
 		volatile SpinStatsCounters *counters = spin_counters(slot, max_sites);
+		SpinStatsCounters *slot_base = &base[s * max_sites];
 		uint32		n;
 
 		CHECK_FOR_INTERRUPTS();
-
-		/* the baseline first: it must not be newer than the counters */
-		LWLockAcquire(spin_state->lock, LW_SHARED);
-		memcpy(base, spin_baseline(slot, max_sites),
-			   sizeof(SpinStatsCounters) * max_sites);
-		LWLockRelease(spin_state->lock);
 
 		*dropped += slot->dropped;
 		n = slot->nsites;
@@ -346,7 +350,8 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 			entry = hash_search(htab, &key, HASH_ENTER, &found);
 			if (!found)
 				memset(&entry->counts, 0, sizeof(SpinStatsCounters));
-			spin_add(&entry->counts, &counters[i], baselines ? &base[i] : &zero);
+			spin_add(&entry->counts, &counters[i],
+					 baselines ? &slot_base[i] : &zero);
 		}
 	}
 
@@ -367,6 +372,8 @@ lockstat_spin_reset(void)
 		return;
 	max_sites = spin_state->max_sites;
 
+	/* a few loads and stores per site: no interrupt check needed inside */
+	LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
 	for (int s = 0; s < spin_state->num_slots; s++)
 	{
 		LockStatSpinSlot *slot = spin_slot(s);
@@ -374,12 +381,9 @@ lockstat_spin_reset(void)
 		SpinStatsCounters *base = spin_baseline(slot, max_sites);
 		uint32		n;
 
-		CHECK_FOR_INTERRUPTS();
-
 		n = slot->nsites;
 		pg_read_barrier();
 
-		LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
 		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
 		{
 			spin_raise(&base[i].contended, counters[i].contended);
@@ -389,8 +393,8 @@ lockstat_spin_reset(void)
 			spin_raise(&base[i].tas_attempts, counters[i].tas_attempts);
 			spin_raise(&base[i].unlocked_skips, counters[i].unlocked_skips);
 		}
-		LWLockRelease(spin_state->lock);
 	}
+	LWLockRelease(spin_state->lock);
 }
 
 /*

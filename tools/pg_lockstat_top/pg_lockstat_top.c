@@ -59,7 +59,7 @@
 #include "portability/instr_time.h"
 #include "pqexpbuffer.h"
 
-#define PG_LOCKSTAT_TOP_VERSION "1.0"
+#define PG_LOCKSTAT_TOP_VERSION "1.1"
 
 /* exit codes, as documented in --help and README */
 #define EXIT_OK			0
@@ -1218,20 +1218,35 @@ render_report(const Report *report, PQExpBuffer out, int max_rows)
 	if (have_spinlock_view)
 	{
 		int			nsites = report->nsites;
+		int			width = 34;
+		int			shown = 0;
 
 		if (top_n > 0 && nsites > top_n)
 			nsites = top_n;
-		appendPQExpBuffer(out, "%-34s %11s %9s %11s %9s\n",
-						  "Spinlock call site", "Contended/s", "Spins/s",
-						  "Delays/s", "Wait ms/s");
+
+		/* the widest call site name sets the column, so that columns align */
+		for (i = 0; i < nsites; i++)
+			width = Max(width, (int) strlen(report->sites[i].site));
+
+		appendPQExpBuffer(out, "%-*s %11s %9s %11s %9s\n",
+						  width, "Spinlock call site", "Contended/s",
+						  "Spins/s", "Delays/s", "Wait ms/s");
 		for (i = 0; i < nsites; i++)
 		{
 			const SiteRate *s = &report->sites[i];
 
-			appendPQExpBuffer(out, "%-34s %11.1f %9.1f %11.1f %9.2f\n",
-							  s->site, s->contended_per_s, s->spins_per_s,
-							  s->delays_per_s, s->wait_ms_per_s);
+			/* sites idle during the interval say nothing */
+			if (s->contended_per_s == 0 && s->spins_per_s == 0 &&
+				s->delays_per_s == 0 && s->wait_ms_per_s == 0)
+				continue;
+			appendPQExpBuffer(out, "%-*s %11.1f %9.1f %11.1f %9.2f\n",
+							  width, s->site, s->contended_per_s,
+							  s->spins_per_s, s->delays_per_s,
+							  s->wait_ms_per_s);
+			shown++;
 		}
+		if (shown == 0)
+			appendPQExpBufferStr(out, "(no contended spin waits in this interval)\n");
 	}
 }
 
