@@ -297,6 +297,12 @@ for s in $STRATEGIES; do
 	at="checking the strategy in force ($s)"
 	inforce=$(psql_q -c "SELECT spin_strategy FROM pg_lockstat_status") || die "$at failed"
 	[ "$inforce" = "$s" ] || die "$at failed: strategy $s requested but $inforce in force"
+	# the settings each strategy's server ran with
+	at="saving the server settings ($s)"
+	{
+		echo "-- strategy $s"
+		psql_q -c "SELECT name, setting, unit, source FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name"
+	} >>"$rundir/settings.txt" || die "$at failed"
 	for c in $CLIENTS; do
 		j=${THREADS:-$(( c < nproc ? c : nproc ))}
 		for r in $(seq 1 "$REPEAT"); do
@@ -331,8 +337,6 @@ done
 
 start_server report
 at="report"
-psql_q -c "SELECT name, setting, unit, source FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name" \
-	>"$rundir/settings.txt" || die "$at failed: saving the server settings"
 psql_q -c "\\copy study_runs TO '$rundir/runs.csv' CSV HEADER" \
 	-c "\\copy (SELECT * FROM study_locks ORDER BY strategy, clients, blocks DESC) TO '$rundir/locks.csv' CSV HEADER" || \
 	die "$at failed: writing runs.csv and locks.csv"
@@ -369,7 +373,7 @@ psql_q -c "
 psql_q -c "\\copy (SELECT * FROM study_points ORDER BY strategy, clients) TO '$rundir/points.csv' CSV HEADER" || \
 	die "$at failed: writing points.csv"
 
-echo "(a) tps by clients and spin strategy: median (min-max) of $REPEAT runs; * bifurcated"
+echo "(a) tps by clients and spin strategy: median (min-max) of $REPEAT run$([ "$REPEAT" -eq 1 ] || echo s); * bifurcated"
 cols=""
 for s in $STRATEGIES; do
 	cols="$cols, max(round(median::numeric) || ' (' || round(lo::numeric) || '-' || round(hi::numeric) || ')'

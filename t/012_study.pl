@@ -53,6 +53,10 @@ foreach my $f ('settings.txt', 'machine.txt', 'versions.txt', 'commands.txt')
 {
 	ok(-s "$studies[0]/$f", "$f is saved");
 }
+like(
+	slurp_file("$studies[0]/settings.txt"),
+	qr/^-- strategy tas\n(.*\n)*pg_lockstat\.spin_strategy\|tas\|.*\n(.*\n)*-- strategy ttas\n(.*\n)*pg_lockstat\.spin_strategy\|ttas\|/m,
+	'settings.txt has each strategy\'s server settings');
 like(slurp_file("$studies[0]/commands.txt"), qr/^\[ttas\] pgbench -n -S -M prepared -c 2 /m,
 	'commands.txt has the exact pgbench commands');
 open(my $png, '<:raw', "$studies[0]/tps.png") or die "no tps.png: $!";
