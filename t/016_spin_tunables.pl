@@ -114,6 +114,31 @@ is( $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()'),
 	$before + 9010,
 	'no increment under the spinlock was lost (3 x 3000 contended + 10)');
 
+# the shortest delays, 1 us, under long holds: a thousand delays pass in
+# milliseconds, but a wait is declared stuck (PANIC) only after a minute
+$node->append_conf('postgresql.conf',
+	"pg_lockstat.spin_strategy = 'default'\n"
+	  . "pg_lockstat.max_spins_per_delay = 1000\n"
+	  . "pg_lockstat.min_spins_per_delay = 10\n"
+	  . "pg_lockstat.max_delay_us = 1\n"
+	  . "pg_lockstat.min_delay_us = 1\n");
+$node->restart;
+$before = $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()');
+my $logpos = -s $node->logfile;
+@h = ();
+foreach my $i (1 .. 3)
+{
+	push @h, $node->background_psql('postgres', on_error_stop => 0);
+	$h[-1]->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(3000, 1000);\n");
+}
+$_->quit foreach @h;
+unlike(slurp_file($node->logfile, $logpos), qr/stuck spinlock/,
+	'1 us delays under 1 ms holds: no stuck-spinlock PANIC');
+is( $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()'),
+	$before + 9000,
+	'and every acquisition completed (3 x 3000)');
+
 # a minimum above its maximum in postgresql.conf stops the server at start
 $node->stop;
 $node->append_conf('postgresql.conf', "pg_lockstat.min_spins_per_delay = 50\n"

@@ -21,16 +21,28 @@ my $node = LockStatTest::new_node('spinlock_stats');
 my $site = q{FROM pg_spinlock_stats
 	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 
-# 3 sessions x 3000 acquisitions of the test spinlock, each held 5 us
+# 3 sessions x 3000 acquisitions of the test spinlock, each held 5 us; they
+# start together, released by an advisory lock that a gate session holds
 sub contend
 {
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('SELECT pg_advisory_lock(19)');
 	my @h;
 	foreach my $i (1 .. 3)
 	{
 		push @h, $node->background_psql('postgres');
 		$h[-1]->query_until(qr/started/,
-			"\\echo started\nSELECT lockstat_test_spinlock(3000, 5);\n");
+				"\\echo started\n"
+			  . "SELECT pg_advisory_lock_shared(19);\n"
+			  . "SELECT pg_advisory_unlock_shared(19);\n"
+			  . "SELECT lockstat_test_spinlock(3000, 5);\n");
 	}
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) = 3 FROM pg_stat_activity
+		  WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'})
+	  or die 'spinners did not reach the gate';
+	$gate->query_safe('SELECT pg_advisory_unlock(19)');
+	$gate->quit;
 	$_->quit foreach @h;
 }
 
