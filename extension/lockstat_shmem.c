@@ -594,16 +594,7 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 	lockstat_sum_rows(totals);
 
 	for (int row = 0; row < num_rows; row++)
-	{
-		LockStatTrancheTotals *base = &baseline[row];
-
-		totals[row].ex_acquires -= base->ex_acquires;
-		totals[row].sh_acquires -= base->sh_acquires;
-		totals[row].blocks -= base->blocks;
-		totals[row].spin_delays -= base->spin_delays;
-		totals[row].dequeue_self -= base->dequeue_self;
-		totals[row].wait_time_ns -= base->wait_time_ns;
-	}
+		lockstat_subtract_totals(&totals[row], &baseline[row]);
 
 	pfree(baseline);
 	return stats_reset;
@@ -802,6 +793,25 @@ lockstat_row_tranche(int row, int *partition)
 }
 
 /*
+ * The row that reports of row "row" per tranche go to: the row itself for a
+ * tranche or the overflow row, and for the row of a lock of the fixed main
+ * array, its tranche's row (or the overflow row).  Errors: 55000 if not
+ * preloaded.
+ */
+int
+lockstat_tranche_row(int row)
+{
+	int			overflow = lockstat_overflow_row();
+	int			partition;
+	int			tranche;
+
+	if (row <= overflow)
+		return row;
+	tranche = lockstat_row_tranche(row, &partition);
+	return (tranche >= 0 && tranche < overflow) ? tranche : overflow;
+}
+
+/*
  * Add the rows of the fixed main array's locks to the rows of their tranches
  * and clear them, so that totals[] is per tranche.  totals has
  * lockstat_num_rows() entries.
@@ -809,17 +819,13 @@ lockstat_row_tranche(int row, int *partition)
 void
 lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 {
-	int			overflow = lockstat_overflow_row();
-	int			num_rows = lockstat_state->num_rows;
+	int			num_rows = lockstat_num_rows();
 
-	for (int row = overflow + 1; row < num_rows; row++)
+	for (int row = lockstat_overflow_row() + 1; row < num_rows; row++)
 	{
-		int			partition;
-		int			tranche = lockstat_row_tranche(row, &partition);
-		LockStatTrancheTotals *to;
+		LockStatTrancheTotals *to = &totals[lockstat_tranche_row(row)];
 		LockStatTrancheTotals *from = &totals[row];
 
-		to = &totals[tranche >= 0 && tranche < overflow ? tranche : overflow];
 		to->sh_acquires += from->sh_acquires;
 		to->ex_acquires += from->ex_acquires;
 		to->blocks += from->blocks;
@@ -837,14 +843,11 @@ lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 void
 lockstat_fold_instance_max(uint64 *max_ns)
 {
-	int			overflow = lockstat_overflow_row();
-	int			num_rows = lockstat_state->num_rows;
+	int			num_rows = lockstat_num_rows();
 
-	for (int row = overflow + 1; row < num_rows; row++)
+	for (int row = lockstat_overflow_row() + 1; row < num_rows; row++)
 	{
-		int			partition;
-		int			tranche = lockstat_row_tranche(row, &partition);
-		int			to = (tranche >= 0 && tranche < overflow) ? tranche : overflow;
+		int			to = lockstat_tranche_row(row);
 
 		max_ns[to] = Max(max_ns[to], max_ns[row]);
 		max_ns[row] = 0;

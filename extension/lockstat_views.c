@@ -56,6 +56,55 @@ lockstat_counter_datum(uint64 value)
 						 (int64) value);
 }
 
+/* does a tranche or lock row show any activity? */
+static inline bool
+lockstat_totals_active(const LockStatTrancheTotals *t)
+{
+	return t->sh_acquires != 0 || t->ex_acquires != 0 || t->blocks != 0 ||
+		t->spin_delays != 0 || t->dequeue_self != 0 || t->wait_time_ns != 0;
+}
+
+/*
+ * Store the tranche_id and tranche columns of a per-tranche row at
+ * values[i]: the tranche ID and its name, or NULL and "overflow" for the
+ * overflow row.  Returns the next column.
+ */
+static int
+lockstat_put_tranche(Datum *values, bool *nulls, int i, int tranche,
+					 bool overflow)
+{
+	if (overflow)
+	{
+		nulls[i++] = true;
+		values[i++] = CStringGetTextDatum("overflow");
+	}
+	else
+	{
+		const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) tranche);
+
+		values[i++] = Int32GetDatum(tranche);
+		values[i++] = CStringGetTextDatum(name ? name : "unknown");
+	}
+	return i;
+}
+
+/*
+ * Store the counter columns shared by the LWLock views at values[i]:
+ * sh_acquires, ex_acquires, blocks, spin_delays, dequeue_self (counts) and
+ * wait_time (ms).  Returns the next column.
+ */
+static int
+lockstat_put_counters(Datum *values, int i, const LockStatTrancheTotals *t)
+{
+	values[i++] = lockstat_counter_datum(t->sh_acquires);
+	values[i++] = lockstat_counter_datum(t->ex_acquires);
+	values[i++] = lockstat_counter_datum(t->blocks);
+	values[i++] = lockstat_counter_datum(t->spin_delays);
+	values[i++] = lockstat_counter_datum(t->dequeue_self);
+	values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+	return i;
+}
+
 static const char *
 lockstat_strategy_name(int strategy)
 {
@@ -128,37 +177,20 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 		bool		overflow = (row == overflow_row);
 		int			i = 0;
 
-		if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
-			t->spin_delays == 0 && t->dequeue_self == 0 && t->wait_time_ns == 0)
+		if (!lockstat_totals_active(t))
 			continue;
 
-		if (overflow)
+		if (overflow && !lockstat_overflow_warned)
 		{
-			if (!lockstat_overflow_warned)
-			{
-				ereport(WARNING,
-						(errmsg("some LWLock tranches are not counted separately"),
-						 errdetail("Tranche IDs of %d and above are summed in the row \"overflow\".",
-								   overflow_row),
-						 errhint("Raise \"pg_lockstat.max_tranches\" and restart the server.")));
-				lockstat_overflow_warned = true;
-			}
-			nulls[i++] = true;
-			values[i++] = CStringGetTextDatum("overflow");
+			ereport(WARNING,
+					(errmsg("some LWLock tranches are not counted separately"),
+					 errdetail("Tranche IDs of %d and above are summed in the row \"overflow\".",
+							   overflow_row),
+					 errhint("Raise \"pg_lockstat.max_tranches\" and restart the server.")));
+			lockstat_overflow_warned = true;
 		}
-		else
-		{
-			const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) row);
-
-			values[i++] = Int32GetDatum(row);
-			values[i++] = CStringGetTextDatum(name ? name : "unknown");
-		}
-		values[i++] = lockstat_counter_datum(t->sh_acquires);
-		values[i++] = lockstat_counter_datum(t->ex_acquires);
-		values[i++] = lockstat_counter_datum(t->blocks);
-		values[i++] = lockstat_counter_datum(t->spin_delays);
-		values[i++] = lockstat_counter_datum(t->dequeue_self);
-		values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+		i = lockstat_put_tranche(values, nulls, i, row, overflow);
+		i = lockstat_put_counters(values, i, t);
 		if (ncols >= PG_LWLOCK_STATS_COLS_V1_1)
 			values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
 		Assert(i == ncols);
@@ -224,9 +256,7 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 	/* the main array's locks count in their tranches here */
 	for (int row = overflow_row + 1; row < num_rows; row++)
 	{
-		int			partition;
-		int			tranche = lockstat_row_tranche(row, &partition);
-		int			to = (tranche >= 0 && tranche < overflow_row) ? tranche : overflow_row;
+		int			to = lockstat_tranche_row(row);
 
 		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
 			counts[to * LOCKSTAT_WAIT_BUCKETS + b] +=
@@ -245,18 +275,7 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 			if (count == 0)
 				continue;
 
-			if (row == overflow_row)
-			{
-				nulls[i++] = true;
-				values[i++] = CStringGetTextDatum("overflow");
-			}
-			else
-			{
-				const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) row);
-
-				values[i++] = Int32GetDatum(row);
-				values[i++] = CStringGetTextDatum(name ? name : "unknown");
-			}
+			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
 			values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b));
 			if (b == LOCKSTAT_WAIT_BUCKETS - 1)
 				nulls[i++] = true;
@@ -331,33 +350,14 @@ pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
 			bool		nulls[PG_LWLOCK_BACKEND_STATS_COLS_V1_1] = {0};
 			int			i = 0;
 
-			if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
-				t->spin_delays == 0 && t->dequeue_self == 0 &&
-				t->wait_time_ns == 0)
+			if (!lockstat_totals_active(t))
 				continue;
 
 			values[i++] = Int32GetDatum(process.pid);
 			values[i++] = backend_type;
-			if (row == overflow_row)
-			{
-				/* the overflow row; pg_lwlock_stats() warns about it */
-				nulls[i++] = true;
-				values[i++] = CStringGetTextDatum("overflow");
-			}
-			else
-			{
-				const char *name = GetLWLockIdentifier(PG_WAIT_LWLOCK,
-													   (uint16) row);
-
-				values[i++] = Int32GetDatum(row);
-				values[i++] = CStringGetTextDatum(name ? name : "unknown");
-			}
-			values[i++] = lockstat_counter_datum(t->sh_acquires);
-			values[i++] = lockstat_counter_datum(t->ex_acquires);
-			values[i++] = lockstat_counter_datum(t->blocks);
-			values[i++] = lockstat_counter_datum(t->spin_delays);
-			values[i++] = lockstat_counter_datum(t->dequeue_self);
-			values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+			/* the overflow row: pg_lwlock_stats() warns about it */
+			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
+			i = lockstat_put_counters(values, i, t);
 			Assert(i == PG_LWLOCK_BACKEND_STATS_COLS_V1_1);
 
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
@@ -503,27 +503,18 @@ pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
 		bool		nulls[PG_LWLOCK_INSTANCE_STATS_COLS] = {0};
 		int			partition;
 		int			tranche = lockstat_row_tranche(row, &partition);
-		const char *name;
 		int			i = 0;
 
-		if (t->sh_acquires == 0 && t->ex_acquires == 0 && t->blocks == 0 &&
-			t->spin_delays == 0 && t->dequeue_self == 0 && t->wait_time_ns == 0)
+		if (!lockstat_totals_active(t))
 			continue;
 
-		name = GetLWLockIdentifier(PG_WAIT_LWLOCK, (uint16) tranche);
-		values[i++] = Int32GetDatum(tranche);
-		values[i++] = CStringGetTextDatum(name ? name : "unknown");
+		i = lockstat_put_tranche(values, nulls, i, tranche, false);
 		if (partition >= 0)
 			values[i++] = Int32GetDatum(partition);
 		else
 			nulls[i++] = true;
 		values[i++] = Int32GetDatum(row - overflow_row - 1);
-		values[i++] = lockstat_counter_datum(t->sh_acquires);
-		values[i++] = lockstat_counter_datum(t->ex_acquires);
-		values[i++] = lockstat_counter_datum(t->blocks);
-		values[i++] = lockstat_counter_datum(t->spin_delays);
-		values[i++] = lockstat_counter_datum(t->dequeue_self);
-		values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+		i = lockstat_put_counters(values, i, t);
 		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
 		Assert(i == PG_LWLOCK_INSTANCE_STATS_COLS);
 

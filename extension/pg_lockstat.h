@@ -141,6 +141,7 @@ extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
+extern int	lockstat_tranche_row(int row);
 extern void lockstat_fold_instance_rows(LockStatTrancheTotals *totals);
 extern void lockstat_fold_instance_max(uint64 *max_ns);
 

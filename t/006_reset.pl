@@ -25,20 +25,7 @@ my $stats = q{SELECT sh_acquires, ex_acquires, blocks FROM pg_lwlock_stats
 
 # holder takes the lock exclusively for 1.5 s; waiter blocks behind it;
 # the reset happens while the waiter sleeps
-my $holder = $node->background_psql('postgres');
-my $waiter = $node->background_psql('postgres');
-$holder->query_until(qr/started/,
-	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, 1000000);\n");
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 1 FROM pg_stat_activity
-	  WHERE query LIKE 'SELECT lockstat_test_lwlock(''exclusive''%' AND state = 'active'})
-  or die 'holder did not start';
-$waiter->query_until(qr/started/,
-	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n");
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 1 FROM pg_stat_activity
-	  WHERE wait_event = 'lockstat_test'})
-  or die 'waiter did not block';
+my ($holder, $waiter) = LockStatTest::block_waiter($node, 1000000);
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 $holder->quit;
 $waiter->quit;

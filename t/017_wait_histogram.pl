@@ -24,20 +24,7 @@ $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 is($node->safe_psql('postgres', $hist), '0', 'no sleeps after a reset');
 
 # holder takes the test lock exclusively for 0.4 s; waiter sleeps once
-my $holder = $node->background_psql('postgres');
-my $waiter = $node->background_psql('postgres');
-$holder->query_until(qr/started/,
-	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, 400000);\n");
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 1 FROM pg_stat_activity
-	  WHERE query LIKE 'SELECT lockstat_test_lwlock(''exclusive''%' AND state = 'active'})
-  or die 'holder did not start';
-$waiter->query_until(qr/started/,
-	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n");
-$node->poll_query_until('postgres',
-	q{SELECT count(*) = 1 FROM pg_stat_activity
-	  WHERE wait_event = 'lockstat_test'})
-  or die 'waiter did not block';
+my ($holder, $waiter) = LockStatTest::block_waiter($node, 400000);
 $holder->quit;
 $waiter->quit;
 
