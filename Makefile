@@ -23,7 +23,8 @@ OBJS = \
 	extension/lockstat_shmem.o \
 	extension/lockstat_views.o \
 	extension/lockstat_spin.o
-DATA = extension/pg_lockstat--1.0.sql extension/pg_lockstat--1.0--1.1.sql
+DATA = extension/pg_lockstat--1.0.sql extension/pg_lockstat--1.0--1.1.sql \
+	extension/pg_lockstat--1.1--1.2.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 
 # pg_regress tests in sql/ and expected/.  They need pg_lockstat and the

@@ -375,7 +375,7 @@ lockstat_detach_process(int code, Datum arg)
 
 /*
  * Point the core's MyLWLockStats at this process's rows, or at nothing,
- * according to pg_lockstat.track.
+ * according to pg_lockstat.track; spin waits follow the same setting.
  */
 void
 lockstat_track_changed(void)
@@ -383,7 +383,7 @@ lockstat_track_changed(void)
 	if (lockstat_core.my_counters == NULL)
 		return;
 	*lockstat_core.my_counters = lockstat_track ? lockstat_my_rows : NULL;
-	lockstat_spin_track_changed();
+	/* lockstat_spin_site() reads pg_lockstat.track itself */
 }
 
 /*
@@ -674,10 +674,10 @@ lockstat_last_reset(void)
 }
 
 /*
- * Bucket of a sleep of wait_ns nanoseconds: 0 for less than 1 us, b for
- * [2^(b-1), 2^b) us, and the last bucket for everything longer.
+ * Bucket of a sleep or wait of wait_ns nanoseconds: 0 for less than 1 us, b
+ * for [2^(b-1), 2^b) us, and the last bucket for everything longer.
  */
-static inline int
+int
 lockstat_wait_bucket(uint64 wait_ns)
 {
 	uint64		us = wait_ns / 1000;

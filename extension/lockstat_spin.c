@@ -3,15 +3,16 @@
  * lockstat_spin.c
  *	  Spin waits per call site: the tables behind pg_spinlock_stats
  *
- * The core patch counts a contended spin wait (perform_spin_delay() and
- * s_lock() in s_lock.c) in MySpinStats[site], where site is the row that
- * lockstat_spin_site(), its spin_stats_site_hook, returns for the wait's
- * file, line and function.
+ * The core patch asks lockstat_spin_site(), its spin_stats_site_hook, for
+ * the row of a contended spin wait's file, line and function when the wait
+ * first spins (perform_spin_delay() in s_lock.c), keeps the wait's counts
+ * in its SpinDelayStatus, and hands them to lockstat_spin_wait(), its
+ * spin_stats_wait_hook, when the wait ends (finish_spin_delay()).
  *
  * Layout: one block per process slot (ProcNumber), each holding
  * pg_lockstat.max_spin_sites entries: the site's names (LockStatSpinSite),
- * its counters (SpinStatsCounters, which MySpinStats points at) and the
- * reset baseline of those counters.
+ * its counters (LockStatSpinCounters) and the reset baseline of those
+ * counters.
  *
  * Locking rules:
  *
@@ -24,11 +25,23 @@
  *	 new owner forgets the earlier owner's string addresses and finds its
  *	 entries again by their names.
  *
+ * - A wait's counts are added all at once, between two increments of the
+ *	 entry's changecount (odd while the owner writes), as pgstat's backend
+ *	 status does.  Readers and resets copy an entry until they see the same
+ *	 even changecount before and after the copy, so they see every wait
+ *	 either whole or not at all: a reset cannot split a wait's counts.
+ *
  * - The baselines are written only by pg_lockstat_reset(), which raises
  *	 them under the exclusive "pg_lockstat_spin" lock; readers copy all of
  *	 them under the shared lock, before they read the counters.  Each takes
  *	 the lock once, so the tranche "pg_lockstat_spin" shows one acquisition
  *	 per read or reset in pg_lwlock_stats.
+ *
+ * - The longest wait since the last reset cannot be kept as a difference
+ *	 from a baseline.  A reset raises reset_epoch instead, and the owner
+ *	 starts an entry's maximum again when it sees a new epoch.  A wait that
+ *	 ends while a reset runs may count in the maximum after the reset but
+ *	 in the other counters before it.
  *
  * - Sites are identified by name when summed over processes, since the same
  *	 site has the same names in every process, but not always the same
@@ -62,6 +75,24 @@ typedef struct LockStatSpinSite
 	char		func[LOCKSTAT_SITE_NAME_LEN];
 } LockStatSpinSite;
 
+/*
+ * One call site's counters in one process slot, and the shape of its reset
+ * baseline (whose changecount, max_wait_ns and max_epoch are unused).
+ */
+typedef struct LockStatSpinCounters
+{
+	uint64		changecount;	/* odd while the owner adds a wait */
+	uint64		contended;
+	uint64		spins;
+	uint64		delays;
+	uint64		wait_time_ns;	/* slept in delays */
+	uint64		tas_attempts;
+	uint64		unlocked_skips;
+	uint64		max_wait_ns;	/* longest wait in reset epoch max_epoch */
+	uint64		max_epoch;
+	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */
+} LockStatSpinCounters;
+
 /* one process slot's table header; sites, counters, baseline follow */
 typedef struct LockStatSpinSlot
 {
@@ -72,6 +103,7 @@ typedef struct LockStatSpinSlot
 typedef struct LockStatSpinState
 {
 	LWLock	   *lock;			/* protects the baselines */
+	pg_atomic_uint64 reset_epoch;	/* resets since start; see above */
 	int			num_slots;
 	int			max_sites;
 	Size		slot_stride;
@@ -91,14 +123,14 @@ spin_sites(LockStatSpinSlot *slot)
 								 MAXALIGN(sizeof(LockStatSpinSlot)));
 }
 
-static inline SpinStatsCounters *
+static inline LockStatSpinCounters *
 spin_counters(LockStatSpinSlot *slot, int max_sites)
 {
-	return (SpinStatsCounters *) ((char *) spin_sites(slot) +
-								  MAXALIGN(sizeof(LockStatSpinSite) * max_sites));
+	return (LockStatSpinCounters *) ((char *) spin_sites(slot) +
+									 MAXALIGN(sizeof(LockStatSpinSite) * max_sites));
 }
 
-static inline SpinStatsCounters *
+static inline LockStatSpinCounters *
 spin_baseline(LockStatSpinSlot *slot, int max_sites)
 {
 	return spin_counters(slot, max_sites) + max_sites;
@@ -118,7 +150,7 @@ lockstat_spin_slot_stride(int max_sites)
 
 	size = MAXALIGN(sizeof(LockStatSpinSlot));
 	size = add_size(size, MAXALIGN(mul_size(sizeof(LockStatSpinSite), max_sites)));
-	size = add_size(size, mul_size(2 * sizeof(SpinStatsCounters), max_sites));
+	size = add_size(size, mul_size(2 * sizeof(LockStatSpinCounters), max_sites));
 	return CACHELINEALIGN(size);
 }
 
@@ -155,6 +187,7 @@ lockstat_spin_shmem_startup(int num_slots)
 		spin_state->max_sites = lockstat_max_spin_sites;
 		spin_state->slot_stride = lockstat_spin_slot_stride(lockstat_max_spin_sites);
 		spin_state->slots = p;
+		pg_atomic_init_u64(&spin_state->reset_epoch, 0);
 		memset(p, 0, spin_state->slot_stride * num_slots);
 	}
 }
@@ -186,21 +219,6 @@ void
 lockstat_spin_detach(void)
 {
 	spin_my_slot = NULL;
-	if (lockstat_core.my_spin_stats)
-		*lockstat_core.my_spin_stats = NULL;
-}
-
-/*
- * Start or stop counting spin waits in this process, with the LWLock
- * counters (pg_lockstat.track).
- */
-void
-lockstat_spin_track_changed(void)
-{
-	if (lockstat_core.my_spin_stats == NULL)
-		return;
-	*lockstat_core.my_spin_stats = (lockstat_track && spin_my_slot) ?
-		spin_counters(spin_my_slot, spin_state->max_sites) : NULL;
 }
 
 /* does a stored name equal name, as far as the stored copy goes? */
@@ -212,10 +230,11 @@ spin_name_equal(const char *stored, const char *name)
 
 /*
  * spin_stats_site_hook: the row of a call site in this process's table, or
- * -1 if the table is full.  Runs on the first spin of a contended wait: no
- * locks, no allocation, no errors.  Looks up the string addresses first,
- * then the names of entries that an earlier owner of the slot registered,
- * then registers a new entry.
+ * -1 not to count the wait: while pg_lockstat.track is off, or if the table
+ * is full.  Runs on the first spin of a contended wait: no locks, no
+ * allocation, no errors.  Looks up the string addresses first, then the
+ * names of entries that an earlier owner of the slot registered, then
+ * registers a new entry.
  */
 int
 lockstat_spin_site(const char *file, int line, const char *func)
@@ -224,7 +243,7 @@ lockstat_spin_site(const char *file, int line, const char *func)
 	LockStatSpinSite *sites;
 	uint32		n;
 
-	if (slot == NULL)
+	if (slot == NULL || !lockstat_track)
 		return -1;
 	sites = spin_sites(slot);
 	n = slot->nsites;
@@ -264,9 +283,79 @@ lockstat_spin_site(const char *file, int line, const char *func)
 	return (int) n;
 }
 
+/*
+ * spin_stats_wait_hook: a counted wait of this process ends; add it, whole,
+ * to its call site's counters.  wait_ns is its duration from the first spin
+ * to the acquisition.  Runs while the process holds the lock it waited for:
+ * no locks, no allocation, no errors.
+ */
+void
+lockstat_spin_wait(const SpinDelayStatus *status, uint64 wait_ns)
+{
+	LockStatSpinSlot *slot = spin_my_slot;
+	LockStatSpinCounters *c;
+	uint64		epoch;
+
+	if (slot == NULL || status->stats_site < 0 ||
+		status->stats_site >= (int) slot->nsites)
+		return;
+	c = &spin_counters(slot, spin_state->max_sites)[status->stats_site];
+	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
+
+	c->changecount++;
+	pg_write_barrier();
+
+	c->contended++;
+	c->spins += status->wait_spins;
+	c->delays += status->delays;
+	c->wait_time_ns += status->wait_sleep_ns;
+	c->tas_attempts += status->wait_tas_attempts;
+	c->unlocked_skips += status->wait_unlocked_skips;
+	c->wait_hist[lockstat_wait_bucket(wait_ns)]++;
+	if (c->max_epoch != epoch)
+	{
+		c->max_epoch = epoch;
+		c->max_wait_ns = wait_ns;
+	}
+	else if (wait_ns > c->max_wait_ns)
+		c->max_wait_ns = wait_ns;
+
+	pg_write_barrier();
+	c->changecount++;
+}
+
+/*
+ * Copy an entry's counters as of a moment when its owner was not adding a
+ * wait, so that every wait is in the copy whole or not at all.  An owner
+ * adds a wait in a few dozen instructions and cannot fail in between, so a
+ * retry succeeds at once; a changecount that stays odd means the counters
+ * are damaged, which is reported rather than waited for.
+ */
 static void
-spin_add(SpinStatsCounters *to, volatile SpinStatsCounters *from,
-		 const SpinStatsCounters *minus)
+spin_copy_counters(LockStatSpinCounters *to,
+				   volatile LockStatSpinCounters *from)
+{
+	for (int tries = 0;; tries++)
+	{
+		uint64		before = from->changecount;
+
+		pg_read_barrier();
+		memcpy(to, (const LockStatSpinCounters *) from, sizeof(*to));
+		pg_read_barrier();
+		if (before % 2 == 0 && from->changecount == before)
+			return;
+		if (tries >= 1000000)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("could not read pg_lockstat spin wait counters consistently")));
+		pg_spin_delay();
+	}
+}
+
+/* add an entry's counts since its baseline to a call site's totals */
+static void
+spin_add(LockStatSpinTotals *to, const LockStatSpinCounters *from,
+		 const LockStatSpinCounters *minus, uint64 epoch)
 {
 	to->contended += from->contended - minus->contended;
 	to->spins += from->spins - minus->spins;
@@ -274,6 +363,10 @@ spin_add(SpinStatsCounters *to, volatile SpinStatsCounters *from,
 	to->wait_time_ns += from->wait_time_ns - minus->wait_time_ns;
 	to->tas_attempts += from->tas_attempts - minus->tas_attempts;
 	to->unlocked_skips += from->unlocked_skips - minus->unlocked_skips;
+	for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
+		to->wait_hist[b] += from->wait_hist[b] - minus->wait_hist[b];
+	if (from->max_epoch == epoch && from->max_wait_ns > to->max_wait_ns)
+		to->max_wait_ns = from->max_wait_ns;
 }
 
 static inline void
@@ -286,9 +379,10 @@ spin_raise(uint64 *base, uint64 value)
 /*
  * Sum every slot's counters, minus their baselines, per call site, into a
  * new local hash table of LockStatSpinEntry (in CurrentMemoryContext).  With
- * baselines == false the baselines are not subtracted.  *dropped is set to
+ * baselines == false the baselines are not subtracted and max_wait_ns is
+ * the longest wait since the last reset all the same.  *dropped is set to
  * the waits not counted because a table was full, since start.  Errors:
- * 55000 if not preloaded.
+ * 55000 if not preloaded; XX001 if an entry cannot be read consistently.
  */
 HTAB *
 lockstat_spin_read(bool baselines, uint64 *dropped)
@@ -297,8 +391,9 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 	HTAB	   *htab;
 	int			max_sites;
 	int			num_slots;
-	SpinStatsCounters *base;
-	static const SpinStatsCounters zero;
+	LockStatSpinCounters *base;
+	uint64		epoch;
+	static const LockStatSpinCounters zero;
 
 	lockstat_require_ready();
 	if (spin_state == NULL)
@@ -314,12 +409,13 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
 	/* the baselines first: they must not be newer than the counters */
-	base = palloc(mul_size(sizeof(SpinStatsCounters),
+	base = palloc(mul_size(sizeof(LockStatSpinCounters),
 						   mul_size(max_sites, num_slots)));
 	LWLockAcquire(spin_state->lock, LW_SHARED);
 	for (int s = 0; s < num_slots; s++)
 		memcpy(&base[s * max_sites], spin_baseline(spin_slot(s), max_sites),
-			   sizeof(SpinStatsCounters) * max_sites);
+			   sizeof(LockStatSpinCounters) * max_sites);
+	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 	LWLockRelease(spin_state->lock);
 	*dropped = 0;
 
@@ -327,8 +423,8 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 	{
 		LockStatSpinSlot *slot = spin_slot(s);
 		LockStatSpinSite *sites = spin_sites(slot);
-		volatile SpinStatsCounters *counters = spin_counters(slot, max_sites);
-		SpinStatsCounters *slot_base = &base[s * max_sites];
+		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
+		LockStatSpinCounters *slot_base = &base[s * max_sites];
 		uint32		n;
 
 		CHECK_FOR_INTERRUPTS();
@@ -341,6 +437,7 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		{
 			LockStatSpinKey key;
 			LockStatSpinEntry *entry;
+			LockStatSpinCounters copy;
 			bool		found;
 
 			memset(&key, 0, sizeof(key));
@@ -349,9 +446,10 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 			key.line = sites[i].line;
 			entry = hash_search(htab, &key, HASH_ENTER, &found);
 			if (!found)
-				memset(&entry->counts, 0, sizeof(SpinStatsCounters));
-			spin_add(&entry->counts, &counters[i],
-					 baselines ? &slot_base[i] : &zero);
+				memset(&entry->counts, 0, sizeof(LockStatSpinTotals));
+			spin_copy_counters(&copy, &counters[i]);
+			spin_add(&entry->counts, &copy,
+					 baselines ? &slot_base[i] : &zero, epoch);
 		}
 	}
 
@@ -360,8 +458,9 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 }
 
 /*
- * Make the current counters of every slot their new baselines; part of
- * pg_lockstat_reset().  A baseline never moves back.
+ * Make the current counters of every slot their new baselines, and start a
+ * new epoch of longest waits; part of pg_lockstat_reset().  A baseline never
+ * moves back.  Errors: XX001 if an entry cannot be read consistently.
  */
 void
 lockstat_spin_reset(void)
@@ -372,13 +471,14 @@ lockstat_spin_reset(void)
 		return;
 	max_sites = spin_state->max_sites;
 
-	/* a few loads and stores per site: no interrupt check needed inside */
+	/* a few dozen loads and stores per site: no interrupt check inside */
 	LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
+	pg_atomic_fetch_add_u64(&spin_state->reset_epoch, 1);
 	for (int s = 0; s < spin_state->num_slots; s++)
 	{
 		LockStatSpinSlot *slot = spin_slot(s);
-		volatile SpinStatsCounters *counters = spin_counters(slot, max_sites);
-		SpinStatsCounters *base = spin_baseline(slot, max_sites);
+		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
+		LockStatSpinCounters *base = spin_baseline(slot, max_sites);
 		uint32		n;
 
 		n = slot->nsites;
@@ -386,12 +486,17 @@ lockstat_spin_reset(void)
 
 		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
 		{
-			spin_raise(&base[i].contended, counters[i].contended);
-			spin_raise(&base[i].spins, counters[i].spins);
-			spin_raise(&base[i].delays, counters[i].delays);
-			spin_raise(&base[i].wait_time_ns, counters[i].wait_time_ns);
-			spin_raise(&base[i].tas_attempts, counters[i].tas_attempts);
-			spin_raise(&base[i].unlocked_skips, counters[i].unlocked_skips);
+			LockStatSpinCounters copy;
+
+			spin_copy_counters(&copy, &counters[i]);
+			spin_raise(&base[i].contended, copy.contended);
+			spin_raise(&base[i].spins, copy.spins);
+			spin_raise(&base[i].delays, copy.delays);
+			spin_raise(&base[i].wait_time_ns, copy.wait_time_ns);
+			spin_raise(&base[i].tas_attempts, copy.tas_attempts);
+			spin_raise(&base[i].unlocked_skips, copy.unlocked_skips);
+			for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
+				spin_raise(&base[i].wait_hist[b], copy.wait_hist[b]);
 		}
 	}
 	LWLockRelease(spin_state->lock);

@@ -27,6 +27,8 @@ PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram_1_1);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_spinlock_stats_1_1);
+PG_FUNCTION_INFO_V1(pg_spinlock_stats_1_2);
+PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram_1_2);
 PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats_1_1);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
 PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
@@ -39,7 +41,9 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
 #define PG_LWLOCK_BACKEND_STATS_COLS_V1_1	10
 #define PG_LOCKSTAT_STATUS_COLS_V1_0	6
 #define PG_LOCKSTAT_STATUS_COLS_V1_1	13
-#define PG_SPINLOCK_STATS_COLS			9
+#define PG_SPINLOCK_STATS_COLS_1_1		9
+#define PG_SPINLOCK_STATS_COLS			10
+#define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
 
 /* has this backend warned about the overflow row yet? */
 static bool lockstat_overflow_warned = false;
@@ -54,6 +58,23 @@ lockstat_counter_datum(uint64 value)
 {
 	return Int64GetDatum(value > (uint64) PG_INT64_MAX ? PG_INT64_MAX :
 						 (int64) value);
+}
+
+/*
+ * Put the columns bucket_lower_us int8, bucket_upper_us int8 (NULL for the
+ * last bucket) and count int8 of histogram bucket b at values[i]; returns
+ * the next column.
+ */
+static int
+lockstat_put_bucket(Datum *values, bool *nulls, int i, int b, uint64 count)
+{
+	values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b));
+	if (b == LOCKSTAT_WAIT_BUCKETS - 1)
+		nulls[i++] = true;
+	else
+		values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b + 1));
+	values[i++] = lockstat_counter_datum(count);
+	return i;
 }
 
 /* does a tranche or lock row show any activity? */
@@ -276,12 +297,7 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
 				continue;
 
 			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-			values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b));
-			if (b == LOCKSTAT_WAIT_BUCKETS - 1)
-				nulls[i++] = true;
-			else
-				values[i++] = Int64GetDatum((int64) lockstat_wait_bucket_lower_us(b + 1));
-			values[i++] = lockstat_counter_datum(count);
+			i = lockstat_put_bucket(values, nulls, i, b, count);
 			Assert(i == PG_LWLOCK_WAIT_HISTOGRAM_COLS);
 
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -541,13 +557,17 @@ pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
  *	tas_attempts int8	probes of s_lock() that issued TAS() (count)
  *	unlocked_skips int8 probes of s_lock() whose unlocked read saw the lock
  *						held, so that no TAS() was issued (count)
- * The last two are NULL where they are not counted: sites other than
- * s_lock(), and every site under spin_strategy default.  The counters come
- * from the core patch's counting points in s_lock.c (MySpinStats).
- * Errors: 55000 if pg_lockstat is not preloaded.
+ *	max_wait_time float8	longest wait, from its first spin until the
+ *						lock was taken (ms); version 1.2 on
+ * tas_attempts and unlocked_skips are NULL where they are not counted:
+ * sites other than s_lock(), and every site under spin_strategy default.
+ * Each wait is counted whole when it ends, from the counts that the core
+ * patch's s_lock.c hands to spin_stats_wait_hook.  Errors: 55000 if
+ * pg_lockstat is not preloaded; XX001 if counters cannot be read
+ * consistently.
  */
-Datum
-pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
+static Datum
+lockstat_spinlock_stats(FunctionCallInfo fcinfo, int ncols)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	HTAB	   *htab;
@@ -558,7 +578,7 @@ pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
 	lockstat_require_ready();
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != PG_SPINLOCK_STATS_COLS)
+	if (rsinfo->setDesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
 
 	htab = lockstat_spin_read(true, &dropped);
@@ -566,13 +586,12 @@ pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
 	hash_seq_init(&seq, htab);
 	while ((entry = hash_seq_search(&seq)) != NULL)
 	{
-		SpinStatsCounters *c = &entry->counts;
+		LockStatSpinTotals *c = &entry->counts;
 		Datum		values[PG_SPINLOCK_STATS_COLS];
 		bool		nulls[PG_SPINLOCK_STATS_COLS] = {0};
 		int			i = 0;
 
-		if (c->contended == 0 && c->spins == 0 && c->delays == 0 &&
-			c->tas_attempts == 0 && c->unlocked_skips == 0)
+		if (c->contended == 0)
 			continue;
 
 		values[i++] = CStringGetTextDatum(entry->key.file);
@@ -592,9 +611,87 @@ pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
 			values[i++] = lockstat_counter_datum(c->tas_attempts);
 			values[i++] = lockstat_counter_datum(c->unlocked_skips);
 		}
-		Assert(i == PG_SPINLOCK_STATS_COLS);
+		if (ncols > PG_SPINLOCK_STATS_COLS_1_1)
+			values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
+		Assert(i == ncols);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	hash_destroy(htab);
+	return (Datum) 0;
+}
+
+/* pg_spinlock_stats() of version 1.1: without max_wait_time */
+Datum
+pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
+{
+	return lockstat_spinlock_stats(fcinfo, PG_SPINLOCK_STATS_COLS_1_1);
+}
+
+Datum
+pg_spinlock_stats_1_2(PG_FUNCTION_ARGS)
+{
+	return lockstat_spinlock_stats(fcinfo, PG_SPINLOCK_STATS_COLS);
+}
+
+/*
+ * pg_spinlock_wait_histogram() returns setof record
+ *
+ * The distribution of the durations of contended spin waits since the last
+ * reset, per call site, summed over all processes; one row per call site
+ * and non-empty bucket:
+ *	file text, line int4, func text		the call site, as in
+ *							pg_spinlock_stats
+ *	bucket_lower_us int8	the bucket holds waits of at least this many
+ *							microseconds
+ *	bucket_upper_us int8	and less than this many; NULL for the last bucket
+ *							(4194304 us and more)
+ *	count int8				waits in the bucket (count)
+ * A wait lasts from its first spin until the lock is taken, spinning and
+ * sleeping included, as the core patch's finish_spin_delay() measures it;
+ * the buckets are those of pg_lwlock_wait_histogram, and a site's counts add
+ * up to its pg_spinlock_stats.contended.  Errors: 55000 if pg_lockstat is
+ * not preloaded; XX001 if counters cannot be read consistently.
+ */
+Datum
+pg_spinlock_wait_histogram_1_2(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	HTAB	   *htab;
+	HASH_SEQ_STATUS seq;
+	LockStatSpinEntry *entry;
+	uint64		dropped;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != PG_SPINLOCK_WAIT_HISTOGRAM_COLS)
+		elog(ERROR, "incorrect number of output arguments");
+
+	htab = lockstat_spin_read(true, &dropped);
+
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
+		{
+			uint64		count = entry->counts.wait_hist[b];
+			Datum		values[PG_SPINLOCK_WAIT_HISTOGRAM_COLS];
+			bool		nulls[PG_SPINLOCK_WAIT_HISTOGRAM_COLS] = {0};
+			int			i = 0;
+
+			if (count == 0)
+				continue;
+
+			values[i++] = CStringGetTextDatum(entry->key.file);
+			values[i++] = Int32GetDatum(entry->key.line);
+			values[i++] = CStringGetTextDatum(entry->key.func);
+			i = lockstat_put_bucket(values, nulls, i, b, count);
+			Assert(i == PG_SPINLOCK_WAIT_HISTOGRAM_COLS);
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
 	}
 
 	hash_destroy(htab);

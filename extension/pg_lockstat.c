@@ -278,15 +278,18 @@ _PG_init(void)
 	*lockstat_core.wait_hook = lockstat_wait_hook;
 
 	/*
-	 * The call-site lookup returns a row of our own table, so it cannot be
-	 * shared with another library: refuse to overwrite one.
+	 * The call-site lookup returns a row of our own table, which the end of
+	 * the wait then reports, so neither hook can be shared with another
+	 * library: refuse to overwrite one.
 	 */
-	if (*lockstat_core.spin_site_hook != NULL)
+	if (*lockstat_core.spin_site_hook != NULL ||
+		*lockstat_core.spin_wait_hook != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("another library has already set spin_stats_site_hook"),
+				 errmsg("another library has already set spin_stats_site_hook or spin_stats_wait_hook"),
 				 errhint("Remove the other spinlock statistics library from \"shared_preload_libraries\".")));
 	*lockstat_core.spin_site_hook = lockstat_spin_site;
+	*lockstat_core.spin_wait_hook = lockstat_spin_wait;
 }
 
 /*
@@ -328,8 +331,8 @@ lockstat_link_core(void)
 	lockstat_core.backoff_max_pauses = lockstat_core_symbol("spin_backoff_max_pauses");
 	lockstat_core.wait_hook = lockstat_core_symbol("lwlock_stats_wait_hook");
 	lockstat_core.main_array_rows = lockstat_core_symbol("LWLockStatsMainArrayRows");
-	lockstat_core.my_spin_stats = lockstat_core_symbol("MySpinStats");
 	lockstat_core.spin_site_hook = lockstat_core_symbol("spin_stats_site_hook");
+	lockstat_core.spin_wait_hook = lockstat_core_symbol("spin_stats_wait_hook");
 
 	if (lockstat_core.spin_strategy == NULL ||
 		lockstat_core.min_spins_per_delay == NULL ||
@@ -339,8 +342,8 @@ lockstat_link_core(void)
 		lockstat_core.backoff_max_pauses == NULL ||
 		lockstat_core.wait_hook == NULL ||
 		lockstat_core.main_array_rows == NULL ||
-		lockstat_core.my_spin_stats == NULL ||
 		lockstat_core.spin_site_hook == NULL ||
+		lockstat_core.spin_wait_hook == NULL ||
 		lockstat_core.my_counters == NULL ||
 		lockstat_core.overflow_tranche == NULL ||
 		lockstat_core.attach_hook == NULL)

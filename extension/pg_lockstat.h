@@ -84,8 +84,8 @@ typedef struct LockStatCore
 	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
 	lwlock_stats_wait_hook_type *wait_hook; /* lwlock_stats_wait_hook */
 	bool	   *main_array_rows;	/* LWLockStatsMainArrayRows */
-	SpinStatsCounters **my_spin_stats;	/* MySpinStats, s_lock.c */
-	spin_stats_site_hook_type *spin_site_hook;	/* spin_stats_site_hook */
+	spin_stats_site_hook_type *spin_site_hook;	/* spin_stats_site_hook, s_lock.c */
+	spin_stats_wait_hook_type *spin_wait_hook;	/* spin_stats_wait_hook */
 } LockStatCore;
 
 extern LockStatCore lockstat_core;
@@ -105,8 +105,9 @@ typedef struct LockStatTrancheTotals
 } LockStatTrancheTotals;
 
 /*
- * Buckets of the distribution of LWLock sleep durations: [0, 1) us, then
- * [2^(b-1), 2^b) us for b = 1 .. 22, and 2^22 us (4.2 s) or more.
+ * Buckets of the distributions of LWLock sleep durations and of spin wait
+ * durations: [0, 1) us, then [2^(b-1), 2^b) us for b = 1 .. 22, and 2^22 us
+ * (4.2 s) or more.
  */
 #define LOCKSTAT_WAIT_BUCKETS	24
 
@@ -138,6 +139,7 @@ extern TimestampTz lockstat_reset(void);
 extern TimestampTz lockstat_last_reset(void);
 extern void lockstat_record_wait(int row, uint64 wait_ns);
 extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
+extern int	lockstat_wait_bucket(uint64 wait_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
@@ -156,10 +158,23 @@ typedef struct LockStatSpinKey
 	int			line;
 } LockStatSpinKey;
 
+/* a call site's counts since the last reset, summed over processes */
+typedef struct LockStatSpinTotals
+{
+	uint64		contended;
+	uint64		spins;
+	uint64		delays;
+	uint64		wait_time_ns;	/* slept in delays */
+	uint64		tas_attempts;
+	uint64		unlocked_skips;
+	uint64		max_wait_ns;	/* longest wait, first spin to acquisition */
+	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */
+} LockStatSpinTotals;
+
 typedef struct LockStatSpinEntry
 {
 	LockStatSpinKey key;
-	SpinStatsCounters counts;
+	LockStatSpinTotals counts;
 } LockStatSpinEntry;
 
 /* lockstat_spin.c */
@@ -167,8 +182,8 @@ extern Size lockstat_spin_shmem_size(int num_slots);
 extern void lockstat_spin_shmem_startup(int num_slots);
 extern void lockstat_spin_attach(int slot);
 extern void lockstat_spin_detach(void);
-extern void lockstat_spin_track_changed(void);
 extern int	lockstat_spin_site(const char *file, int line, const char *func);
+extern void lockstat_spin_wait(const SpinDelayStatus *status, uint64 wait_ns);
 extern HTAB *lockstat_spin_read(bool baselines, uint64 *dropped);
 extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);

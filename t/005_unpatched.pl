@@ -51,10 +51,10 @@ unlike($log, qr/undefined symbol/, 'no dynamic-linker error');
 
 # A core patch of another major version.  Stand in for it with a library,
 # loaded into the unpatched server with LD_PRELOAD, that exports only the
-# version symbol, with version 3.0.
+# version symbol, with version 99.0.
 my $fake_dir = PostgreSQL::Test::Utils::tempdir;
 open(my $fh, '>', "$fake_dir/fake_core.c") or die "could not write fake_core.c: $!";
-print $fh "const int LWLockStatsCoreVersion = 300;\n";
+print $fh "const int LWLockStatsCoreVersion = 9900;\n";
 close $fh;
 my $cc = `pg_config --cc`;
 chomp $cc;
@@ -70,7 +70,7 @@ system_or_bail(split(/ /, $cc), '-shared', '-fPIC', '-o',
 		'the message says the versions do not match');
 	like(
 		$vlog,
-		qr/The server has core patch version 3\.0, but this pg_lockstat library was built for version 2\.x\./,
+		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 3\.x\./,
 		'the detail names both versions');
 }
 

@@ -1,0 +1,120 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# Spin waits are counted whole when they end: resets that fall in the middle
+# of spin waits do not split any wait's counts, so the probe equality
+# tas_attempts + unlocked_skips = spins + contended holds exactly after
+# them.  pg_spinlock_wait_histogram has one count per contended wait, and
+# max_wait_time lies in its highest non-empty bucket.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use LockStatTest;
+
+# ttas counts probes in s_lock(); short delays make the waits sleep too
+my $node = LockStatTest::new_node('spin_wait_whole',
+	"pg_lockstat.spin_strategy = 'ttas'\n"
+	  . "pg_lockstat.min_delay_us = 50\n"
+	  . "pg_lockstat.max_delay_us = 200\n");
+
+my $site = q{FROM pg_spinlock_stats
+	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
+my $hist = q{FROM pg_spinlock_wait_histogram
+	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
+
+# Three sessions take the test spinlock 300 times each and hold it 1 ms, so
+# that at any moment two of them are in the middle of a spin wait; a fourth
+# resets the counters every 20 ms meanwhile.  All start together, released
+# by an advisory lock that a gate session holds.
+sub contend_with_resets
+{
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe('SELECT pg_advisory_lock(20)');
+	my @h;
+	foreach my $i (1 .. 4)
+	{
+		my $work =
+		  $i <= 3
+		  ? 'SELECT lockstat_test_spinlock(300, 1000);'
+		  : q{DO $$BEGIN
+				FOR i IN 1 .. 25 LOOP
+					PERFORM pg_sleep(0.02);
+					PERFORM pg_lockstat_reset();
+				END LOOP;
+			END$$;};
+		push @h, $node->background_psql('postgres');
+		$h[-1]->query_until(qr/started/,
+				"\\echo started\n"
+			  . "SELECT pg_advisory_lock_shared(20);\n"
+			  . "SELECT pg_advisory_unlock_shared(20);\n"
+			  . "$work\n");
+	}
+	$node->poll_query_until('postgres',
+		q{SELECT count(*) = 4 FROM pg_stat_activity
+		  WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'})
+	  or die 'sessions did not reach the gate';
+	$gate->query_safe('SELECT pg_advisory_unlock(20)');
+	$gate->quit;
+	$_->quit foreach @h;
+}
+
+foreach my $round (1 .. 3)
+{
+	contend_with_resets();
+	my $row = $node->safe_psql('postgres',
+		"SELECT contended, spins, delays, tas_attempts, unlocked_skips $site");
+	note("round $round: contended|spins|delays|tas_attempts|unlocked_skips = $row");
+	isnt($row, '', "round $round: waits after the last reset were counted");
+	is( $node->safe_psql('postgres',
+			"SELECT tas_attempts + unlocked_skips = spins + contended $site"),
+		't',
+		"round $round: resets during spin waits split no wait's counts");
+	is( $node->safe_psql('postgres',
+			"SELECT (SELECT sum(count) $hist) = (SELECT contended $site)"),
+		't',
+		"round $round: the histogram counts every contended wait once");
+}
+
+# the longest wait lies in the highest non-empty bucket
+is( $node->safe_psql(
+		'postgres',
+		"SELECT s.max_wait_time * 1000 >= h.bucket_lower_us
+			AND (h.bucket_upper_us IS NULL
+				 OR s.max_wait_time * 1000 < h.bucket_upper_us)
+		 FROM (SELECT max_wait_time $site) s,
+			  (SELECT bucket_lower_us, bucket_upper_us $hist
+			   ORDER BY bucket_lower_us DESC LIMIT 1) h"),
+	't',
+	'max_wait_time lies in the highest non-empty bucket');
+
+# waits that slept last at least the delay they slept
+is( $node->safe_psql(
+		'postgres',
+		"SELECT delays = 0 OR max_wait_time >= 0.05 $site"),
+	't',
+	'a wait that slept lasted at least min_delay_us');
+
+# a reset empties both views, the longest wait included
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is( $node->safe_psql('postgres',
+		"SELECT (SELECT count(*) $site) + (SELECT count(*) $hist)"),
+	'0', 'a reset empties pg_spinlock_stats and pg_spinlock_wait_histogram');
+$node->safe_psql('postgres', 'SELECT lockstat_test_spinlock(10, 0)');
+is($node->safe_psql('postgres', "SELECT count(*) $site"),
+	'0', 'uncontended acquisitions are not waits');
+
+# privileges, as for the other views
+$node->safe_psql('postgres', 'CREATE ROLE regress_nobody LOGIN');
+my ($rc, $stdout, $stderr) = $node->psql('postgres',
+	'SELECT count(*) FROM pg_spinlock_wait_histogram',
+	extra_params => [ '-U', 'regress_nobody' ]);
+like(
+	$stderr,
+	qr/permission denied for view pg_spinlock_wait_histogram/,
+	'a role without pg_read_all_stats cannot read the histogram');
+
+done_testing();
