@@ -5,9 +5,9 @@
  *
  * The core patch asks lockstat_spin_site(), its spin_stats_site_hook, for
  * the row of a contended spin wait's file, line and function when the wait
- * first spins (perform_spin_delay() in s_lock.c), keeps the wait's counts
- * in its SpinDelayStatus, and hands them to lockstat_spin_wait(), its
- * spin_stats_wait_hook, when the wait ends (finish_spin_delay()).
+ * first spins (perform_spin_delay() in s_lock.c), keeps the wait's counts,
+ * and hands them to lockstat_spin_wait(), its spin_stats_wait_hook, when the
+ * wait ends (finish_spin_delay()).
  *
  * Layout: one block per process slot (ProcNumber), each holding
  * pg_lockstat.max_spin_sites entries: the site's names (LockStatSpinSite),
@@ -285,40 +285,39 @@ lockstat_spin_site(const char *file, int line, const char *func)
 
 /*
  * spin_stats_wait_hook: a counted wait of this process ends; add it, whole,
- * to its call site's counters.  wait_ns is its duration from the first spin
- * to the acquisition.  Runs while the process holds the lock it waited for:
- * no locks, no allocation, no errors.
+ * to its call site's counters.  wait->wait_ns is its duration from the
+ * first spin to the acquisition.  Runs while the process holds the lock it
+ * waited for: no locks, no allocation, no errors.
  */
 void
-lockstat_spin_wait(const SpinDelayStatus *status, uint64 wait_ns)
+lockstat_spin_wait(const SpinWaitStats *wait)
 {
 	LockStatSpinSlot *slot = spin_my_slot;
 	LockStatSpinCounters *c;
 	uint64		epoch;
 
-	if (slot == NULL || status->stats_site < 0 ||
-		status->stats_site >= (int) slot->nsites)
+	if (slot == NULL || wait->site < 0 || wait->site >= (int) slot->nsites)
 		return;
-	c = &spin_counters(slot, spin_state->max_sites)[status->stats_site];
+	c = &spin_counters(slot, spin_state->max_sites)[wait->site];
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 
 	c->changecount++;
 	pg_write_barrier();
 
 	c->contended++;
-	c->spins += status->wait_spins;
-	c->delays += status->delays;
-	c->wait_time_ns += status->wait_sleep_ns;
-	c->tas_attempts += status->wait_tas_attempts;
-	c->unlocked_skips += status->wait_unlocked_skips;
-	c->wait_hist[lockstat_wait_bucket(wait_ns)]++;
+	c->spins += wait->spins;
+	c->delays += wait->delays;
+	c->wait_time_ns += wait->sleep_ns;
+	c->tas_attempts += wait->tas_attempts;
+	c->unlocked_skips += wait->unlocked_skips;
+	c->wait_hist[lockstat_wait_bucket(wait->wait_ns)]++;
 	if (c->max_epoch != epoch)
 	{
 		c->max_epoch = epoch;
-		c->max_wait_ns = wait_ns;
+		c->max_wait_ns = wait->wait_ns;
 	}
-	else if (wait_ns > c->max_wait_ns)
-		c->max_wait_ns = wait_ns;
+	else if (wait->wait_ns > c->max_wait_ns)
+		c->max_wait_ns = wait->wait_ns;
 
 	pg_write_barrier();
 	c->changecount++;

@@ -84,7 +84,7 @@ typedef struct LockStatCore
 	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
 	lwlock_stats_wait_hook_type *wait_hook; /* lwlock_stats_wait_hook */
 	bool	   *main_array_rows;	/* LWLockStatsMainArrayRows */
-	spin_stats_site_hook_type *spin_site_hook;	/* spin_stats_site_hook, s_lock.c */
+	spin_stats_site_hook_type *spin_site_hook;	/* spin_stats_site_hook */
 	spin_stats_wait_hook_type *spin_wait_hook;	/* spin_stats_wait_hook */
 } LockStatCore;
 
@@ -183,7 +183,7 @@ extern void lockstat_spin_shmem_startup(int num_slots);
 extern void lockstat_spin_attach(int slot);
 extern void lockstat_spin_detach(void);
 extern int	lockstat_spin_site(const char *file, int line, const char *func);
-extern void lockstat_spin_wait(const SpinDelayStatus *status, uint64 wait_ns);
+extern void lockstat_spin_wait(const SpinWaitStats *wait);
 extern HTAB *lockstat_spin_read(bool baselines, uint64 *dropped);
 extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);
