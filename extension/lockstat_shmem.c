@@ -610,7 +610,8 @@ lockstat_raise(uint64 *base, uint64 value)
 
 /*
  * Make the current sums the new baseline.  Returns the reset time.
- * Errors: 55000 if not preloaded.
+ * Errors: 55000 if not preloaded; XX001 if spin wait counters cannot be
+ * read consistently, before anything is reset.
  */
 TimestampTz
 lockstat_reset(void)
@@ -623,6 +624,9 @@ lockstat_reset(void)
 
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+
+	/* first the spin sites, whose reset alone can fail */
+	lockstat_spin_reset();
 
 	lockstat_sum_rows(totals);
 
@@ -642,8 +646,6 @@ lockstat_reset(void)
 
 	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
-
-	lockstat_spin_reset();
 
 	/* stats_reset only moves forward, even if the clock steps back */
 	now = GetCurrentTimestamp();

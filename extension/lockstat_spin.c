@@ -33,15 +33,18 @@
  *
  * - The baselines are written only by pg_lockstat_reset(), which raises
  *	 them under the exclusive "pg_lockstat_spin" lock; readers copy all of
- *	 them under the shared lock, before they read the counters.  Each takes
- *	 the lock once, so the tranche "pg_lockstat_spin" shows one acquisition
- *	 per read or reset in pg_lwlock_stats.
+ *	 them under the shared lock, then the counters, still under it.  Each
+ *	 takes the lock once, so the tranche "pg_lockstat_spin" shows one
+ *	 acquisition per read or reset in pg_lwlock_stats.
  *
  * - The longest wait since the last reset cannot be kept as a difference
  *	 from a baseline.  A reset raises reset_epoch instead, and the owner
- *	 starts an entry's maximum again when it sees a new epoch.  A wait that
- *	 ends while a reset runs may count in the maximum after the reset but
- *	 in the other counters before it.
+ *	 starts an entry's maximum again when it sees a new epoch.  The owner
+ *	 reads the epoch after it makes the changecount odd, and a reader reads
+ *	 it with the baselines and holds the lock until it has copied the
+ *	 counters, so every wait counted after a reset is in that reset's
+ *	 maximum.  A wait that ends while a reset runs may count in the maximum
+ *	 after the reset but in the other counters before it.
  *
  * - Sites are identified by name when summed over processes, since the same
  *	 site has the same names in every process, but not always the same
@@ -57,6 +60,7 @@
 #include "postgres.h"
 
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/proc.h"
 #include "storage/shmem.h"
@@ -299,10 +303,20 @@ lockstat_spin_wait(const SpinWaitStats *wait)
 	if (slot == NULL || wait->site < 0 || wait->site >= (int) slot->nsites)
 		return;
 	c = &spin_counters(slot, spin_state->max_sites)[wait->site];
-	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 
 	c->changecount++;
-	pg_write_barrier();
+
+	/*
+	 * Read the reset epoch only once the changecount is odd, with a full
+	 * barrier between the two: a reset raises the epoch (a full barrier too)
+	 * before it copies the counters, so either this wait sees the new epoch,
+	 * or the reset sees the odd changecount and waits for this wait to go
+	 * into its baseline.  Read before, an old epoch could go with a wait that
+	 * the reset's copy missed, and the wait would be counted after the reset
+	 * without its duration in max_wait_time.
+	 */
+	pg_memory_barrier();
+	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 
 	c->contended++;
 	c->spins += wait->spins;
@@ -327,13 +341,22 @@ lockstat_spin_wait(const SpinWaitStats *wait)
  * Copy an entry's counters as of a moment when its owner was not adding a
  * wait, so that every wait is in the copy whole or not at all.  An owner
  * adds a wait in a few dozen instructions and cannot fail in between, so a
- * retry succeeds at once; a changecount that stays odd means the counters
- * are damaged, which is reported rather than waited for.
+ * retry nearly always succeeds at once; but the owner can be preempted, or
+ * stopped by a debugger, inside that window.  So after SPIN_COPY_FAST_TRIES
+ * quick retries, retry every 100 us, and give up after SPIN_COPY_MAX_USEC
+ * with an error rather than wait for ever with interrupts held off.
+ * Errors: XX001 then.
  */
+#define SPIN_COPY_FAST_TRIES	1000
+#define SPIN_COPY_MAX_USEC		INT64CONST(2000000)
+
 static void
 spin_copy_counters(LockStatSpinCounters *to,
 				   volatile LockStatSpinCounters *from)
 {
+	instr_time	start;
+
+	INSTR_TIME_SET_ZERO(start);
 	for (int tries = 0;; tries++)
 	{
 		uint64		before = from->changecount;
@@ -343,11 +366,26 @@ spin_copy_counters(LockStatSpinCounters *to,
 		pg_read_barrier();
 		if (before % 2 == 0 && from->changecount == before)
 			return;
-		if (tries >= 1000000)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("could not read pg_lockstat spin wait counters consistently")));
-		pg_spin_delay();
+
+		if (tries < SPIN_COPY_FAST_TRIES)
+			pg_spin_delay();
+		else
+		{
+			instr_time	now;
+
+			INSTR_TIME_SET_CURRENT(now);
+			if (INSTR_TIME_IS_ZERO(start))
+				start = now;
+			INSTR_TIME_SUBTRACT(now, start);
+			if (INSTR_TIME_GET_MICROSEC(now) >= SPIN_COPY_MAX_USEC)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("could not read pg_lockstat spin wait counters consistently"),
+						 errdetail("A process has been adding a spin wait to its counters for more than %d ms.",
+								   (int) (SPIN_COPY_MAX_USEC / 1000)),
+						 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
+			pg_usleep(100);
+		}
 	}
 }
 
@@ -407,7 +445,13 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 	htab = hash_create("pg_lockstat spin sites", 64, &ctl,
 					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 
-	/* the baselines first: they must not be newer than the counters */
+	/*
+	 * The baselines first: they must not be newer than the counters.  The
+	 * lock is held until the counters are copied too, so that no reset falls
+	 * in between: a reset there would start a new epoch, and the waits
+	 * counted after the baselines but in that new epoch would be in the
+	 * counts without their durations in max_wait_ns.
+	 */
 	base = palloc(mul_size(sizeof(LockStatSpinCounters),
 						   mul_size(max_sites, num_slots)));
 	LWLockAcquire(spin_state->lock, LW_SHARED);
@@ -415,7 +459,6 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		memcpy(&base[s * max_sites], spin_baseline(spin_slot(s), max_sites),
 			   sizeof(LockStatSpinCounters) * max_sites);
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
-	LWLockRelease(spin_state->lock);
 	*dropped = 0;
 
 	for (int s = 0; s < num_slots; s++)
@@ -426,8 +469,7 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		LockStatSpinCounters *slot_base = &base[s * max_sites];
 		uint32		n;
 
-		CHECK_FOR_INTERRUPTS();
-
+		/* no interrupt check: they are held off under the lock */
 		*dropped += slot->dropped;
 		n = slot->nsites;
 		pg_read_barrier();
@@ -451,6 +493,7 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 					 baselines ? &slot_base[i] : &zero, epoch);
 		}
 	}
+	LWLockRelease(spin_state->lock);
 
 	pfree(base);
 	return htab;
@@ -458,47 +501,68 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 
 /*
  * Make the current counters of every slot their new baselines, and start a
- * new epoch of longest waits; part of pg_lockstat_reset().  A baseline never
- * moves back.  Errors: XX001 if an entry cannot be read consistently.
+ * new epoch of longest waits; part of pg_lockstat_reset(), which calls it
+ * before it touches anything else.  All counters are copied before any
+ * baseline moves, so an error leaves the baselines as they were; only the
+ * epoch, raised first so that waits can tell (see lockstat_spin_wait()),
+ * has moved then.  A baseline never moves back.  Errors: XX001 if an entry
+ * cannot be read consistently.
  */
 void
 lockstat_spin_reset(void)
 {
 	int			max_sites;
+	int			num_slots;
+	LockStatSpinCounters *copy;
 
 	if (spin_state == NULL)
 		return;
 	max_sites = spin_state->max_sites;
+	num_slots = spin_state->num_slots;
+	copy = palloc(mul_size(sizeof(LockStatSpinCounters),
+						   mul_size(max_sites, num_slots)));
 
-	/* a few dozen loads and stores per site: no interrupt check inside */
 	LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
 	pg_atomic_fetch_add_u64(&spin_state->reset_epoch, 1);
-	for (int s = 0; s < spin_state->num_slots; s++)
+
+	/* copy everything first: the only step that can fail */
+	for (int s = 0; s < num_slots; s++)
 	{
 		LockStatSpinSlot *slot = spin_slot(s);
 		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
-		LockStatSpinCounters *base = spin_baseline(slot, max_sites);
 		uint32		n;
 
 		n = slot->nsites;
 		pg_read_barrier();
-
-		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
+		for (uint32 i = 0; i < (uint32) max_sites; i++)
 		{
-			LockStatSpinCounters copy;
+			if (i < n)
+				spin_copy_counters(&copy[s * max_sites + i], &counters[i]);
+			else
+				memset(&copy[s * max_sites + i], 0, sizeof(LockStatSpinCounters));
+		}
+	}
 
-			spin_copy_counters(&copy, &counters[i]);
-			spin_raise(&base[i].contended, copy.contended);
-			spin_raise(&base[i].spins, copy.spins);
-			spin_raise(&base[i].delays, copy.delays);
-			spin_raise(&base[i].wait_time_ns, copy.wait_time_ns);
-			spin_raise(&base[i].tas_attempts, copy.tas_attempts);
-			spin_raise(&base[i].unlocked_skips, copy.unlocked_skips);
+	for (int s = 0; s < num_slots; s++)
+	{
+		LockStatSpinCounters *base = spin_baseline(spin_slot(s), max_sites);
+
+		for (int i = 0; i < max_sites; i++)
+		{
+			LockStatSpinCounters *c = &copy[s * max_sites + i];
+
+			spin_raise(&base[i].contended, c->contended);
+			spin_raise(&base[i].spins, c->spins);
+			spin_raise(&base[i].delays, c->delays);
+			spin_raise(&base[i].wait_time_ns, c->wait_time_ns);
+			spin_raise(&base[i].tas_attempts, c->tas_attempts);
+			spin_raise(&base[i].unlocked_skips, c->unlocked_skips);
 			for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
-				spin_raise(&base[i].wait_hist[b], copy.wait_hist[b]);
+				spin_raise(&base[i].wait_hist[b], c->wait_hist[b]);
 		}
 	}
 	LWLockRelease(spin_state->lock);
+	pfree(copy);
 }
 
 /*

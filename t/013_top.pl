@@ -322,6 +322,38 @@ SKIP:
 	is(scalar(reports($stdout)), 4, 'restart: all four reports');
 }
 
+# --- a crash restart during a run ------------------------------------------------
+# The backend of pg_lockstat_top is terminated by the crash: the first failed
+# sample must already be reported as a lost connection, not as a failed
+# sample followed by a lost connection one interval later.
+$node->append_conf('postgresql.conf', 'restart_after_crash = on');
+$node->reload;
+{
+	my ($stdout, $stderr) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[ $top, '--batch', '-n', '4', '-i', '0.5', '-d', $connstr ],
+		'<' => \undef,
+		'>' => \$stdout,
+		'2>' => \$stderr,
+		$timer);
+	$h->pump until $stdout =~ /Tranche / || $timer->is_expired;
+	my $pid = $node->safe_psql('postgres',
+		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'background writer'");
+	kill 'KILL', $pid;
+	$h->finish;
+	is($h->result(0), 0, 'crash: the run completes with exit code 0');
+	like(
+		$stdout,
+		qr/^-- connection lost at \d\d:\d\d:\d\d: .*; retrying every 0\.50 s$/m,
+		'crash: the gap is marked');
+	unlike($stdout, qr/^-- sample failed/m,
+		'crash: the terminated connection is reported as lost at once');
+	is(scalar(reports($stdout)), 4, 'crash: all four reports');
+	$node->poll_query_until('postgres', 'SELECT true')
+	  or die 'server did not come back after the crash';
+}
+
 # --- the extension dropped during a run ------------------------------------------
 {
 	my ($stdout, $stderr) = ('', '');

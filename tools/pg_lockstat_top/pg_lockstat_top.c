@@ -223,6 +223,7 @@ static bool find_extension(void);
 static void setup_failure(const char *fmt,...) pg_attribute_printf(1, 2);
 static void check_setup_error(const PGresult *res);
 static bool take_sample(Sample *sample, char **error);
+static bool connection_lost(void);
 static bool take_baseline(Sample *sample, char **error);
 static void read_status(const PGresult *res, Sample *sample);
 static void read_tranches(const PGresult *res, Sample *sample);
@@ -763,6 +764,25 @@ take_sample(Sample *sample, char **error)
 	for (i = 0; i < nresults; i++)
 		PQclear(results[i]);
 	return ok;
+}
+
+/*
+ * connection_lost
+ *		Whether the connection is gone, after a failed sample.  When the
+ *		server has closed the socket, a query can fail in the write while
+ *		libpq still reports CONNECTION_OK, since it waits to read the server's
+ *		last message; an empty query then settles it.
+ */
+static bool
+connection_lost(void)
+{
+	PGresult   *res;
+
+	if (PQstatus(conn) == CONNECTION_BAD)
+		return true;
+	res = PQexec(conn, "");
+	PQclear(res);
+	return PQstatus(conn) == CONNECTION_BAD;
 }
 
 /*
@@ -1845,7 +1865,7 @@ main(int argc, char **argv)
 				pg_free(error);
 				break;			/* our own cancel */
 			}
-			if (PQstatus(conn) == CONNECTION_BAD)
+			if (connection_lost())
 			{
 				connected = false;
 				lost_at = monotonic_seconds();
