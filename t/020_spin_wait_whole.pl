@@ -26,12 +26,18 @@ my $site = q{FROM pg_spinlock_stats
 my $hist = q{FROM pg_spinlock_wait_histogram
 	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 
-# Three sessions take the test spinlock 300 times each and hold it 1 ms, so
-# that at any moment two of them are in the middle of a spin wait; a fourth
-# resets the counters every 20 ms meanwhile.  All start together, released
-# by an advisory lock that a gate session holds.
+# Three sessions take the test spinlock $n times each and hold it $hold_us
+# microseconds, while a fourth resets the counters every 20 ms for 0.5 s.
+# At any moment two of them are in the middle of a spin wait.  A spinlock is
+# unfair (its holder takes it again at once), so the waits are few and long
+# whatever the hold: typically 1 to 4 after the last reset with 1 ms holds,
+# and 4 to 30 in the rounds of 100000 holds of 5 us, which outlast the
+# resets by a second.  A wait that began before the last reset is counted
+# whole after it.  All start together, released by an advisory lock that a
+# gate session holds.
 sub contend_with_resets
 {
+	my ($n, $hold_us) = @_;
 	my $gate = $node->background_psql('postgres');
 	$gate->query_safe('SELECT pg_advisory_lock(20)');
 	my @h;
@@ -39,7 +45,7 @@ sub contend_with_resets
 	{
 		my $work =
 		  $i <= 3
-		  ? 'SELECT lockstat_test_spinlock(300, 1000);'
+		  ? "SELECT lockstat_test_spinlock($n, $hold_us);"
 		  : q{DO $$BEGIN
 				FOR i IN 1 .. 25 LOOP
 					PERFORM pg_sleep(0.02);
@@ -62,9 +68,12 @@ sub contend_with_resets
 	$_->quit foreach @h;
 }
 
-foreach my $round (1 .. 3)
+foreach my $round ([ 1, 300, 1000 ], [ 2, 300, 1000 ], [ 3, 300, 1000 ],
+	[ 4, 100000, 5 ], [ 5, 100000, 5 ])
 {
-	contend_with_resets();
+	my ($n, $hold_us);
+	($round, $n, $hold_us) = @$round;
+	contend_with_resets($n, $hold_us);
 	my $row = $node->safe_psql('postgres',
 		"SELECT contended, spins, delays, tas_attempts, unlocked_skips $site");
 	note("round $round: contended|spins|delays|tas_attempts|unlocked_skips = $row");
