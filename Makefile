@@ -133,6 +133,11 @@ $(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a Po
 endif
 include $(PGXS)
 
+# PGXS tracks no header dependencies unless the server was configured with
+# --enable-depend: rebuild every object when the shared header changes, so
+# that no object keeps an old struct layout.
+$(filter-out $(WIN32RES),$(OBJS)): extension/pg_lockstat.h
+
 .PHONY: test test-module run bench-cost bench-overhead
 
 # The client pg_lockstat_top has a Makefile of its own (PGXS takes PROGRAM

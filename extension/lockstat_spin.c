@@ -81,20 +81,15 @@ typedef struct LockStatSpinSite
 
 /*
  * One call site's counters in one process slot, and the shape of its reset
- * baseline (whose changecount, max_wait_ns and max_epoch are unused).
+ * baseline (whose changecount, max_epoch and counts.max_wait_ns are
+ * unused).  counts.max_wait_ns is the longest wait of reset epoch
+ * max_epoch.
  */
 typedef struct LockStatSpinCounters
 {
 	uint64		changecount;	/* odd while the owner adds a wait */
-	uint64		contended;
-	uint64		spins;
-	uint64		delays;
-	uint64		wait_time_ns;	/* slept in delays */
-	uint64		tas_attempts;
-	uint64		unlocked_skips;
-	uint64		max_wait_ns;	/* longest wait in reset epoch max_epoch */
 	uint64		max_epoch;
-	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */
+	LockStatSpinTotals counts;
 } LockStatSpinCounters;
 
 /* one process slot's table header; sites, counters, baseline follow */
@@ -318,20 +313,20 @@ lockstat_spin_wait(const SpinWaitStats *wait)
 	pg_memory_barrier();
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 
-	c->contended++;
-	c->spins += wait->spins;
-	c->delays += wait->delays;
-	c->wait_time_ns += wait->sleep_ns;
-	c->tas_attempts += wait->tas_attempts;
-	c->unlocked_skips += wait->unlocked_skips;
-	c->wait_hist[lockstat_wait_bucket(wait->wait_ns)]++;
+	c->counts.contended++;
+	c->counts.spins += wait->spins;
+	c->counts.delays += wait->delays;
+	c->counts.wait_time_ns += wait->sleep_ns;
+	c->counts.tas_attempts += wait->tas_attempts;
+	c->counts.unlocked_skips += wait->unlocked_skips;
+	c->counts.wait_hist[lockstat_wait_bucket(wait->wait_ns)]++;
 	if (c->max_epoch != epoch)
 	{
 		c->max_epoch = epoch;
-		c->max_wait_ns = wait->wait_ns;
+		c->counts.max_wait_ns = wait->wait_ns;
 	}
-	else if (wait->wait_ns > c->max_wait_ns)
-		c->max_wait_ns = wait->wait_ns;
+	else if (wait->wait_ns > c->counts.max_wait_ns)
+		c->counts.max_wait_ns = wait->wait_ns;
 
 	pg_write_barrier();
 	c->changecount++;
@@ -389,21 +384,23 @@ spin_copy_counters(LockStatSpinCounters *to,
 	}
 }
 
+StaticAssertDecl(offsetof(LockStatSpinTotals, max_wait_ns) ==
+				 (6 + LOCKSTAT_WAIT_BUCKETS) * sizeof(uint64),
+				 "LockStatSpinTotals must be 64-bit counts before max_wait_ns");
+
 /* add an entry's counts since its baseline to a call site's totals */
 static void
 spin_add(LockStatSpinTotals *to, const LockStatSpinCounters *from,
 		 const LockStatSpinCounters *minus, uint64 epoch)
 {
-	to->contended += from->contended - minus->contended;
-	to->spins += from->spins - minus->spins;
-	to->delays += from->delays - minus->delays;
-	to->wait_time_ns += from->wait_time_ns - minus->wait_time_ns;
-	to->tas_attempts += from->tas_attempts - minus->tas_attempts;
-	to->unlocked_skips += from->unlocked_skips - minus->unlocked_skips;
-	for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
-		to->wait_hist[b] += from->wait_hist[b] - minus->wait_hist[b];
-	if (from->max_epoch == epoch && from->max_wait_ns > to->max_wait_ns)
-		to->max_wait_ns = from->max_wait_ns;
+	uint64	   *sum = (uint64 *) to;
+	const uint64 *now = (const uint64 *) &from->counts;
+	const uint64 *then = (const uint64 *) &minus->counts;
+
+	for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
+		sum[w] += now[w] - then[w];
+	if (from->max_epoch == epoch && from->counts.max_wait_ns > to->max_wait_ns)
+		to->max_wait_ns = from->counts.max_wait_ns;
 }
 
 static inline void
@@ -549,16 +546,11 @@ lockstat_spin_reset(void)
 
 		for (int i = 0; i < max_sites; i++)
 		{
-			LockStatSpinCounters *c = &copy[s * max_sites + i];
+			uint64	   *then = (uint64 *) &base[i].counts;
+			const uint64 *now = (const uint64 *) &copy[s * max_sites + i].counts;
 
-			spin_raise(&base[i].contended, c->contended);
-			spin_raise(&base[i].spins, c->spins);
-			spin_raise(&base[i].delays, c->delays);
-			spin_raise(&base[i].wait_time_ns, c->wait_time_ns);
-			spin_raise(&base[i].tas_attempts, c->tas_attempts);
-			spin_raise(&base[i].unlocked_skips, c->unlocked_skips);
-			for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
-				spin_raise(&base[i].wait_hist[b], c->wait_hist[b]);
+			for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
+				spin_raise(&then[w], now[w]);
 		}
 	}
 	LWLockRelease(spin_state->lock);

@@ -158,7 +158,12 @@ typedef struct LockStatSpinKey
 	int			line;
 } LockStatSpinKey;
 
-/* a call site's counts since the last reset, summed over processes */
+/*
+ * A call site's counts: in one process slot's table (lockstat_spin.c), and
+ * since the last reset summed over processes.  Every word before
+ * max_wait_ns is a count that only grows, so that sums, differences and
+ * baselines can go word by word (LOCKSTAT_SPIN_SUM_WORDS).
+ */
 typedef struct LockStatSpinTotals
 {
 	uint64		contended;
@@ -167,9 +172,12 @@ typedef struct LockStatSpinTotals
 	uint64		wait_time_ns;	/* slept in delays */
 	uint64		tas_attempts;
 	uint64		unlocked_skips;
-	uint64		max_wait_ns;	/* longest wait, first spin to acquisition */
 	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */
+	uint64		max_wait_ns;	/* longest wait, first spin to acquisition */
 } LockStatSpinTotals;
+
+#define LOCKSTAT_SPIN_SUM_WORDS \
+	(offsetof(LockStatSpinTotals, max_wait_ns) / sizeof(uint64))
 
 typedef struct LockStatSpinEntry
 {

@@ -71,33 +71,13 @@ END $$;
 INSERT INTO resets (id, ts) SELECT 0, stats_reset FROM pg_lockstat_status;
 });
 
-# Start $num_writers sessions that wait at a barrier (an advisory lock held
-# by $gate) and then run @$scripts[$w - 1].
+# Start $num_writers sessions that wait at a barrier and then run
+# @$scripts[$w - 1], all together.
 sub start_writers
 {
 	my ($scripts) = @_;
-	my $gate = $node->background_psql('postgres');
-	$gate->query_safe('SELECT pg_advisory_lock(7)');
-
-	my @writers;
-	foreach my $w (1 .. $num_writers)
-	{
-		my $h = $node->background_psql('postgres');
-		$h->query_until(qr/started/,
-				"\\echo started\n"
-			  . "SELECT pg_advisory_lock_shared(7);\n"
-			  . "SELECT pg_advisory_unlock_shared(7);\n"
-			  . $scripts->[ $w - 1 ]);
-		push @writers, $h;
-	}
-	$node->poll_query_until(
-		'postgres',
-		qq{SELECT count(*) = $num_writers FROM pg_stat_activity
-		   WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'}
-	) or die 'writers did not reach the barrier';
-	$gate->query_safe('SELECT pg_advisory_unlock(7)');
-	$gate->quit;
-	return @writers;
+	return LockStatTest::start_together($node, 7,
+		@$scripts[ 0 .. $num_writers - 1 ]);
 }
 
 # Wait for writers to finish; the number that exited with an error

@@ -297,8 +297,11 @@ SKIP:
 	}
 }
 
-# --- a server restart during a run ------------------------------------------------
+# Four batch reports every 0.5 s, with $event run after the first one.
+# Returns the exit code and stdout.
+sub top_across
 {
+	my ($event) = @_;
 	my ($stdout, $stderr) = ('', '');
 	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
 	my $h = IPC::Run::start(
@@ -308,9 +311,15 @@ SKIP:
 		'2>' => \$stderr,
 		$timer);
 	$h->pump until $stdout =~ /Tranche / || $timer->is_expired;
-	$node->restart;
+	$event->();
 	$h->finish;
-	is($h->result(0), 0, 'restart: the run completes with exit code 0');
+	return ($h->result(0), $stdout);
+}
+
+# --- a server restart during a run ------------------------------------------------
+{
+	my ($rc, $stdout) = top_across(sub { $node->restart; });
+	is($rc, 0, 'restart: the run completes with exit code 0');
 	like(
 		$stdout,
 		qr/^-- connection lost at \d\d:\d\d:\d\d: .*; retrying every 0\.50 s$/m,
@@ -329,20 +338,13 @@ SKIP:
 $node->append_conf('postgresql.conf', 'restart_after_crash = on');
 $node->reload;
 {
-	my ($stdout, $stderr) = ('', '');
-	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
-	my $h = IPC::Run::start(
-		[ $top, '--batch', '-n', '4', '-i', '0.5', '-d', $connstr ],
-		'<' => \undef,
-		'>' => \$stdout,
-		'2>' => \$stderr,
-		$timer);
-	$h->pump until $stdout =~ /Tranche / || $timer->is_expired;
-	my $pid = $node->safe_psql('postgres',
-		"SELECT pid FROM pg_stat_activity WHERE backend_type = 'background writer'");
-	kill 'KILL', $pid;
-	$h->finish;
-	is($h->result(0), 0, 'crash: the run completes with exit code 0');
+	my ($rc, $stdout) = top_across(
+		sub {
+			my $pid = $node->safe_psql('postgres',
+				"SELECT pid FROM pg_stat_activity WHERE backend_type = 'background writer'");
+			kill 'KILL', $pid;
+		});
+	is($rc, 0, 'crash: the run completes with exit code 0');
 	like(
 		$stdout,
 		qr/^-- connection lost at \d\d:\d\d:\d\d: .*; retrying every 0\.50 s$/m,

@@ -25,25 +25,8 @@ my $site = q{FROM pg_spinlock_stats
 # start together, released by an advisory lock that a gate session holds
 sub contend
 {
-	my $gate = $node->background_psql('postgres');
-	$gate->query_safe('SELECT pg_advisory_lock(19)');
-	my @h;
-	foreach my $i (1 .. 3)
-	{
-		push @h, $node->background_psql('postgres');
-		$h[-1]->query_until(qr/started/,
-				"\\echo started\n"
-			  . "SELECT pg_advisory_lock_shared(19);\n"
-			  . "SELECT pg_advisory_unlock_shared(19);\n"
-			  . "SELECT lockstat_test_spinlock(3000, 5);\n");
-	}
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) = 3 FROM pg_stat_activity
-		  WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'})
-	  or die 'spinners did not reach the gate';
-	$gate->query_safe('SELECT pg_advisory_unlock(19)');
-	$gate->quit;
-	$_->quit foreach @h;
+	$_->quit foreach LockStatTest::start_together($node, 19,
+		('SELECT lockstat_test_spinlock(3000, 5);') x 3);
 }
 
 foreach my $strategy (qw(tas ttas_spin ttas ttas_backoff default))

@@ -38,34 +38,16 @@ my $hist = q{FROM pg_spinlock_wait_histogram
 sub contend_with_resets
 {
 	my ($n, $hold_us) = @_;
-	my $gate = $node->background_psql('postgres');
-	$gate->query_safe('SELECT pg_advisory_lock(20)');
-	my @h;
-	foreach my $i (1 .. 4)
-	{
-		my $work =
-		  $i <= 3
-		  ? "SELECT lockstat_test_spinlock($n, $hold_us);"
-		  : q{DO $$BEGIN
-				FOR i IN 1 .. 25 LOOP
-					PERFORM pg_sleep(0.02);
-					PERFORM pg_lockstat_reset();
-				END LOOP;
-			END$$;};
-		push @h, $node->background_psql('postgres');
-		$h[-1]->query_until(qr/started/,
-				"\\echo started\n"
-			  . "SELECT pg_advisory_lock_shared(20);\n"
-			  . "SELECT pg_advisory_unlock_shared(20);\n"
-			  . "$work\n");
-	}
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) = 4 FROM pg_stat_activity
-		  WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'})
-	  or die 'sessions did not reach the gate';
-	$gate->query_safe('SELECT pg_advisory_unlock(20)');
-	$gate->quit;
-	$_->quit foreach @h;
+
+	$_->quit foreach LockStatTest::start_together(
+		$node, 20,
+		("SELECT lockstat_test_spinlock($n, $hold_us);") x 3,
+		q{DO $$BEGIN
+			FOR i IN 1 .. 25 LOOP
+				PERFORM pg_sleep(0.02);
+				PERFORM pg_lockstat_reset();
+			END LOOP;
+		END$$;});
 }
 
 foreach my $round ([ 1, 300, 1000 ], [ 2, 300, 1000 ], [ 3, 300, 1000 ],

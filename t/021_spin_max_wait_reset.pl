@@ -62,6 +62,71 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 		'no read during resets shows contended waits with max_wait_time 0');
 }
 
+# The line of lockstat_spin_wait() in extension/lockstat_spin.c that
+# matches $pattern, for a breakpoint.
+sub spin_wait_line
+{
+	my ($pattern) = @_;
+	open(my $fh, '<', 'extension/lockstat_spin.c') or die $!;
+	my ($line, $in) = (0, 0);
+	while (<$fh>)
+	{
+		$in = 1 if /^lockstat_spin_wait\(/;
+		if ($in && /$pattern/) { $line = $.; last; }
+	}
+	close $fh;
+	die "$pattern not found in lockstat_spin_wait()" unless $line;
+	return $line;
+}
+
+# A waiter session waits once for the test spinlock, which a holder session
+# that is not counted keeps taken, and gdb stops the waiter at line $line of
+# lockstat_spin.c when the wait ends.  Returns the stall: its gdb, input and
+# output, holder and waiter.
+sub stall_waiter
+{
+	my ($gdb, $line) = @_;
+	my %st = (in => '', out => '');
+
+	$st{holder} = $node->background_psql('postgres');
+	$st{holder}->query_until(qr/started/,
+		"\\echo started\nSET pg_lockstat.track = off;\n"
+		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
+	$st{waiter} = $node->background_psql('postgres');
+	my $pid = $st{waiter}->query_safe('SELECT pg_backend_pid()');
+	$pid =~ s/\D//g;
+
+	$st{g} = IPC::Run::start(
+		[ $gdb, '-q', '-nx', '-p', $pid ],
+		'<' => \$st{in},
+		'>&' => \$st{out},
+		IPC::Run::timeout(120));
+	$st{in} .= "set breakpoint pending on\nset pagination off\n"
+	  . "break lockstat_spin.c:$line\ncontinue\n";
+	$st{g}->pump until $st{out} =~ /Continuing/;
+	$st{attached} = $st{out} =~ /Breakpoint 1 at/;
+	$st{waiter}->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
+	$st{g}->pump until $st{out} =~ /Breakpoint 1,/;
+	return \%st;
+}
+
+# Let the stalled waiter go on, and end gdb.
+sub release_waiter
+{
+	my ($st) = @_;
+	$st->{in} .= "delete\ndetach\nquit\n";
+	$st->{g}->finish;
+}
+
+# End the sessions of a stall.
+sub end_stall
+{
+	my ($st) = @_;
+	$st->{waiter}->quit;
+	$st->{holder}->quit;
+}
+
 # 2. A wait stalled in lockstat_spin_wait() just before its counts are added,
 # while a reset runs (a debugger holds it there; skipped without gdb).
 SKIP:
@@ -70,47 +135,14 @@ SKIP:
 	chomp $gdb;
 	skip 'gdb not available', 2 unless $gdb;
 
-	# the line of the first changecount increment in lockstat_spin_wait()
-	open(my $fh, '<', 'extension/lockstat_spin.c') or die $!;
-	my ($line, $in) = (0, 0);
-	while (<$fh>)
-	{
-		$in = 1 if /^lockstat_spin_wait\(/;
-		if ($in && /c->changecount\+\+;/) { $line = $.; last; }
-	}
-	close $fh;
-	die 'changecount increment not found' unless $line;
-
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-	# a holder that is not counted keeps the test spinlock taken
-	my $holder = $node->background_psql('postgres');
-	$holder->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
-	my $waiter = $node->background_psql('postgres');
-	my $pid = $waiter->query_safe('SELECT pg_backend_pid()');
-	$pid =~ s/\D//g;
-
-	my ($in_gdb, $out_gdb) = ('', '');
-	my $g = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$in_gdb,
-		'>&' => \$out_gdb,
-		IPC::Run::timeout(120));
-	$in_gdb .= "set breakpoint pending on\nset pagination off\n"
-	  . "break lockstat_spin.c:$line\ncontinue\n";
-	$g->pump until $out_gdb =~ /Continuing/;
-	my $attached = $out_gdb =~ /Breakpoint 1 at/;
-	$waiter->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	$g->pump until $out_gdb =~ /Breakpoint 1,/;
+	# stalled at the first changecount increment
+	my $st = stall_waiter($gdb, spin_wait_line(qr/c->changecount\+\+;/));
 	# the wait has ended and is about to be added: reset now
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-	$in_gdb .= "delete\ndetach\nquit\n";
-	$g->finish;
-	$waiter->quit;
-	$holder->quit;
-	ok($attached, 'gdb stopped the waiter in lockstat_spin_wait()');
+	release_waiter($st);
+	end_stall($st);
+	ok($st->{attached}, 'gdb stopped the waiter in lockstat_spin_wait()');
 
 	is( $node->safe_psql(
 			'postgres',
@@ -134,43 +166,14 @@ SKIP:
 	chomp $gdb;
 	skip 'gdb not available', 6 unless $gdb;
 
-	# the line where lockstat_spin_wait() reads the epoch, inside the window
-	open(my $fh, '<', 'extension/lockstat_spin.c') or die $!;
-	my ($line, $in) = (0, 0);
-	while (<$fh>)
-	{
-		$in = 1 if /^lockstat_spin_wait\(/;
-		if ($in && /epoch = pg_atomic_read_u64/) { $line = $.; last; }
-	}
-	close $fh;
-	die 'epoch read not found' unless $line;
-
 	$node->safe_psql('postgres',
 		"SELECT pg_lockstat_reset(); SELECT lockstat_test_lwlock('exclusive', 7)");
 	my $stats_reset =
 	  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
 
-	my $holder = $node->background_psql('postgres');
-	$holder->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
-	my $waiter = $node->background_psql('postgres');
-	my $pid = $waiter->query_safe('SELECT pg_backend_pid()');
-	$pid =~ s/\D//g;
-
-	my ($in_gdb, $out_gdb) = ('', '');
-	my $g = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$in_gdb,
-		'>&' => \$out_gdb,
-		IPC::Run::timeout(120));
-	$in_gdb .= "set breakpoint pending on\nset pagination off\n"
-	  . "break lockstat_spin.c:$line\ncontinue\n";
-	$g->pump until $out_gdb =~ /Continuing/;
-	$waiter->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	$g->pump until $out_gdb =~ /Breakpoint 1,/;
-	ok($out_gdb =~ /Breakpoint 1,/,
+	# stalled where it reads the epoch, inside the window
+	my $st = stall_waiter($gdb, spin_wait_line(qr/epoch = pg_atomic_read_u64/));
+	ok($st->{out} =~ /Breakpoint 1,/,
 		'gdb stopped the waiter with its changecount odd');
 
 	my ($ret, $stdout, $stderr) =
@@ -198,13 +201,11 @@ SKIP:
 		'2>' => \$rerr,
 		IPC::Run::timeout(60));
 	usleep(500_000);
-	$in_gdb .= "delete\ndetach\nquit\n";
-	$g->finish;
+	release_waiter($st);
 	$r->finish;
 	is($rout, "t\n", 'a reset that the waiter releases after 0.5 s succeeds');
 	is($rerr, '', 'and reports no error');
-	$waiter->quit;
-	$holder->quit;
+	end_stall($st);
 
 	is( $node->safe_psql(
 			'postgres',

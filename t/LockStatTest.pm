@@ -52,4 +52,36 @@ sub block_waiter
 	return ($holder, $waiter);
 }
 
+# Start one session for each SQL text in @sqls, all waiting at a barrier (an
+# advisory lock with key $key that a gate session holds) until every one of
+# them is there, then let them go together.  Returns the sessions, still
+# running their SQL; quit them to wait for the end.
+sub start_together
+{
+	my ($node, $key, @sqls) = @_;
+	my $gate = $node->background_psql('postgres');
+	$gate->query_safe("SELECT pg_advisory_lock($key)");
+
+	my @sessions;
+	foreach my $sql (@sqls)
+	{
+		my $h = $node->background_psql('postgres');
+		$h->query_until(qr/started/,
+				"\\echo started\n"
+			  . "SELECT pg_advisory_lock_shared($key);\n"
+			  . "SELECT pg_advisory_unlock_shared($key);\n"
+			  . "$sql\n");
+		push @sessions, $h;
+	}
+	my $n = scalar(@sqls);
+	$node->poll_query_until(
+		'postgres',
+		qq{SELECT count(*) = $n FROM pg_stat_activity
+		   WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'}
+	) or die 'sessions did not reach the barrier';
+	$gate->query_safe("SELECT pg_advisory_unlock($key)");
+	$gate->quit;
+	return @sessions;
+}
+
 1;
