@@ -45,7 +45,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock server-lwlock-stats install installcheck test test-cassert \
-	test-exec-backend test-asan run bench-cost bench-overhead clean distclean
+	test-exec-backend test-asan run bench-cost bench-overhead check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -113,6 +113,11 @@ bench-cost: all server-stock server-lwlock-stats
 
 run: all
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) run
+
+# Every prefix of the core patch series applies with git am and builds
+# (about 10 minutes; not part of "make test").
+check-series:
+	scripts/check-series.sh
 
 clean:
 	rm -f $(OBJS) $(MODULE_big).so extension/*.bc

@@ -45,11 +45,11 @@
  *	 the slots first and then raises each baseline entry to its sum, never
  *	 lowering it, so that concurrent resets cannot move the baseline back.
  *
- * - The distribution of sleep durations (lockstat_record_wait) is one shared
- *	 table of atomic counters per row and bucket, plus an atomic maximum per
- *	 row: sleeps are rare and slow next to an atomic add.  A reset sets them
- *	 to zero; an increment racing with it lands either before (and is
- *	 cleared) or after (and is kept).
+ * - The distribution of blocked calls by wait time (lockstat_record_wait)
+ *	 is one shared table of atomic counters per row and bucket, plus an
+ *	 atomic maximum per row: blocked calls are rare and slow next to an
+ *	 atomic add.  A reset sets them to zero; an increment racing with it
+ *	 lands either before (and is cleared) or after (and is kept).
  *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
  *	 callback registered after ProcKill's, so it runs first: the slot is no
@@ -131,7 +131,6 @@ static Size lockstat_shmem_size(int num_slots, int num_rows);
 static LockStatSlotOwner *lockstat_slot_owner(int slot);
 static void lockstat_begin_owner_write(LockStatSlotOwner *owner);
 static void lockstat_end_owner_write(LockStatSlotOwner *owner);
-static void lockstat_detach_process(int code, Datum arg);
 static void lockstat_sum_rows(LockStatTrancheTotals *totals);
 static void lockstat_subtract_totals(LockStatTrancheTotals *totals,
 									 const LockStatTrancheTotals *base);
@@ -194,14 +193,11 @@ lockstat_shmem_request(void)
 											   lockstat_max_tranches + 1 +
 											   NUM_FIXED_LWLOCKS));
 	RequestNamedLWLockTranche("pg_lockstat", 1);
-	RequestAddinShmemSpace(lockstat_spin_shmem_size(lockstat_slots_needed()));
-	RequestNamedLWLockTranche("pg_lockstat_spin", 1);
 }
 
 /*
- * shmem_startup_hook: create or attach to the shared state.  Runs in the
- * postmaster, in a standalone backend, and in every child of an
- * EXEC_BACKEND build, so pointers are recomputed here rather than inherited.
+ * Create or attach to the shared counter array; called with
+ * AddinShmemInitLock held by our shmem_startup_hook, in every process.
  */
 void
 lockstat_shmem_startup(void)
@@ -212,8 +208,6 @@ lockstat_shmem_startup(void)
 	Size		size = lockstat_shmem_size(num_slots, num_rows);
 	char	   *base;
 	char	   *p;
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 
 	base = ShmemInitStruct("pg_lockstat", size, &found);
 	p = (char *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
@@ -244,22 +238,16 @@ lockstat_shmem_startup(void)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
 	}
 
-	lockstat_spin_shmem_startup(num_slots);
-
-	LWLockRelease(AddinShmemInitLock);
-
 	/* _PG_init chose the overflow row from the same setting */
-	Assert(*lockstat_core.overflow_tranche ==
+	Assert(*lockstat_core->overflow_tranche ==
 		   lockstat_state->num_rows - 1 - NUM_FIXED_LWLOCKS);
+}
 
-	/*
-	 * In an EXEC_BACKEND child, InitProcess() calls InitLWLockAccess(), and
-	 * so our attach hook, before it attaches to shared memory structures and
-	 * runs this hook: the attach hook found no shared state then.  Attach
-	 * now.  (With fork(), the state is inherited and the hook attached.)
-	 */
-	if (MyProcNumber != INVALID_PROC_NUMBER && lockstat_my_rows == NULL)
-		lockstat_attach_process();
+/* is the shared counter array there (preloaded, patched server)? */
+bool
+lockstat_shmem_ready(void)
+{
+	return lockstat_state != NULL;
 }
 
 /* the owner record of process slot "slot" */
@@ -294,31 +282,27 @@ lockstat_end_owner_write(LockStatSlotOwner *owner)
 }
 
 /*
- * Called from the core patch's lwlock_stats_attach_hook, in InitLWLockAccess,
- * once this process has its PGPROC and ProcNumber, and from
- * lockstat_shmem_startup in EXEC_BACKEND children.  Idempotent.
+ * This process (with its PGPROC and ProcNumber) takes the slot of its
+ * ProcNumber: see lockstat_attach_hook() in pg_lockstat.c, which calls it
+ * once per process.  Returns false, and counts nothing, if the slot does not
+ * exist, which cannot happen as the slots cover every PGPROC that can run.
  *
  * Records this process as the slot's owner, with a start snapshot of the
  * slot's rows, which still hold the counts of the slot's earlier owners.
  * MyBackendType and MyBgworkerEntry are set before InitProcess() in every
- * kind of process.
+ * kind of process.  Counting starts with lockstat_track_changed().
  */
-void
+bool
 lockstat_attach_process(void)
 {
 	LockStatSlotOwner *owner;
 	int			num_rows;
 
-	if (lockstat_state == NULL || MyProcNumber == INVALID_PROC_NUMBER ||
-		lockstat_my_rows != NULL)
-		return;
-
-	/* cannot happen, as the slots cover every PGPROC that can run */
 	if (MyProcNumber < 0 || MyProcNumber >= lockstat_state->num_slots)
 	{
 		elog(WARNING, "pg_lockstat: process number %d out of range, not counting",
 			 MyProcNumber);
-		return;
+		return false;
 	}
 
 	lockstat_my_rows = (LWLockStatsCounters *)
@@ -346,26 +330,21 @@ lockstat_attach_process(void)
 
 	/* a reader that sees our first count also sees the record complete */
 	pg_write_barrier();
-
-	/* runs before ProcKill, which hands our ProcNumber to the next process */
-	on_shmem_exit(lockstat_detach_process, (Datum) 0);
-
-	lockstat_spin_attach(MyProcNumber);
-	lockstat_track_changed();
+	return true;
 }
 
 /*
- * on_shmem_exit callback: stop counting into our slot, and give up its
- * owner record
+ * The process exits, and has stopped counting (MyLWLockStats is NULL): give
+ * up the slot's owner record.
  */
-static void
-lockstat_detach_process(int code, Datum arg)
+void
+lockstat_detach_process(void)
 {
 	LockStatSlotOwner *owner;
 
-	*lockstat_core.my_counters = NULL;
+	if (lockstat_my_rows == NULL)
+		return;
 	lockstat_my_rows = NULL;
-	lockstat_spin_detach();
 
 	owner = lockstat_slot_owner(MyProcNumber);
 	lockstat_begin_owner_write(owner);
@@ -380,18 +359,24 @@ lockstat_detach_process(int code, Datum arg)
 void
 lockstat_track_changed(void)
 {
-	if (lockstat_core.my_counters == NULL)
-		return;
-	*lockstat_core.my_counters = lockstat_track ? lockstat_my_rows : NULL;
+	*lockstat_core->my_lwlock_stats = lockstat_track ? lockstat_my_rows : NULL;
 	/* lockstat_spin_site() reads pg_lockstat.track itself */
 }
 
 /*
- * Error out unless the library was preloaded and its shared memory exists.
+ * Error out unless counting works: the library was preloaded into a server
+ * with a compatible core patch, and its shared memory exists.  Errors: 55000,
+ * naming the missing preload or the missing or incompatible core patch.
  */
 void
 lockstat_require_ready(void)
 {
+	if (lockstat_inactive_reason != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
+				 errdetail_internal("%s", lockstat_inactive_reason),
+				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
 	if (lockstat_state == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -676,17 +661,15 @@ lockstat_last_reset(void)
 }
 
 /*
- * Bucket of a sleep or wait of wait_ns nanoseconds: 0 for less than 1 us, b
- * for [2^(b-1), 2^b) us, and the last bucket for everything longer.
+ * Bucket of a blocked LWLock call of wait_ns nanoseconds: the buckets of the
+ * core's spin wait histogram, spin_wait_bucket() in storage/s_lock.h: 0 for
+ * less than 1 us, b for [2^(b-1), 2^b) us, and the last bucket for
+ * everything longer.
  */
 int
 lockstat_wait_bucket(uint64 wait_ns)
 {
-	uint64		us = wait_ns / 1000;
-
-	if (us == 0)
-		return 0;
-	return Min(pg_leftmost_one_pos64(us) + 1, LOCKSTAT_WAIT_BUCKETS - 1);
+	return spin_wait_bucket(wait_ns);
 }
 
 /*
@@ -699,7 +682,8 @@ lockstat_wait_bucket_lower_us(int bucket)
 }
 
 /*
- * Count one sleep of wait_ns nanoseconds on an LWLock of counter row row.
+ * Count one blocked call, which waited wait_ns nanoseconds in all, on an
+ * LWLock of counter row row.
  * Called from the core's lwlock_stats_wait_hook on the blocked path: no
  * locks, no allocation, no errors.
  */
@@ -726,7 +710,7 @@ lockstat_record_wait(int row, uint64 wait_ns)
 }
 
 /*
- * Copy the sleep distribution since the last reset: counts[num_rows *
+ * Copy the distribution of blocked calls since the last reset: counts[num_rows *
  * LOCKSTAT_WAIT_BUCKETS] and max_ns[num_rows] (either may be NULL).
  * Errors: 55000 if not preloaded.
  */
@@ -839,7 +823,7 @@ lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 }
 
 /*
- * As lockstat_fold_instance_rows, for the longest sleeps max_ns[] (one per
+ * As lockstat_fold_instance_rows, for the longest waits max_ns[] (one per
  * row): a tranche's maximum is the largest of its own and its locks'.
  */
 void

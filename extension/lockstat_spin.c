@@ -4,15 +4,17 @@
  *	  Spin waits per call site: the tables behind pg_spinlock_stats
  *
  * The core patch asks lockstat_spin_site(), its spin_stats_site_hook, for
- * the row of a contended spin wait's file, line and function when the wait
- * first spins (perform_spin_delay() in s_lock.c), keeps the wait's counts,
- * and hands them to lockstat_spin_wait(), its spin_stats_wait_hook, when the
- * wait ends (finish_spin_delay()).
+ * the counters of a contended spin wait's file, line and function when the
+ * wait first spins (perform_spin_delay() in s_lock.c), keeps the wait's
+ * counts itself, and adds them, whole, to those counters when the wait ends
+ * (finish_spin_delay()), with the lock held.  No code of ours runs under the
+ * spinlock: the core adds the wait with plain stores (see SpinWaitCounters in
+ * storage/s_lock.h).
  *
  * Layout: one block per process slot (ProcNumber), each holding
  * pg_lockstat.max_spin_sites entries: the site's names (LockStatSpinSite),
- * its counters (LockStatSpinCounters) and the reset baseline of those
- * counters.
+ * its counters (LockStatSpinCounters, the core's SpinWaitCounters and a few
+ * fields of ours) and the reset baseline of those counters.
  *
  * Locking rules:
  *
@@ -25,11 +27,12 @@
  *	 new owner forgets the earlier owner's string addresses and finds its
  *	 entries again by their names.
  *
- * - A wait's counts are added all at once, between two increments of the
- *	 entry's changecount (odd while the owner writes), as pgstat's backend
- *	 status does.  Readers and resets copy an entry until they see the same
- *	 even changecount before and after the copy, so they see every wait
- *	 either whole or not at all: a reset cannot split a wait's counts.
+ * - Every change of an entry's counters, by the core at the end of a wait or
+ *	 by us at its first spin, happens between two increments of the entry's
+ *	 changecount (odd while the owner writes), as pgstat's backend status
+ *	 does.  Readers and resets copy an entry until they see the same even
+ *	 changecount before and after the copy, so they see every wait either
+ *	 whole or not at all: a reset cannot split a wait's counts.
  *
  * - The baselines are written only by pg_lockstat_reset(), which raises
  *	 them under the exclusive "pg_lockstat_spin" lock; readers copy all of
@@ -38,13 +41,19 @@
  *	 acquisition per read or reset in pg_lwlock_stats.
  *
  * - The longest wait since the last reset cannot be kept as a difference
- *	 from a baseline.  A reset raises reset_epoch instead, and the owner
- *	 starts an entry's maximum again when it sees a new epoch.  The owner
- *	 reads the epoch after it makes the changecount odd, and a reader reads
- *	 it with the baselines and holds the lock until it has copied the
- *	 counters, so every wait counted after a reset is in that reset's
- *	 maximum.  A wait that ends while a reset runs may count in the maximum
- *	 after the reset but in the other counters before it.
+ *	 from a baseline.  A reset raises reset_epoch instead (an atomic add, a
+ *	 full barrier), before it copies the counters.  At a wait's first spin,
+ *	 the owner counts the wait as started, issues a full barrier (it holds
+ *	 no spinlock then), reads the epoch, and if it is new, starts the
+ *	 entry's maximum again, keeping the duration and index of the entry's
+ *	 last wait as its carry.  So a wait that read an old epoch had started
+ *	 before the reset's copy (the two barriers order the started count and
+ *	 the epoch), and if its counts are not in the baseline, it was the one
+ *	 wait that the process had in flight then: the only wait counted since
+ *	 the reset whose duration is not in the new maximum.  Readers add it
+ *	 from the carry, or, until the next wait starts, from last_wait_ns.
+ *	 A wait that ends while a reset runs may count in the maximum after the
+ *	 reset but in the other counters before it.
  *
  * - Sites are identified by name when summed over processes, since the same
  *	 site has the same names in every process, but not always the same
@@ -80,16 +89,16 @@ typedef struct LockStatSpinSite
 } LockStatSpinSite;
 
 /*
- * One call site's counters in one process slot, and the shape of its reset
- * baseline (whose changecount, max_epoch and counts.max_wait_ns are
- * unused).  counts.max_wait_ns is the longest wait of reset epoch
- * max_epoch.
+ * One call site's counters in one process slot: the core's, which the core
+ * adds each finished wait to, then ours (see the locking rules above).
  */
 typedef struct LockStatSpinCounters
 {
-	uint64		changecount;	/* odd while the owner adds a wait */
-	uint64		max_epoch;
-	LockStatSpinTotals counts;
+	SpinWaitCounters core;
+	uint64		started;		/* waits that began spinning */
+	uint64		max_epoch;		/* reset epoch of core.max_wait_ns */
+	uint64		carry_ns;		/* last wait before max_epoch began */
+	uint64		carry_index;	/* its number, as core.contended counts */
 } LockStatSpinCounters;
 
 /* one process slot's table header; sites, counters, baseline follow */
@@ -108,6 +117,14 @@ typedef struct LockStatSpinState
 	Size		slot_stride;
 	char	   *slots;
 } LockStatSpinState;
+
+/* The sum words of the core's counters line up with LockStatSpinTotals. */
+StaticAssertDecl(LOCKSTAT_WAIT_BUCKETS == SPIN_WAIT_BUCKETS,
+				 "spin wait buckets must be the LWLock wait buckets");
+StaticAssertDecl(offsetof(SpinWaitCounters, max_wait_ns) -
+				 offsetof(SpinWaitCounters, contended) ==
+				 LOCKSTAT_SPIN_SUM_WORDS * sizeof(uint64),
+				 "SpinWaitCounters must have LockStatSpinTotals' sum words");
 
 static LockStatSpinState *spin_state = NULL;
 
@@ -129,10 +146,10 @@ spin_counters(LockStatSpinSlot *slot, int max_sites)
 									 MAXALIGN(sizeof(LockStatSpinSite) * max_sites));
 }
 
-static inline LockStatSpinCounters *
+static inline LockStatSpinTotals *
 spin_baseline(LockStatSpinSlot *slot, int max_sites)
 {
-	return spin_counters(slot, max_sites) + max_sites;
+	return (LockStatSpinTotals *) (spin_counters(slot, max_sites) + max_sites);
 }
 
 static inline LockStatSpinSlot *
@@ -142,6 +159,13 @@ spin_slot(int slot)
 								 spin_state->slot_stride * slot);
 }
 
+/* the sum words of a counter entry, as LockStatSpinTotals lays them out */
+static inline const uint64 *
+spin_sum_words(const LockStatSpinCounters *c)
+{
+	return &c->core.contended;
+}
+
 static Size
 lockstat_spin_slot_stride(int max_sites)
 {
@@ -149,45 +173,60 @@ lockstat_spin_slot_stride(int max_sites)
 
 	size = MAXALIGN(sizeof(LockStatSpinSlot));
 	size = add_size(size, MAXALIGN(mul_size(sizeof(LockStatSpinSite), max_sites)));
-	size = add_size(size, mul_size(2 * sizeof(LockStatSpinCounters), max_sites));
+	size = add_size(size, mul_size(sizeof(LockStatSpinCounters), max_sites));
+	size = add_size(size, mul_size(sizeof(LockStatSpinTotals), max_sites));
 	return CACHELINEALIGN(size);
 }
 
-/*
- * Shared memory for the spin site tables, for lockstat_shmem_request().
- */
-Size
-lockstat_spin_shmem_size(int num_slots)
+static int
+lockstat_spin_num_slots(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+static Size
+lockstat_spin_shmem_size(void)
 {
 	return add_size(CACHELINEALIGN(sizeof(LockStatSpinState)) + PG_CACHE_LINE_SIZE,
 					mul_size(lockstat_spin_slot_stride(lockstat_max_spin_sites),
-							 num_slots));
+							 lockstat_spin_num_slots()));
+}
+
+/*
+ * Shared memory and the "pg_lockstat_spin" lock, for our shmem_request_hook
+ * (MaxBackends is known there).
+ */
+void
+lockstat_spin_shmem_request(void)
+{
+	RequestAddinShmemSpace(lockstat_spin_shmem_size());
+	RequestNamedLWLockTranche("pg_lockstat_spin", 1);
 }
 
 /*
  * Create or attach to the spin site tables; called with AddinShmemInitLock
- * held, from lockstat_shmem_startup() in every process.
+ * held by our shmem_startup_hook, in every process.
  */
 void
-lockstat_spin_shmem_startup(int num_slots)
+lockstat_spin_shmem_startup(void)
 {
 	bool		found;
 	char	   *base;
 
 	base = ShmemInitStruct("pg_lockstat spin sites",
-						   lockstat_spin_shmem_size(num_slots), &found);
+						   lockstat_spin_shmem_size(), &found);
 	spin_state = (LockStatSpinState *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
 	if (!found)
 	{
 		char	   *p = (char *) spin_state + CACHELINEALIGN(sizeof(LockStatSpinState));
 
 		spin_state->lock = &(GetNamedLWLockTranche("pg_lockstat_spin"))->lock;
-		spin_state->num_slots = num_slots;
+		spin_state->num_slots = lockstat_spin_num_slots();
 		spin_state->max_sites = lockstat_max_spin_sites;
 		spin_state->slot_stride = lockstat_spin_slot_stride(lockstat_max_spin_sites);
 		spin_state->slots = p;
 		pg_atomic_init_u64(&spin_state->reset_epoch, 0);
-		memset(p, 0, spin_state->slot_stride * num_slots);
+		memset(p, 0, spin_state->slot_stride * spin_state->num_slots);
 	}
 }
 
@@ -228,24 +267,16 @@ spin_name_equal(const char *stored, const char *name)
 }
 
 /*
- * spin_stats_site_hook: the row of a call site in this process's table, or
- * -1 not to count the wait: while pg_lockstat.track is off, or if the table
- * is full.  Runs on the first spin of a contended wait: no locks, no
- * allocation, no errors.  Looks up the string addresses first, then the
- * names of entries that an earlier owner of the slot registered, then
- * registers a new entry.
+ * The entry of a call site in this process's table, registering it if need
+ * be; -1 if the table is full.  Looks up the string addresses first, then
+ * the names of entries that an earlier owner of the slot registered.
  */
-int
-lockstat_spin_site(const char *file, int line, const char *func)
+static int
+spin_find_site(LockStatSpinSlot *slot, const char *file, int line,
+			   const char *func)
 {
-	LockStatSpinSlot *slot = spin_my_slot;
-	LockStatSpinSite *sites;
-	uint32		n;
-
-	if (slot == NULL || !lockstat_track)
-		return -1;
-	sites = spin_sites(slot);
-	n = slot->nsites;
+	LockStatSpinSite *sites = spin_sites(slot);
+	uint32		n = slot->nsites;
 
 	for (uint32 i = 0; i < n; i++)
 	{
@@ -267,10 +298,7 @@ lockstat_spin_site(const char *file, int line, const char *func)
 	}
 
 	if (n >= (uint32) spin_state->max_sites)
-	{
-		slot->dropped++;
 		return -1;
-	}
 
 	sites[n].file_ptr = file;
 	sites[n].func_ptr = func;
@@ -283,64 +311,60 @@ lockstat_spin_site(const char *file, int line, const char *func)
 }
 
 /*
- * spin_stats_wait_hook: a counted wait of this process ends; add it, whole,
- * to its call site's counters.  wait->wait_ns is its duration from the
- * first spin to the acquisition.  Runs while the process holds the lock it
- * waited for: no locks, no allocation, no errors.
+ * spin_stats_site_hook: the counters of a call site in this process's table,
+ * for the core to add the wait to when it ends; NULL not to count the wait:
+ * while pg_lockstat.track is off, or if the table is full (counted as
+ * dropped).  Runs on the first spin of a contended wait, while the process
+ * spins and holds no spinlock: no locks, no allocation, no errors.  Starts a
+ * new maximum if a reset came since the entry's last wait (see the locking
+ * rules above).
  */
-void
-lockstat_spin_wait(const SpinWaitStats *wait)
+SpinWaitCounters *
+lockstat_spin_site(const char *file, int line, const char *func)
 {
 	LockStatSpinSlot *slot = spin_my_slot;
 	LockStatSpinCounters *c;
 	uint64		epoch;
+	int			i;
 
-	if (slot == NULL || wait->site < 0 || wait->site >= (int) slot->nsites)
-		return;
-	c = &spin_counters(slot, spin_state->max_sites)[wait->site];
+	if (slot == NULL || !lockstat_track)
+		return NULL;
+	i = spin_find_site(slot, file, line, func);
+	if (i < 0)
+	{
+		slot->dropped++;
+		return NULL;
+	}
+	c = &spin_counters(slot, spin_state->max_sites)[i];
 
-	c->changecount++;
-
-	/*
-	 * Read the reset epoch only once the changecount is odd, with a full
-	 * barrier between the two: a reset raises the epoch (a full barrier too)
-	 * before it copies the counters, so either this wait sees the new epoch,
-	 * or the reset sees the odd changecount and waits for this wait to go
-	 * into its baseline.  Read before, an old epoch could go with a wait that
-	 * the reset's copy missed, and the wait would be counted after the reset
-	 * without its duration in max_wait_time.
-	 */
+	/* started before the epoch is read: see the locking rules */
+	c->started++;
 	pg_memory_barrier();
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 
-	c->counts.contended++;
-	c->counts.spins += wait->spins;
-	c->counts.delays += wait->delays;
-	c->counts.wait_time_ns += wait->sleep_ns;
-	c->counts.tas_attempts += wait->tas_attempts;
-	c->counts.unlocked_skips += wait->unlocked_skips;
-	c->counts.wait_hist[lockstat_wait_bucket(wait->wait_ns)]++;
 	if (c->max_epoch != epoch)
 	{
+		c->core.changecount++;
+		pg_write_barrier();
+		c->carry_ns = c->core.last_wait_ns;
+		c->carry_index = c->core.contended;
+		c->core.max_wait_ns = 0;
 		c->max_epoch = epoch;
-		c->counts.max_wait_ns = wait->wait_ns;
+		pg_write_barrier();
+		c->core.changecount++;
 	}
-	else if (wait->wait_ns > c->counts.max_wait_ns)
-		c->counts.max_wait_ns = wait->wait_ns;
-
-	pg_write_barrier();
-	c->changecount++;
+	return &c->core;
 }
 
 /*
- * Copy an entry's counters as of a moment when its owner was not adding a
- * wait, so that every wait is in the copy whole or not at all.  An owner
- * adds a wait in a few dozen instructions and cannot fail in between, so a
+ * Copy an entry's counters as of a moment when its owner was not writing
+ * them, so that every wait is in the copy whole or not at all.  An owner
+ * writes them in a few dozen instructions and cannot fail in between, so a
  * retry nearly always succeeds at once; but the owner can be preempted, or
  * stopped by a debugger, inside that window.  So after SPIN_COPY_FAST_TRIES
  * quick retries, retry every 100 us, and give up after SPIN_COPY_MAX_USEC
  * with an error rather than wait for ever with interrupts held off.
- * Errors: XX001 then.
+ * Errors: 55P03 then.
  */
 #define SPIN_COPY_FAST_TRIES	1000
 #define SPIN_COPY_MAX_USEC		INT64CONST(2000000)
@@ -354,12 +378,12 @@ spin_copy_counters(LockStatSpinCounters *to,
 	INSTR_TIME_SET_ZERO(start);
 	for (int tries = 0;; tries++)
 	{
-		uint64		before = from->changecount;
+		uint64		before = from->core.changecount;
 
 		pg_read_barrier();
 		memcpy(to, (const LockStatSpinCounters *) from, sizeof(*to));
 		pg_read_barrier();
-		if (before % 2 == 0 && from->changecount == before)
+		if (before % 2 == 0 && from->core.changecount == before)
 			return;
 
 		if (tries < SPIN_COPY_FAST_TRIES)
@@ -374,7 +398,7 @@ spin_copy_counters(LockStatSpinCounters *to,
 			INSTR_TIME_SUBTRACT(now, start);
 			if (INSTR_TIME_GET_MICROSEC(now) >= SPIN_COPY_MAX_USEC)
 				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not read pg_lockstat spin wait counters consistently"),
 						 errdetail("A process has been adding a spin wait to its counters for more than %d ms.",
 								   (int) (SPIN_COPY_MAX_USEC / 1000)),
@@ -384,30 +408,65 @@ spin_copy_counters(LockStatSpinCounters *to,
 	}
 }
 
-StaticAssertDecl(offsetof(LockStatSpinTotals, max_wait_ns) ==
-				 (6 + LOCKSTAT_WAIT_BUCKETS) * sizeof(uint64),
-				 "LockStatSpinTotals must be 64-bit counts before max_wait_ns");
+/*
+ * The longest wait of a copied entry among those counted since the baseline
+ * (see the locking rules above); 0 if there are none.
+ */
+static uint64
+spin_max_since(const LockStatSpinCounters *c, const LockStatSpinTotals *base,
+			   uint64 epoch)
+{
+	uint64		max_ns;
 
-/* add an entry's counts since its baseline to a call site's totals */
+	if (c->core.contended <= base->contended)
+		return 0;
+	if (c->max_epoch != epoch)
+		return c->core.last_wait_ns;
+	max_ns = c->core.max_wait_ns;
+	if (c->carry_index > base->contended)
+		max_ns = Max(max_ns, c->carry_ns);
+	return max_ns;
+}
+
+/*
+ * Add a copied entry's counts since its baseline to a call site's totals.
+ * Without a baseline (NULL), everything since start is added, and the longest
+ * wait since the last reset all the same.
+ */
 static void
 spin_add(LockStatSpinTotals *to, const LockStatSpinCounters *from,
-		 const LockStatSpinCounters *minus, uint64 epoch)
+		 const LockStatSpinTotals *minus, uint64 epoch)
 {
+	static const LockStatSpinTotals zero;
 	uint64	   *sum = (uint64 *) to;
-	const uint64 *now = (const uint64 *) &from->counts;
-	const uint64 *then = (const uint64 *) &minus->counts;
+	const uint64 *now = spin_sum_words(from);
+	const uint64 *then = (const uint64 *) (minus ? minus : &zero);
 
 	for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
 		sum[w] += now[w] - then[w];
-	if (from->max_epoch == epoch && from->counts.max_wait_ns > to->max_wait_ns)
-		to->max_wait_ns = from->counts.max_wait_ns;
+	to->max_wait_ns = Max(to->max_wait_ns,
+						  spin_max_since(from, minus ? minus : &zero, epoch));
 }
 
-static inline void
-spin_raise(uint64 *base, uint64 value)
+/*
+ * The entry of a call site in a readers' hash table of LockStatSpinEntry,
+ * created with zero counts if new.
+ */
+static LockStatSpinEntry *
+spin_read_entry(HTAB *htab, const LockStatSpinSite *site)
 {
-	if (value > *base)
-		*base = value;
+	LockStatSpinKey key;
+	LockStatSpinEntry *entry;
+	bool		found;
+
+	memset(&key, 0, sizeof(key));
+	strlcpy(key.file, site->file, LOCKSTAT_SITE_NAME_LEN);
+	strlcpy(key.func, site->func, LOCKSTAT_SITE_NAME_LEN);
+	key.line = site->line;
+	entry = hash_search(htab, &key, HASH_ENTER, &found);
+	if (!found)
+		memset(&entry->counts, 0, sizeof(LockStatSpinTotals));
+	return entry;
 }
 
 /*
@@ -416,7 +475,8 @@ spin_raise(uint64 *base, uint64 value)
  * baselines == false the baselines are not subtracted and max_wait_ns is
  * the longest wait since the last reset all the same.  *dropped is set to
  * the waits not counted because a table was full, since start.  Errors:
- * 55000 if not preloaded; XX001 if an entry cannot be read consistently.
+ * 55000 if not counting (see lockstat_require_ready()); 55P03 if an entry
+ * cannot be read consistently.
  */
 HTAB *
 lockstat_spin_read(bool baselines, uint64 *dropped)
@@ -425,14 +485,10 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 	HTAB	   *htab;
 	int			max_sites;
 	int			num_slots;
-	LockStatSpinCounters *base;
+	LockStatSpinTotals *base;
 	uint64		epoch;
-	static const LockStatSpinCounters zero;
 
 	lockstat_require_ready();
-	if (spin_state == NULL)
-		elog(ERROR, "pg_lockstat spin site tables are not attached");
-
 	max_sites = spin_state->max_sites;
 	num_slots = spin_state->num_slots;
 
@@ -445,16 +501,14 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 	/*
 	 * The baselines first: they must not be newer than the counters.  The
 	 * lock is held until the counters are copied too, so that no reset falls
-	 * in between: a reset there would start a new epoch, and the waits
-	 * counted after the baselines but in that new epoch would be in the
-	 * counts without their durations in max_wait_ns.
+	 * in between and the epoch stays the one of these baselines.
 	 */
-	base = palloc(mul_size(sizeof(LockStatSpinCounters),
+	base = palloc(mul_size(sizeof(LockStatSpinTotals),
 						   mul_size(max_sites, num_slots)));
 	LWLockAcquire(spin_state->lock, LW_SHARED);
 	for (int s = 0; s < num_slots; s++)
 		memcpy(&base[s * max_sites], spin_baseline(spin_slot(s), max_sites),
-			   sizeof(LockStatSpinCounters) * max_sites);
+			   sizeof(LockStatSpinTotals) * max_sites);
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 	*dropped = 0;
 
@@ -463,7 +517,6 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		LockStatSpinSlot *slot = spin_slot(s);
 		LockStatSpinSite *sites = spin_sites(slot);
 		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
-		LockStatSpinCounters *slot_base = &base[s * max_sites];
 		uint32		n;
 
 		/* no interrupt check: they are held off under the lock */
@@ -473,21 +526,11 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 
 		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
 		{
-			LockStatSpinKey key;
-			LockStatSpinEntry *entry;
 			LockStatSpinCounters copy;
-			bool		found;
 
-			memset(&key, 0, sizeof(key));
-			strlcpy(key.file, sites[i].file, LOCKSTAT_SITE_NAME_LEN);
-			strlcpy(key.func, sites[i].func, LOCKSTAT_SITE_NAME_LEN);
-			key.line = sites[i].line;
-			entry = hash_search(htab, &key, HASH_ENTER, &found);
-			if (!found)
-				memset(&entry->counts, 0, sizeof(LockStatSpinTotals));
 			spin_copy_counters(&copy, &counters[i]);
-			spin_add(&entry->counts, &copy,
-					 baselines ? &slot_base[i] : &zero, epoch);
+			spin_add(&spin_read_entry(htab, &sites[i])->counts, &copy,
+					 baselines ? &base[s * max_sites + i] : NULL, epoch);
 		}
 	}
 	LWLockRelease(spin_state->lock);
@@ -501,8 +544,8 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
  * new epoch of longest waits; part of pg_lockstat_reset(), which calls it
  * before it touches anything else.  All counters are copied before any
  * baseline moves, so an error leaves the baselines as they were; only the
- * epoch, raised first so that waits can tell (see lockstat_spin_wait()),
- * has moved then.  A baseline never moves back.  Errors: XX001 if an entry
+ * epoch, raised first so that waits can tell (see the locking rules), has
+ * moved then.  A baseline never moves back.  Errors: 55P03 if an entry
  * cannot be read consistently.
  */
 void
@@ -516,8 +559,8 @@ lockstat_spin_reset(void)
 		return;
 	max_sites = spin_state->max_sites;
 	num_slots = spin_state->num_slots;
-	copy = palloc(mul_size(sizeof(LockStatSpinCounters),
-						   mul_size(max_sites, num_slots)));
+	copy = palloc0(mul_size(sizeof(LockStatSpinCounters),
+							mul_size(max_sites, num_slots)));
 
 	LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
 	pg_atomic_fetch_add_u64(&spin_state->reset_epoch, 1);
@@ -531,26 +574,21 @@ lockstat_spin_reset(void)
 
 		n = slot->nsites;
 		pg_read_barrier();
-		for (uint32 i = 0; i < (uint32) max_sites; i++)
-		{
-			if (i < n)
-				spin_copy_counters(&copy[s * max_sites + i], &counters[i]);
-			else
-				memset(&copy[s * max_sites + i], 0, sizeof(LockStatSpinCounters));
-		}
+		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
+			spin_copy_counters(&copy[s * max_sites + i], &counters[i]);
 	}
 
 	for (int s = 0; s < num_slots; s++)
 	{
-		LockStatSpinCounters *base = spin_baseline(spin_slot(s), max_sites);
+		LockStatSpinTotals *base = spin_baseline(spin_slot(s), max_sites);
 
 		for (int i = 0; i < max_sites; i++)
 		{
-			uint64	   *then = (uint64 *) &base[i].counts;
-			const uint64 *now = (const uint64 *) &copy[s * max_sites + i].counts;
+			uint64	   *then = (uint64 *) &base[i];
+			const uint64 *now = spin_sum_words(&copy[s * max_sites + i]);
 
 			for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
-				spin_raise(&then[w], now[w]);
+				then[w] = Max(then[w], now[w]);
 		}
 	}
 	LWLockRelease(spin_state->lock);
@@ -559,7 +597,7 @@ lockstat_spin_reset(void)
 
 /*
  * Spin waits not counted since start because a process's table of call
- * sites was full, summed over the slots.  Errors: 55000 if not preloaded.
+ * sites was full, summed over the slots.  Errors: 55000 if not counting.
  */
 uint64
 lockstat_spin_dropped(void)
@@ -567,8 +605,6 @@ lockstat_spin_dropped(void)
 	uint64		dropped = 0;
 
 	lockstat_require_ready();
-	if (spin_state == NULL)
-		return 0;
 	for (int s = 0; s < spin_state->num_slots; s++)
 		dropped += spin_slot(s)->dropped;
 	return dropped;

@@ -421,21 +421,21 @@ lockstat_status_internal(FunctionCallInfo fcinfo, int ncols)
 	if (tupdesc->natts != ncols)
 		elog(ERROR, "incorrect number of output arguments");
 
-	values[i++] = CStringGetTextDatum(lockstat_strategy_name(*lockstat_core.spin_strategy));
+	values[i++] = CStringGetTextDatum(lockstat_strategy_name(*lockstat_core->spin_strategy));
 	values[i++] = BoolGetDatum(lockstat_track);
 	values[i++] = TimestampTzGetDatum(lockstat_last_reset());
 	values[i++] = CStringGetTextDatum(psprintf("%d.%d",
-											   *lockstat_core.version / 100,
-											   *lockstat_core.version % 100));
+											   lockstat_core->version / 100,
+											   lockstat_core->version % 100));
 	values[i++] = Int32GetDatum(lockstat_overflow_row());
 	values[i++] = Int32GetDatum(lockstat_num_slots());
 	if (ncols >= PG_LOCKSTAT_STATUS_COLS_V1_1)
 	{
-		values[i++] = Int32GetDatum(*lockstat_core.min_spins_per_delay);
-		values[i++] = Int32GetDatum(*lockstat_core.max_spins_per_delay);
-		values[i++] = Int32GetDatum(*lockstat_core.min_delay_usec);
-		values[i++] = Int32GetDatum(*lockstat_core.max_delay_usec);
-		values[i++] = Int32GetDatum(*lockstat_core.backoff_max_pauses);
+		values[i++] = Int32GetDatum(*lockstat_core->spin_min_spins_per_delay);
+		values[i++] = Int32GetDatum(*lockstat_core->spin_max_spins_per_delay);
+		values[i++] = Int32GetDatum(*lockstat_core->spin_min_delay_usec);
+		values[i++] = Int32GetDatum(*lockstat_core->spin_max_delay_usec);
+		values[i++] = Int32GetDatum(*lockstat_core->spin_backoff_max_pauses);
 		values[i++] = Int32GetDatum(lockstat_max_spin_sites);
 		values[i++] = lockstat_counter_datum(lockstat_spin_dropped());
 	}

@@ -1,19 +1,30 @@
 /*-------------------------------------------------------------------------
  *
  * pg_lockstat.c
- *	  Start-up, GUCs and the link to the core patch for pg_lockstat
+ *	  Start-up, GUCs, the link to the core patch, and the life cycle of the
+ *	  counters in each process
  *
- * pg_lockstat must be loaded with shared_preload_libraries into a server
- * built with the pg_lockstat core patch (patches/pg18).  The patch adds
- * counting points to lwlock.c and a run-time spin strategy to s_lock.c, and
- * exports a version symbol.  This library does not link against those
- * symbols: it looks them up by name when it is preloaded, so that a server
- * without the patch fails with a message naming the patch instead of a
- * dynamic-linker "undefined symbol" error.
+ * pg_lockstat counts when it is loaded with shared_preload_libraries into a
+ * server built with the pg_lockstat core patch (patches/pg18).  The patch
+ * adds counting points to lwlock.c and s_lock.c, a run-time spin strategy,
+ * and one exported struct, LockStatsCore, with the addresses of all of them.
+ * This library does not link against the patch's symbols: it looks up that
+ * one struct by name when it is preloaded.  On a server without the patch
+ * (or with an incompatible version of it) the server starts all the same:
+ * one WARNING at start-up says why counting is inactive, the GUCs are still
+ * defined (bound to local variables, with no effect), pg_lockstat_status
+ * says that counting is inactive and why, and the other views fail with
+ * SQLSTATE 55000 and the same hint.
  *
  * When loaded any other way (LOAD, or CREATE EXTENSION on a server that does
- * not preload it), _PG_init returns quietly and every SQL function reports
- * that the library must be preloaded.
+ * not preload it), _PG_init returns quietly, and every SQL function reports
+ * that the library must be preloaded; CREATE EXTENSION itself works, so that
+ * dumps restore anywhere.
+ *
+ * This file drives the life cycle of the two kinds of counters, as peers:
+ * the LWLock counters (lockstat_shmem.c) and the spin-wait counters
+ * (lockstat_spin.c).  Each has a request, start-up, attach and detach step,
+ * and this file's hooks call both.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -36,7 +47,7 @@
 
 PG_MODULE_MAGIC_EXT(
 					.name = "pg_lockstat",
-					.version = "1.1"
+					.version = "1.0"
 );
 
 /* Values of pg_lockstat.spin_strategy; same order as SpinStrategy. */
@@ -49,16 +60,42 @@ static const struct config_enum_entry spin_strategy_options[] = {
 	{NULL, 0, false}
 };
 
-/* GUC variables */
-int			lockstat_spin_strategy = SPIN_STRATEGY_DEFAULT;
+/* GUC variables of our own; the spin settings are the core's variables */
 bool		lockstat_track = true;
 int			lockstat_max_tranches = 256;
-int			lockstat_min_spins_per_delay = DEFAULT_MIN_SPINS_PER_DELAY;
-int			lockstat_max_spins_per_delay = DEFAULT_MAX_SPINS_PER_DELAY;
-int			lockstat_min_delay_us = DEFAULT_MIN_DELAY_USEC;
-int			lockstat_max_delay_us = DEFAULT_MAX_DELAY_USEC;
-int			lockstat_backoff_max_pauses = DEFAULT_BACKOFF_MAX_PAUSES;
 int			lockstat_max_spin_sites = 32;
+
+/*
+ * The core patch's interface, or, on a server without it, a stand-in whose
+ * variables are our own, so that the GUCs can be bound to its variables
+ * either way.  lockstat_inactive_reason is NULL while counting is possible.
+ */
+static int	inactive_spin_settings[6];
+static LWLockStatsCounters *inactive_counters;
+static int	inactive_overflow_tranche;
+static bool inactive_main_array_rows;
+static lwlock_stats_attach_hook_type inactive_attach_hook;
+static lwlock_stats_wait_hook_type inactive_wait_hook;
+static spin_stats_site_hook_type inactive_spin_site_hook;
+
+static const LockStatsCoreInterface lockstat_inactive_core = {
+	.version = 0,
+	.spin_strategy = &inactive_spin_settings[0],
+	.spin_min_spins_per_delay = &inactive_spin_settings[1],
+	.spin_max_spins_per_delay = &inactive_spin_settings[2],
+	.spin_min_delay_usec = &inactive_spin_settings[3],
+	.spin_max_delay_usec = &inactive_spin_settings[4],
+	.spin_backoff_max_pauses = &inactive_spin_settings[5],
+	.my_lwlock_stats = &inactive_counters,
+	.overflow_tranche = &inactive_overflow_tranche,
+	.main_array_rows = &inactive_main_array_rows,
+	.attach_hook = &inactive_attach_hook,
+	.wait_hook = &inactive_wait_hook,
+	.spin_site_hook = &inactive_spin_site_hook,
+};
+
+const LockStatsCoreInterface *lockstat_core = &lockstat_inactive_core;
+const char *lockstat_inactive_reason = NULL;
 
 /*
  * True while _PG_init defines the parameters.  The check hooks that compare
@@ -67,8 +104,6 @@ int			lockstat_max_spin_sites = 32;
  */
 static bool lockstat_defining = false;
 
-LockStatCore lockstat_core;
-
 /* Saved hook values */
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -76,10 +111,11 @@ static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
 static lwlock_stats_wait_hook_type prev_lwlock_stats_wait_hook = NULL;
 
 static void lockstat_link_core(void);
-static void *lockstat_core_symbol(const char *name);
+static void lockstat_define_spin_gucs(void);
+static void lockstat_define_counting_gucs(void);
+static void lockstat_install_hooks(void);
 static char *lockstat_placeholder_value(const char *name);
 static void lockstat_check_setting(const char *name, const char *value);
-static void lockstat_assign_spin_strategy(int newval, void *extra);
 static void lockstat_assign_track(bool newval, void *extra);
 static bool lockstat_check_limit(const char *name, int value,
 								 const char *other_name, int other_value,
@@ -92,16 +128,12 @@ static bool lockstat_check_min_delay(int *newval, void **extra,
 									 GucSource source);
 static bool lockstat_check_max_delay(int *newval, void **extra,
 									 GucSource source);
-static void lockstat_assign_min_spins(int newval, void *extra);
-static void lockstat_assign_max_spins(int newval, void *extra);
-static void lockstat_assign_min_delay(int newval, void *extra);
-static void lockstat_assign_max_delay(int newval, void *extra);
-static void lockstat_assign_backoff(int newval, void *extra);
 static void lockstat_require_pair(const char *min_name, int min_value,
 								  const char *max_name, int max_value);
 static void lockstat_shmem_request_hook(void);
 static void lockstat_shmem_startup_hook(void);
 static void lockstat_attach_hook(void);
+static void lockstat_detach(int code, Datum arg);
 static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
 
 /*
@@ -122,7 +154,7 @@ _PG_init(void)
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 
-	/* Fail now, with a clear message, if the server lacks the core patch. */
+	/* Find the core patch; warn and stay inactive without it. */
 	lockstat_link_core();
 
 	/* values given before the parameters exist; checked after defining */
@@ -131,7 +163,74 @@ _PG_init(void)
 	max_spin_sites_setting = lockstat_placeholder_value("pg_lockstat.max_spin_sites");
 
 	lockstat_defining = true;
+	lockstat_define_spin_gucs();
+	lockstat_define_counting_gucs();
+	MarkGUCPrefixReserved("pg_lockstat");
+	lockstat_defining = false;
 
+	lockstat_require_pair("pg_lockstat.min_spins_per_delay",
+						  *lockstat_core->spin_min_spins_per_delay,
+						  "pg_lockstat.max_spins_per_delay",
+						  *lockstat_core->spin_max_spins_per_delay);
+	lockstat_require_pair("pg_lockstat.min_delay_us",
+						  *lockstat_core->spin_min_delay_usec,
+						  "pg_lockstat.max_delay_us",
+						  *lockstat_core->spin_max_delay_usec);
+
+	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
+	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
+	lockstat_check_setting("pg_lockstat.max_spin_sites", max_spin_sites_setting);
+
+	if (lockstat_inactive_reason == NULL)
+		lockstat_install_hooks();
+}
+
+/*
+ * Look up the core patch's interface, LockStatsCore, and check its version.
+ * Without it, or with a version of another major, counting stays inactive:
+ * lockstat_inactive_reason says why, and the postmaster logs it once as a
+ * WARNING (an EXEC_BACKEND child loads the library again, silently).
+ */
+static void
+lockstat_link_core(void)
+{
+	const LockStatsCoreInterface *core = NULL;
+
+#ifdef RTLD_DEFAULT
+	core = (const LockStatsCoreInterface *) dlsym(RTLD_DEFAULT, "LockStatsCore");
+#endif
+
+	if (core == NULL)
+		lockstat_inactive_reason =
+			psprintf("The running server was built without the pg_lockstat core patch: it does not export the symbol \"%s\".",
+					 "LockStatsCore");
+	else if (core->version / 100 != LOCK_STATS_CORE_VERSION / 100)
+		lockstat_inactive_reason =
+			psprintf("The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
+					 core->version / 100, core->version % 100,
+					 LOCK_STATS_CORE_VERSION / 100);
+	else
+	{
+		lockstat_core = core;
+		return;
+	}
+
+	if (!IsUnderPostmaster)
+		ereport(WARNING,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
+				 errdetail_internal("%s", lockstat_inactive_reason),
+				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
+}
+
+/*
+ * The spin strategy and the spin-and-sleep limits, bound to the core's
+ * variables in s_lock.c, which s_lock() reads: the GUC machinery sets them
+ * directly, at start-up, on reload and in EXEC_BACKEND children.
+ */
+static void
+lockstat_define_spin_gucs(void)
+{
 	DefineCustomEnumVariable("pg_lockstat.spin_strategy",
 							 "Selects the spinlock acquisition strategy used by S_LOCK() and s_lock().",
 							 "default is the build's own TAS() and TAS_SPIN(); "
@@ -139,15 +238,68 @@ _PG_init(void)
 							 "ttas_spin adds the unlocked test while spinning; "
 							 "ttas adds it before every attempt, the first one included; "
 							 "ttas_backoff is ttas with a bounded exponential backoff between attempts.",
-							 &lockstat_spin_strategy,
+							 lockstat_core->spin_strategy,
 							 SPIN_STRATEGY_DEFAULT,
 							 spin_strategy_options,
 							 PGC_POSTMASTER,
 							 0,
-							 NULL,
-							 lockstat_assign_spin_strategy,
-							 NULL);
+							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("pg_lockstat.min_spins_per_delay",
+							"Sets the lower bound of the adaptive number of spins between spin delays.",
+							"Formerly MIN_SPINS_PER_DELAY in s_lock.c.",
+							lockstat_core->spin_min_spins_per_delay,
+							DEFAULT_MIN_SPINS_PER_DELAY,
+							1, LOCKSTAT_MAX_SPINS,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_min_spins, NULL, NULL);
+
+	DefineCustomIntVariable("pg_lockstat.max_spins_per_delay",
+							"Sets the upper bound of the adaptive number of spins between spin delays.",
+							"Formerly MAX_SPINS_PER_DELAY in s_lock.c.",
+							lockstat_core->spin_max_spins_per_delay,
+							DEFAULT_MAX_SPINS_PER_DELAY,
+							1, LOCKSTAT_MAX_SPINS,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_max_spins, NULL, NULL);
+
+	DefineCustomIntVariable("pg_lockstat.min_delay_us",
+							"Sets the first sleep of a contended spin wait.",
+							"Formerly MIN_DELAY_USEC in s_lock.c.",
+							lockstat_core->spin_min_delay_usec,
+							DEFAULT_MIN_DELAY_USEC,
+							1, LOCKSTAT_MAX_DELAY_US,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_min_delay, NULL, NULL);
+
+	DefineCustomIntVariable("pg_lockstat.max_delay_us",
+							"Sets the longest sleep of a contended spin wait before it starts again from the first.",
+							"Formerly MAX_DELAY_USEC in s_lock.c.",
+							lockstat_core->spin_max_delay_usec,
+							DEFAULT_MAX_DELAY_USEC,
+							1, LOCKSTAT_MAX_DELAY_US,
+							PGC_SIGHUP,
+							0,
+							lockstat_check_max_delay, NULL, NULL);
+
+	DefineCustomIntVariable("pg_lockstat.backoff_max_pauses",
+							"Sets the cap of the exponential backoff of spin_strategy ttas_backoff, in spin delay instructions.",
+							NULL,
+							lockstat_core->spin_backoff_max_pauses,
+							DEFAULT_BACKOFF_MAX_PAUSES,
+							1, LOCKSTAT_MAX_BACKOFF_PAUSES,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+}
+
+/* What is counted, and the sizes of the counter tables. */
+static void
+lockstat_define_counting_gucs(void)
+{
 	DefineCustomBoolVariable("pg_lockstat.track",
 							 "Counts LWLock acquisitions, blocks, spin delays and wait time.",
 							 NULL,
@@ -168,69 +320,7 @@ _PG_init(void)
 							LOCKSTAT_MAX_TRANCHES,
 							PGC_POSTMASTER,
 							0,
-							NULL,
-							NULL,
-							NULL);
-
-	DefineCustomIntVariable("pg_lockstat.min_spins_per_delay",
-							"Sets the lower bound of the adaptive number of spins between spin delays.",
-							"Formerly MIN_SPINS_PER_DELAY in s_lock.c.",
-							&lockstat_min_spins_per_delay,
-							DEFAULT_MIN_SPINS_PER_DELAY,
-							1, LOCKSTAT_MAX_SPINS,
-							PGC_SIGHUP,
-							0,
-							lockstat_check_min_spins,
-							lockstat_assign_min_spins,
-							NULL);
-
-	DefineCustomIntVariable("pg_lockstat.max_spins_per_delay",
-							"Sets the upper bound of the adaptive number of spins between spin delays.",
-							"Formerly MAX_SPINS_PER_DELAY in s_lock.c.",
-							&lockstat_max_spins_per_delay,
-							DEFAULT_MAX_SPINS_PER_DELAY,
-							1, LOCKSTAT_MAX_SPINS,
-							PGC_SIGHUP,
-							0,
-							lockstat_check_max_spins,
-							lockstat_assign_max_spins,
-							NULL);
-
-	DefineCustomIntVariable("pg_lockstat.min_delay_us",
-							"Sets the first sleep of a contended spin wait.",
-							"Formerly MIN_DELAY_USEC in s_lock.c.",
-							&lockstat_min_delay_us,
-							DEFAULT_MIN_DELAY_USEC,
-							1, LOCKSTAT_MAX_DELAY_US,
-							PGC_SIGHUP,
-							0,
-							lockstat_check_min_delay,
-							lockstat_assign_min_delay,
-							NULL);
-
-	DefineCustomIntVariable("pg_lockstat.max_delay_us",
-							"Sets the longest sleep of a contended spin wait before it starts again from the first.",
-							"Formerly MAX_DELAY_USEC in s_lock.c.",
-							&lockstat_max_delay_us,
-							DEFAULT_MAX_DELAY_USEC,
-							1, LOCKSTAT_MAX_DELAY_US,
-							PGC_SIGHUP,
-							0,
-							lockstat_check_max_delay,
-							lockstat_assign_max_delay,
-							NULL);
-
-	DefineCustomIntVariable("pg_lockstat.backoff_max_pauses",
-							"Sets the cap of the exponential backoff of spin_strategy ttas_backoff, in spin delay instructions.",
-							NULL,
-							&lockstat_backoff_max_pauses,
-							DEFAULT_BACKOFF_MAX_PAUSES,
-							1, LOCKSTAT_MAX_BACKOFF_PAUSES,
-							PGC_SIGHUP,
-							0,
-							NULL,
-							lockstat_assign_backoff,
-							NULL);
+							NULL, NULL, NULL);
 
 	DefineCustomIntVariable("pg_lockstat.max_spin_sites",
 							"Sets the number of spin wait call sites counted per process.",
@@ -240,23 +330,25 @@ _PG_init(void)
 							1, LOCKSTAT_MAX_SPIN_SITES,
 							PGC_POSTMASTER,
 							0,
-							NULL,
-							NULL,
-							NULL);
+							NULL, NULL, NULL);
+}
 
-	MarkGUCPrefixReserved("pg_lockstat");
-
-	lockstat_defining = false;
-	lockstat_require_pair("pg_lockstat.min_spins_per_delay",
-						  lockstat_min_spins_per_delay,
-						  "pg_lockstat.max_spins_per_delay",
-						  lockstat_max_spins_per_delay);
-	lockstat_require_pair("pg_lockstat.min_delay_us", lockstat_min_delay_us,
-						  "pg_lockstat.max_delay_us", lockstat_max_delay_us);
-
-	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
-	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
-	lockstat_check_setting("pg_lockstat.max_spin_sites", max_spin_sites_setting);
+/*
+ * Set the core's row settings and chain our hooks; only with the core patch.
+ */
+static void
+lockstat_install_hooks(void)
+{
+	/*
+	 * The call-site lookup returns counters of our own, which the end of the
+	 * wait then writes, so the hook cannot be shared with another library:
+	 * refuse to overwrite one.  Errors: 55000 (FATAL in the postmaster).
+	 */
+	if (*lockstat_core->spin_site_hook != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("another library has already set spin_stats_site_hook"),
+				 errhint("Remove the other spinlock statistics library from \"shared_preload_libraries\".")));
 
 	/*
 	 * Tranche IDs at or above max_tranches go to the overflow row.  The core
@@ -264,108 +356,19 @@ _PG_init(void)
 	 * set before shared memory and its LWLocks are created, in every process
 	 * that loads the library (EXEC_BACKEND children included).
 	 */
-	*lockstat_core.overflow_tranche = lockstat_max_tranches;
+	*lockstat_core->overflow_tranche = lockstat_max_tranches;
 	/* and each lock of the fixed main array has a row of its own after it */
-	*lockstat_core.main_array_rows = true;
+	*lockstat_core->main_array_rows = true;
 
 	prev_shmem_request_hook = shmem_request_hook;
 	shmem_request_hook = lockstat_shmem_request_hook;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = lockstat_shmem_startup_hook;
-	prev_lwlock_stats_attach_hook = *lockstat_core.attach_hook;
-	*lockstat_core.attach_hook = lockstat_attach_hook;
-	prev_lwlock_stats_wait_hook = *lockstat_core.wait_hook;
-	*lockstat_core.wait_hook = lockstat_wait_hook;
-
-	/*
-	 * The call-site lookup returns a row of our own table, which the end of
-	 * the wait then reports, so neither hook can be shared with another
-	 * library: refuse to overwrite one.
-	 */
-	if (*lockstat_core.spin_site_hook != NULL ||
-		*lockstat_core.spin_wait_hook != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("another library has already set spin_stats_site_hook or spin_stats_wait_hook"),
-				 errhint("Remove the other spinlock statistics library from \"shared_preload_libraries\".")));
-	*lockstat_core.spin_site_hook = lockstat_spin_site;
-	*lockstat_core.spin_wait_hook = lockstat_spin_wait;
-}
-
-/*
- * Look up the core patch's variables by name.  Errors out (FATAL during
- * postmaster start-up) if the server was built without the patch, or with an
- * incompatible version of it.
- */
-static void
-lockstat_link_core(void)
-{
-	const int  *version;
-
-	version = (const int *) lockstat_core_symbol("LWLockStatsCoreVersion");
-	if (version == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat requires a server built with the pg_lockstat core patch"),
-				 errdetail("The running server does not export the symbol \"%s\".",
-						   "LWLockStatsCoreVersion"),
-				 errhint("Apply patches/pg18/*.patch from pg_lockstat to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\".")));
-
-	if (*version / 100 != LOCKSTAT_CORE_MAJOR)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat core patch version mismatch"),
-				 errdetail("The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
-						   *version / 100, *version % 100, LOCKSTAT_CORE_MAJOR),
-				 errhint("Rebuild the server with the patches/pg18/*.patch of the same pg_lockstat release as the library.")));
-
-	lockstat_core.version = version;
-	lockstat_core.spin_strategy = lockstat_core_symbol("spin_strategy");
-	lockstat_core.my_counters = lockstat_core_symbol("MyLWLockStats");
-	lockstat_core.overflow_tranche = lockstat_core_symbol("LWLockStatsOverflowTranche");
-	lockstat_core.attach_hook = lockstat_core_symbol("lwlock_stats_attach_hook");
-	lockstat_core.min_spins_per_delay = lockstat_core_symbol("spin_min_spins_per_delay");
-	lockstat_core.max_spins_per_delay = lockstat_core_symbol("spin_max_spins_per_delay");
-	lockstat_core.min_delay_usec = lockstat_core_symbol("spin_min_delay_usec");
-	lockstat_core.max_delay_usec = lockstat_core_symbol("spin_max_delay_usec");
-	lockstat_core.backoff_max_pauses = lockstat_core_symbol("spin_backoff_max_pauses");
-	lockstat_core.wait_hook = lockstat_core_symbol("lwlock_stats_wait_hook");
-	lockstat_core.main_array_rows = lockstat_core_symbol("LWLockStatsMainArrayRows");
-	lockstat_core.spin_site_hook = lockstat_core_symbol("spin_stats_site_hook");
-	lockstat_core.spin_wait_hook = lockstat_core_symbol("spin_stats_wait_hook");
-
-	if (lockstat_core.spin_strategy == NULL ||
-		lockstat_core.min_spins_per_delay == NULL ||
-		lockstat_core.max_spins_per_delay == NULL ||
-		lockstat_core.min_delay_usec == NULL ||
-		lockstat_core.max_delay_usec == NULL ||
-		lockstat_core.backoff_max_pauses == NULL ||
-		lockstat_core.wait_hook == NULL ||
-		lockstat_core.main_array_rows == NULL ||
-		lockstat_core.spin_site_hook == NULL ||
-		lockstat_core.spin_wait_hook == NULL ||
-		lockstat_core.my_counters == NULL ||
-		lockstat_core.overflow_tranche == NULL ||
-		lockstat_core.attach_hook == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat core patch is incomplete"),
-				 errdetail("The server exports \"%s\" but not all of the patch's variables.",
-						   "LWLockStatsCoreVersion"),
-				 errhint("Rebuild the server from a clean source tree with patches/pg18/*.patch applied.")));
-}
-
-/*
- * Address of a global of the running server, or NULL if there is none.
- */
-static void *
-lockstat_core_symbol(const char *name)
-{
-#ifdef RTLD_DEFAULT
-	return dlsym(RTLD_DEFAULT, name);
-#else
-	return NULL;
-#endif
+	prev_lwlock_stats_attach_hook = *lockstat_core->attach_hook;
+	*lockstat_core->attach_hook = lockstat_attach_hook;
+	prev_lwlock_stats_wait_hook = *lockstat_core->wait_hook;
+	*lockstat_core->wait_hook = lockstat_wait_hook;
+	*lockstat_core->spin_site_hook = lockstat_spin_site;
 }
 
 /*
@@ -396,17 +399,6 @@ lockstat_check_setting(const char *name, const char *value)
 		return;
 	(void) set_config_option(name, value, PGC_POSTMASTER, PGC_S_FILE,
 							 GUC_ACTION_SET, false, ERROR, false);
-}
-
-/*
- * pg_lockstat.spin_strategy is PGC_POSTMASTER, so this runs at start-up in
- * the postmaster (and again in each child of an EXEC_BACKEND build).
- */
-static void
-lockstat_assign_spin_strategy(int newval, void *extra)
-{
-	if (lockstat_core.spin_strategy)
-		*lockstat_core.spin_strategy = newval;
 }
 
 /*
@@ -443,7 +435,7 @@ lockstat_check_min_spins(int *newval, void **extra, GucSource source)
 {
 	return lockstat_check_limit("pg_lockstat.min_spins_per_delay", *newval,
 								"pg_lockstat.max_spins_per_delay",
-								lockstat_max_spins_per_delay, true);
+								*lockstat_core->spin_max_spins_per_delay, true);
 }
 
 static bool
@@ -451,7 +443,7 @@ lockstat_check_max_spins(int *newval, void **extra, GucSource source)
 {
 	return lockstat_check_limit("pg_lockstat.max_spins_per_delay", *newval,
 								"pg_lockstat.min_spins_per_delay",
-								lockstat_min_spins_per_delay, false);
+								*lockstat_core->spin_min_spins_per_delay, false);
 }
 
 static bool
@@ -459,7 +451,7 @@ lockstat_check_min_delay(int *newval, void **extra, GucSource source)
 {
 	return lockstat_check_limit("pg_lockstat.min_delay_us", *newval,
 								"pg_lockstat.max_delay_us",
-								lockstat_max_delay_us, true);
+								*lockstat_core->spin_max_delay_usec, true);
 }
 
 static bool
@@ -467,7 +459,7 @@ lockstat_check_max_delay(int *newval, void **extra, GucSource source)
 {
 	return lockstat_check_limit("pg_lockstat.max_delay_us", *newval,
 								"pg_lockstat.min_delay_us",
-								lockstat_min_delay_us, false);
+								*lockstat_core->spin_min_delay_usec, false);
 }
 
 /*
@@ -488,47 +480,6 @@ lockstat_require_pair(const char *min_name, int min_value,
 }
 
 /*
- * The assign hooks of the spin limits write the core's variables, which
- * s_lock.c reads on its contended path.  The check hooks keep every pair
- * ordered at every step, so the core never sees a minimum above its
- * maximum.
- */
-static void
-lockstat_assign_min_spins(int newval, void *extra)
-{
-	if (lockstat_core.min_spins_per_delay)
-		*lockstat_core.min_spins_per_delay = newval;
-}
-
-static void
-lockstat_assign_max_spins(int newval, void *extra)
-{
-	if (lockstat_core.max_spins_per_delay)
-		*lockstat_core.max_spins_per_delay = newval;
-}
-
-static void
-lockstat_assign_min_delay(int newval, void *extra)
-{
-	if (lockstat_core.min_delay_usec)
-		*lockstat_core.min_delay_usec = newval;
-}
-
-static void
-lockstat_assign_max_delay(int newval, void *extra)
-{
-	if (lockstat_core.max_delay_usec)
-		*lockstat_core.max_delay_usec = newval;
-}
-
-static void
-lockstat_assign_backoff(int newval, void *extra)
-{
-	if (lockstat_core.backoff_max_pauses)
-		*lockstat_core.backoff_max_pauses = newval;
-}
-
-/*
  * pg_lockstat.track: start or stop counting in this process at once.
  */
 static void
@@ -539,7 +490,7 @@ lockstat_assign_track(bool newval, void *extra)
 	lockstat_track_changed();
 }
 
-/* shmem_request_hook: see lockstat_shmem_request() */
+/* shmem_request_hook: MaxBackends is known here, unlike in _PG_init */
 static void
 lockstat_shmem_request_hook(void)
 {
@@ -547,33 +498,77 @@ lockstat_shmem_request_hook(void)
 		prev_shmem_request_hook();
 
 	lockstat_shmem_request();
+	lockstat_spin_shmem_request();
 }
 
-/* shmem_startup_hook: see lockstat_shmem_startup() */
+/*
+ * shmem_startup_hook: create or attach to both counter tables.  Runs in the
+ * postmaster, in a standalone backend, and in every child of an EXEC_BACKEND
+ * build, so pointers are recomputed here rather than inherited.
+ */
 static void
 lockstat_shmem_startup_hook(void)
 {
 	if (prev_shmem_startup_hook)
 		prev_shmem_startup_hook();
 
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	lockstat_shmem_startup();
+	lockstat_spin_shmem_startup();
+	LWLockRelease(AddinShmemInitLock);
+
+	/*
+	 * In an EXEC_BACKEND child, InitProcess() calls InitLWLockAccess(), and
+	 * so our attach hook, before it attaches to shared memory structures and
+	 * runs this hook: the attach hook found no shared state then.  Attach
+	 * now.  (With fork(), the state is inherited and the hook attached.)
+	 */
+	if (MyProcNumber != INVALID_PROC_NUMBER)
+		lockstat_attach_hook();
 }
 
 /*
- * Called by InitLWLockAccess() once the process has its PGPROC.
+ * Called by InitLWLockAccess() once the process has its PGPROC, and by
+ * lockstat_shmem_startup_hook() in EXEC_BACKEND children: give this process
+ * its counter slots and start counting.  Idempotent.
  */
 static void
 lockstat_attach_hook(void)
 {
+	static bool attached = false;
+
 	if (prev_lwlock_stats_attach_hook)
 		prev_lwlock_stats_attach_hook();
 
-	lockstat_attach_process();
+	if (attached || !lockstat_shmem_ready() ||
+		MyProcNumber == INVALID_PROC_NUMBER)
+		return;
+
+	if (!lockstat_attach_process())
+		return;
+	lockstat_spin_attach(MyProcNumber);
+	attached = true;
+
+	/* runs before ProcKill, which hands our ProcNumber to the next process */
+	on_shmem_exit(lockstat_detach, (Datum) 0);
+
+	lockstat_track_changed();
 }
 
 /*
- * Called by the core after each timed sleep on an LWLock while this process
- * counts: adds the sleep to the distribution of its tranche.
+ * on_shmem_exit callback: stop counting, and give up both slots.
+ */
+static void
+lockstat_detach(int code, Datum arg)
+{
+	*lockstat_core->my_lwlock_stats = NULL;
+	lockstat_spin_detach();
+	lockstat_detach_process();
+}
+
+/*
+ * Called by the core once per blocked LWLock call while this process counts:
+ * adds the call's wait to the distribution of its tranche.
  */
 static void
 lockstat_wait_hook(LWLock *lock, uint64 wait_ns)

@@ -8,8 +8,10 @@
  * increment (struct LWLockStatsCounters in storage/lwlockstats.h).  The
  * pieces are:
  *
- *	pg_lockstat.c		_PG_init, GUCs, and the link to the core patch
- *	lockstat_shmem.c	the shared counter array, attach/detach, reset, read
+ *	pg_lockstat.c		_PG_init, GUCs, the link to the core patch, and the
+ *						life cycle of both counter tables in each process
+ *	lockstat_shmem.c	the LWLock counter array: attach/detach, reset, read
+ *	lockstat_spin.c		the spin-wait counters per call site, the same steps
  *	lockstat_views.c	the SQL-callable functions behind the views
  *
  * Copyright (c) 2026, pg_lockstat developers
@@ -30,19 +32,26 @@
 #include "storage/s_lock.h"
 #include "utils/hsearch.h"
 
-/* the major version of the core patch interface this build understands */
-#define LOCKSTAT_CORE_MAJOR		(LWLOCK_STATS_CORE_VERSION / 100)
-
-/* GUC values (pg_lockstat.c) */
-extern int	lockstat_spin_strategy;
+/*
+ * GUC values of our own (pg_lockstat.c); the spin strategy and limits are
+ * bound to the core's variables, read through lockstat_core.
+ */
 extern bool lockstat_track;
 extern int	lockstat_max_tranches;
-extern int	lockstat_min_spins_per_delay;
-extern int	lockstat_max_spins_per_delay;
-extern int	lockstat_min_delay_us;
-extern int	lockstat_max_delay_us;
-extern int	lockstat_backoff_max_pauses;
 extern int	lockstat_max_spin_sites;
+
+/*
+ * The core patch's interface (storage/lwlockstats.h), looked up once when
+ * the library is preloaded; on a server without the patch, a stand-in whose
+ * variables have no effect, and lockstat_inactive_reason says why (it is
+ * NULL while counting is possible).
+ */
+extern const LockStatsCoreInterface *lockstat_core;
+extern const char *lockstat_inactive_reason;
+
+/* the hint of every message about a missing or incompatible core patch */
+#define LOCKSTAT_CORE_PATCH_HINT \
+	"Apply patches/pg18/*.patch of the same pg_lockstat release to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\"."
 
 /* longest file or function name kept for a spin wait's call site, with NUL */
 #define LOCKSTAT_SITE_NAME_LEN		64
@@ -65,30 +74,6 @@ extern int	lockstat_max_spin_sites;
 #define LOCKSTAT_MAX_DELAY_US		10000000
 #define LOCKSTAT_MAX_BACKOFF_PAUSES	65536
 
-/*
- * Addresses of the core patch's variables, looked up by name when the
- * library is preloaded (see lockstat_link_core()).  All NULL if the library
- * was not preloaded.
- */
-typedef struct LockStatCore
-{
-	const int  *version;		/* LWLockStatsCoreVersion */
-	int		   *spin_strategy;	/* spin_strategy, s_lock.c */
-	LWLockStatsCounters **my_counters;	/* MyLWLockStats */
-	int		   *overflow_tranche;	/* LWLockStatsOverflowTranche */
-	lwlock_stats_attach_hook_type *attach_hook; /* lwlock_stats_attach_hook */
-	int		   *min_spins_per_delay;	/* spin_min_spins_per_delay, s_lock.c */
-	int		   *max_spins_per_delay;	/* spin_max_spins_per_delay */
-	int		   *min_delay_usec; /* spin_min_delay_usec */
-	int		   *max_delay_usec; /* spin_max_delay_usec */
-	int		   *backoff_max_pauses; /* spin_backoff_max_pauses */
-	lwlock_stats_wait_hook_type *wait_hook; /* lwlock_stats_wait_hook */
-	bool	   *main_array_rows;	/* LWLockStatsMainArrayRows */
-	spin_stats_site_hook_type *spin_site_hook;	/* spin_stats_site_hook */
-	spin_stats_wait_hook_type *spin_wait_hook;	/* spin_stats_wait_hook */
-} LockStatCore;
-
-extern LockStatCore lockstat_core;
 
 /*
  * One tranche's counters as read by the SQL functions: the sum over all
@@ -125,7 +110,9 @@ typedef struct LockStatProcess
 /* lockstat_shmem.c */
 extern void lockstat_shmem_request(void);
 extern void lockstat_shmem_startup(void);
-extern void lockstat_attach_process(void);
+extern bool lockstat_shmem_ready(void);
+extern bool lockstat_attach_process(void);
+extern void lockstat_detach_process(void);
 extern void lockstat_track_changed(void);
 extern void lockstat_require_ready(void);
 extern int	lockstat_num_rows(void);
@@ -186,12 +173,12 @@ typedef struct LockStatSpinEntry
 } LockStatSpinEntry;
 
 /* lockstat_spin.c */
-extern Size lockstat_spin_shmem_size(int num_slots);
-extern void lockstat_spin_shmem_startup(int num_slots);
+extern void lockstat_spin_shmem_request(void);
+extern void lockstat_spin_shmem_startup(void);
 extern void lockstat_spin_attach(int slot);
 extern void lockstat_spin_detach(void);
-extern int	lockstat_spin_site(const char *file, int line, const char *func);
-extern void lockstat_spin_wait(const SpinWaitStats *wait);
+extern SpinWaitCounters *lockstat_spin_site(const char *file, int line,
+											const char *func);
 extern HTAB *lockstat_spin_read(bool baselines, uint64 *dropped);
 extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);

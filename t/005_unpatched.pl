@@ -1,9 +1,12 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # pg_lockstat preloaded into a server without the core patch: the server
-# refuses to start with a message that names the patch, not a dynamic-linker
-# "undefined symbol" error.  Likewise with a core patch of another version.  Needs an unpatched build of the same PostgreSQL
-# version (STOCK_PG_CONFIG, set by "make test").
+# starts, with one WARNING at start-up that names the missing patch (not a
+# dynamic-linker "undefined symbol" error); CREATE EXTENSION works; the views
+# fail with SQLSTATE 55000 and the same hint; pg_lockstat_status says that
+# counting is inactive and why.  Likewise with a core patch of another major
+# version, whose message names both versions.  Needs an unpatched build of
+# the same PostgreSQL version (STOCK_PG_CONFIG, set by "make test").
 
 use strict;
 use warnings FATAL => 'all';
@@ -20,7 +23,8 @@ plan skip_all => 'STOCK_PG_CONFIG is not set: no unpatched server to test'
 # unpatched server built without it.
 my $our_cflags = `pg_config --cflags`;
 my $stock_cflags = `$stock_pg_config --cflags`;
-plan skip_all => 'pg_lockstat is built with a sanitizer, the unpatched server is not'
+plan skip_all =>
+  'pg_lockstat is built with a sanitizer, the unpatched server is not'
   if $our_cflags =~ /-fsanitize=/ && $stock_cflags !~ /-fsanitize=/;
 
 my $stock_prefix = `$stock_pg_config --bindir`;
@@ -28,33 +32,81 @@ chomp $stock_prefix;
 $stock_prefix =~ s{/bin$}{};
 
 # our library, built against the patched headers, lives with the patched
-# server found on PATH
+# server found on PATH; the unpatched server finds it and its SQL script
+# through dynamic_library_path and extension_control_path
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
+my $sharedir = `pg_config --sharedir`;
+chomp $sharedir;
 ok(-e "$pkglibdir/pg_lockstat.so", 'pg_lockstat library is installed');
 
 my $node =
   PostgreSQL::Test::Cluster->new('unpatched', install_path => $stock_prefix);
 $node->init;
-$node->append_conf('postgresql.conf',
-	"dynamic_library_path = '$pkglibdir'\nshared_preload_libraries = 'pg_lockstat'"
+$node->append_conf(
+	'postgresql.conf', qq{
+dynamic_library_path = '$pkglibdir:\$libdir'
+extension_control_path = '$sharedir:\$system'
+shared_preload_libraries = 'pg_lockstat'
+pg_lockstat.spin_strategy = 'ttas'
+});
+
+# Check one inactive server: started, warned once, views refused, status
+# explained.  $why is a pattern for the reason.
+sub check_inactive
+{
+	my ($what, $why) = @_;
+	my $logstart = -s $node->logfile;
+	ok($node->start(fail_ok => 1), "$what: the server starts");
+	my $log = slurp_file($node->logfile, $logstart);
+	my @warnings = ($log =~ /WARNING:  pg_lockstat is inactive/g);
+	is(scalar(@warnings), 1, "$what: one WARNING at start-up");
+	like($log, $why, "$what: the WARNING says why");
+	like($log, qr/HINT:  Apply patches\/pg18\/\*\.patch/,
+		"$what: the hint names the patch directory");
+	unlike($log, qr/undefined symbol/, "$what: no dynamic-linker error");
+
+	$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS pg_lockstat');
+	pass("$what: CREATE EXTENSION works");
+
+	for my $view (qw(pg_lwlock_stats pg_spinlock_stats pg_lwlock_wait_histogram))
+	{
+		my ($rc, $out, $err) = $node->psql('postgres',
+			"\\set VERBOSITY verbose\nSELECT * FROM $view");
+		isnt($rc, 0, "$what: $view fails");
+		like($err, qr/ERROR:  55000: pg_lockstat is inactive/,
+			"$what: $view fails with 55000");
+		like($err, qr/HINT:  Apply patches\/pg18/,
+			"$what: $view gives the same hint");
+	}
+	my ($rc, $out, $err) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT pg_lockstat_reset()");
+	like($err, qr/ERROR:  55000: pg_lockstat is inactive/,
+		"$what: pg_lockstat_reset() fails with 55000");
+
+	my $status = $node->safe_psql('postgres',
+		"SELECT counting, inactive_reason FROM pg_lockstat_status");
+	like($status, qr/^f\|/, "$what: pg_lockstat_status says counting is off");
+	like($status, $why, "$what: pg_lockstat_status says why");
+
+	# the GUCs exist, so the settings are kept and shown, but do nothing
+	is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
+		'ttas', "$what: the GUCs are defined");
+	is($node->safe_psql('postgres', 'SELECT 42'), '42', "$what: server up");
+	$node->stop;
+}
+
+check_inactive('no core patch',
+	qr/built without the pg_lockstat core patch: it does not export the symbol "LockStatsCore"/
 );
-my $ret = $node->start(fail_ok => 1);
-ok(!$ret, 'unpatched server does not start with pg_lockstat preloaded');
-my $log = slurp_file($node->logfile);
-like(
-	$log,
-	qr/pg_lockstat requires a server built with the pg_lockstat core patch/,
-	'the message says the core patch is missing');
-like($log, qr/patches\/pg18/, 'the hint names the patch directory');
-unlike($log, qr/undefined symbol/, 'no dynamic-linker error');
 
 # A core patch of another major version.  Stand in for it with a library,
-# loaded into the unpatched server with LD_PRELOAD, that exports only the
-# version symbol, with version 99.0.
+# loaded into the unpatched server with LD_PRELOAD, that exports only an
+# interface struct of version 99.0.
 my $fake_dir = PostgreSQL::Test::Utils::tempdir;
-open(my $fh, '>', "$fake_dir/fake_core.c") or die "could not write fake_core.c: $!";
-print $fh "const int LWLockStatsCoreVersion = 9900;\n";
+open(my $fh, '>', "$fake_dir/fake_core.c")
+  or die "could not write fake_core.c: $!";
+print $fh "const struct { int version; } LockStatsCore = { 9900 };\n";
 close $fh;
 my $cc = `pg_config --cc`;
 chomp $cc;
@@ -62,23 +114,15 @@ system_or_bail(split(/ /, $cc), '-shared', '-fPIC', '-o',
 	"$fake_dir/fake_core.so", "$fake_dir/fake_core.c");
 {
 	local $ENV{LD_PRELOAD} = "$fake_dir/fake_core.so";
-	my $logstart = -s $node->logfile;
-	ok(!$node->start(fail_ok => 1),
-		'a server with another core patch version does not start');
-	my $vlog = slurp_file($node->logfile, $logstart);
-	like($vlog, qr/pg_lockstat core patch version mismatch/,
-		'the message says the versions do not match');
-	like(
-		$vlog,
-		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 3\.x\./,
-		'the detail names both versions');
+	check_inactive('another core patch version',
+		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 4\.x\./
+	);
 }
 
-# without preload the same server works, and CREATE EXTENSION gives 55000
+# without preload the same server works too
 $node->append_conf('postgresql.conf', "shared_preload_libraries = ''");
 $node->start;
-my ($rc, $stdout, $stderr) = $node->psql('postgres',
-	"LOAD 'pg_lockstat';");
+my ($rc, $stdout, $stderr) = $node->psql('postgres', "LOAD 'pg_lockstat';");
 is($rc, 0, 'LOAD on an unpatched server is harmless');
 $node->stop;
 

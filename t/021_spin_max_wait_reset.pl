@@ -3,14 +3,17 @@
 # max_wait_time of pg_spinlock_stats covers every wait counted since the
 # last reset, even when the reset runs while the wait is being added or
 # while a reader reads: a site with contended > 0 never shows
-# max_wait_time = 0.  Two ways a reset used to lose a wait's duration:
-# the owner read the reset epoch before it made the entry's changecount odd
-# (a wait stalled in between was counted after the reset, in the old
-# epoch), and a reader released the lock between the baselines and the
+# max_wait_time = 0.  Ways a reset could lose a wait's duration: a wait that
+# began before the reset (and read the old reset epoch) but is counted after
+# it; a reader that released the lock between the baselines and the
 # counters (a reset in between started a new epoch that the reader did not
-# look at).  And a reset or a read that meets a waiter stalled while it
-# adds its counts waits for it, up to 2 s, then fails with XX001 before it
-# has reset anything (it used to fail after about 40 ms, half done).
+# look at).  And a reset or a read that meets a waiter stalled while the
+# core adds its counts waits for it, up to 2 s, then fails with 55P03 before
+# it has reset anything.
+#
+# The end of a wait is core code (finish_spin_delay() in s_lock.c, patch
+# 0004), so the debugger stops the waiter at lines of the patched s_lock.c,
+# found in the patch.
 
 use strict;
 use warnings FATAL => 'all';
@@ -62,26 +65,42 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 		'no read during resets shows contended waits with max_wait_time 0');
 }
 
-# The line of lockstat_spin_wait() in extension/lockstat_spin.c that
-# matches $pattern, for a breakpoint.
-sub spin_wait_line
+# The line of the patched s_lock.c that matches $pattern, among the lines
+# that the last patch of patches/pg18 touching s_lock.c adds: its hunks count
+# the lines of the file as that patch leaves it, which is the final file.
+sub s_lock_line
 {
 	my ($pattern) = @_;
-	open(my $fh, '<', 'extension/lockstat_spin.c') or die $!;
-	my ($line, $in) = (0, 0);
+	my ($last) = grep {
+		my $f = $_;
+		open(my $fh, '<', $f) or die $!;
+		my $touches = grep { m{^\+\+\+ b/src/backend/storage/lmgr/s_lock\.c} } <$fh>;
+		close $fh;
+		$touches;
+	} reverse sort glob('patches/pg18/*.patch');
+	die 'no patch touches s_lock.c' unless $last;
+
+	open(my $fh, '<', $last) or die $!;
+	my ($in, $n) = (0, 0);
 	while (<$fh>)
 	{
-		$in = 1 if /^lockstat_spin_wait\(/;
-		if ($in && /$pattern/) { $line = $.; last; }
+		if (/^\+\+\+ b\/(\S+)/) { $in = $1 eq 'src/backend/storage/lmgr/s_lock.c'; next; }
+		next unless $in;
+		if (/^@@ -\d+(?:,\d+)? \+(\d+)/) { $n = $1; next; }
+		next if /^-/;
+		if (/^[+ ]/)
+		{
+			if (/^\+/ && /$pattern/) { close $fh; return $n; }
+			$n++;
+		}
 	}
 	close $fh;
-	die "$pattern not found in lockstat_spin_wait()" unless $line;
-	return $line;
+	die "$pattern not found among the lines that $last adds to s_lock.c";
 }
 
 # A waiter session waits once for the test spinlock, which a holder session
 # that is not counted keeps taken, and gdb stops the waiter at line $line of
-# lockstat_spin.c when the wait ends.  Returns the stall: its gdb, input and
+# s_lock.c when the wait ends.  Returns the stall: its gdb, input and
 # output, holder and waiter.
 sub stall_waiter
 {
@@ -102,7 +121,7 @@ sub stall_waiter
 		'>&' => \$st{out},
 		IPC::Run::timeout(120));
 	$st{in} .= "set breakpoint pending on\nset pagination off\n"
-	  . "break lockstat_spin.c:$line\ncontinue\n";
+	  . "break s_lock.c:$line\ncontinue\n";
 	$st{g}->pump until $st{out} =~ /Continuing/;
 	$st{attached} = $st{out} =~ /Breakpoint 1 at/;
 	$st{waiter}->query_until(qr/started/,
@@ -127,8 +146,9 @@ sub end_stall
 	$st->{holder}->quit;
 }
 
-# 2. A wait stalled in lockstat_spin_wait() just before its counts are added,
-# while a reset runs (a debugger holds it there; skipped without gdb).
+# 2. A wait stalled in finish_spin_delay() just before its counts are added,
+# while a reset runs (a debugger holds it there; skipped without gdb).  The
+# wait began before the reset, so it read the old epoch.
 SKIP:
 {
 	my $gdb = `command -v gdb 2>/dev/null`;
@@ -136,13 +156,13 @@ SKIP:
 	skip 'gdb not available', 2 unless $gdb;
 
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-	# stalled at the first changecount increment
-	my $st = stall_waiter($gdb, spin_wait_line(qr/c->changecount\+\+;/));
+	# stalled where the wait's duration is taken, before its counts
+	my $st = stall_waiter($gdb, s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/));
 	# the wait has ended and is about to be added: reset now
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	release_waiter($st);
 	end_stall($st);
-	ok($st->{attached}, 'gdb stopped the waiter in lockstat_spin_wait()');
+	ok($st->{attached}, 'gdb stopped the waiter in finish_spin_delay()');
 
 	is( $node->safe_psql(
 			'postgres',
@@ -156,10 +176,8 @@ SKIP:
 
 # 3. A waiter stalled inside the window where its entry's changecount is odd
 # (a debugger holds it there; skipped without gdb).  A reset that meets it
-# waits: one that waits past 2 s fails with XX001 before it has reset
-# anything, and one that the waiter releases after 0.5 s succeeds.  Before,
-# both failed after about 40 ms, and the failed reset had already reset the
-# LWLock counters.
+# waits: one that waits past 2 s fails with 55P03 before it has reset
+# anything, and one that the waiter releases after 0.5 s succeeds.
 SKIP:
 {
 	my $gdb = `command -v gdb 2>/dev/null`;
@@ -171,16 +189,17 @@ SKIP:
 	my $stats_reset =
 	  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
 
-	# stalled where it reads the epoch, inside the window
-	my $st = stall_waiter($gdb, spin_wait_line(qr/epoch = pg_atomic_read_u64/));
+	# stalled where it counts the wait, inside the window
+	my $st = stall_waiter($gdb, s_lock_line(qr/c->contended\+\+;/));
 	ok($st->{out} =~ /Breakpoint 1,/,
 		'gdb stopped the waiter with its changecount odd');
 
 	my ($ret, $stdout, $stderr) =
-	  $node->psql('postgres', 'SELECT pg_lockstat_reset()');
+	  $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT pg_lockstat_reset()");
 	like(
 		$stderr,
-		qr/ERROR:  could not read pg_lockstat spin wait counters consistently/,
+		qr/ERROR:  55P03: could not read pg_lockstat spin wait counters consistently/,
 		'a reset that waits more than 2 s for the stalled waiter fails');
 	is( $node->safe_psql(
 			'postgres',

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+#
+# check-series.sh - check that every prefix of the core patch series applies
+# with "git am" to the PostgreSQL source and builds
+#
+# Usage: scripts/check-series.sh
+#
+# Fetches the source as build-server.sh does (fetch-source.sh, cached), makes
+# a git repository of it in a scratch directory under the cache, configures
+# it once (--enable-depend, so that each step rebuilds what a changed header
+# touches; -O0, since only "does it build" is asked, with -Werror for the
+# warnings the patches could add), then for each patch of patches/pg18 in
+# order: git am, make.  A patch that does not apply, or a prefix that does not
+# build, stops the check with the patch's name and the end of its log.
+#
+# Environment: PG_CACHE_DIR as for build-server.sh; BUILD_JOBS (default:
+# nproc).  Takes about 10 minutes on 2 CPUs for four patches; not part of
+# "make test" (run it with "make check-series").
+#
+# Exit status: 0 if every prefix builds, 1 otherwise.
+
+set -euo pipefail
+
+me=check-series
+die() { echo "$me: $*" >&2; exit 1; }
+
+scripts=$(cd "$(dirname "$0")" && pwd -P)
+top=$(cd "$scripts/.." && pwd -P)
+umask 022
+
+if [ -n "${PG_CACHE_DIR:-}" ]; then
+	cache=$PG_CACHE_DIR
+elif [ "$(id -u)" -eq 0 ]; then
+	cache=/var/cache/pg_lockstat
+else
+	cache=${XDG_CACHE_HOME:-$HOME/.cache}/pg_lockstat
+fi
+mkdir -p "$cache" || die "cannot create the cache directory $cache"
+
+"$scripts/deps.sh" || die "missing build dependencies (see above)"
+src=$("$scripts/fetch-source.sh" "$cache" | tail -n 1) ||
+	die "fetch-source.sh failed (see above)"
+[ -f "$src/configure" ] || die "$src is not a PostgreSQL source tree"
+
+patches=("$top"/patches/pg18/*.patch)
+[ -f "${patches[0]}" ] || die "no patches in $top/patches/pg18"
+
+work=$(mktemp -d "$cache/check-series.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+log=$work/log
+jobs=${BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
+
+echo "$me: copying $src"
+cp -a "$src" "$work/src"
+cd "$work/src"
+export GIT_AUTHOR_NAME=check-series GIT_AUTHOR_EMAIL=check-series@localhost
+export GIT_COMMITTER_NAME=check-series GIT_COMMITTER_EMAIL=check-series@localhost
+{
+	git init -q . &&
+		git add -A . &&
+		git commit -q -m "PostgreSQL source as fetched"
+} >"$log" 2>&1 || die "cannot make a git repository of the source: $(tail -n 5 "$log")"
+
+echo "$me: configure (-O0, --enable-depend)"
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	./configure --enable-depend --enable-tap-tests CFLAGS="-O0" >"$log" 2>&1 ||
+	die "configure failed: $(tail -n 20 "$log")"
+
+for p in "${patches[@]}"; do
+	name=$(basename "$p")
+	if ! git am -q "$p" >"$log" 2>&1; then
+		sed 's/^/    /' "$log" >&2
+		die "$name does not apply with git am on top of the patches before it"
+	fi
+	start=$SECONDS
+	if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -s -j"$jobs" COPT=-Werror >"$log" 2>&1; then
+		tail -n 30 "$log" | sed 's/^/    /' >&2
+		die "the series up to $name does not build (warnings are errors)"
+	fi
+	echo "$me: up to $name: applies and builds ($((SECONDS - start)) s)"
+done
+echo "$me: all ${#patches[@]} prefixes of patches/pg18 apply and build"
