@@ -36,7 +36,7 @@
 
 PG_MODULE_MAGIC_EXT(
 					.name = "pg_lockstat",
-					.version = "1.1"
+					.version = "1.0"
 );
 
 /* Values of pg_lockstat.spin_strategy; same order as SpinStrategy. */
