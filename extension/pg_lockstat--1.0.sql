@@ -3,6 +3,12 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION pg_lockstat" to load this file. \quit
 
+-- This script only creates objects and calls nothing in the library, so
+-- that CREATE EXTENSION works on a server that does not preload pg_lockstat
+-- (a restore of pg_dump output into a staging server, say).  There every
+-- function below, and so every view, fails with SQLSTATE 55000 and a hint
+-- to add pg_lockstat to shared_preload_libraries.
+--
 -- Lock statistics reveal workload details: every function and view is
 -- revoked from PUBLIC.  The views and the functions behind them are granted
 -- to pg_read_all_stats (which pg_monitor includes); pg_lockstat_reset() is
@@ -384,10 +390,6 @@ COMMENT ON COLUMN pg_lockstat_status.max_spin_sites IS
 'pg_lockstat.max_spin_sites: call sites of spin waits counted per process (count)';
 COMMENT ON COLUMN pg_lockstat_status.spin_sites_dropped IS
 'spin waits not counted in pg_spinlock_stats since server start because a process already had max_spin_sites call sites (count)';
-
--- Fail CREATE EXTENSION now, with SQLSTATE 55000 and a hint, if the library
--- was not preloaded: without shared memory there is nothing to show.
-SELECT FROM pg_lockstat_status();
 
 REVOKE ALL ON FUNCTION pg_lockstat_status() FROM PUBLIC;
 REVOKE ALL ON pg_lockstat_status FROM PUBLIC;
