@@ -24,47 +24,15 @@ use LockStatTest;
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-# roles are cluster objects, which pg_dump leaves to pg_dumpall: each server
-# gets them first
-my $roles = q{
-CREATE ROLE lockstat_reader LOGIN;
-CREATE ROLE lockstat_resetter LOGIN;
-CREATE ROLE lockstat_monitor LOGIN IN ROLE pg_monitor;
-};
+my $roles = $LockStatTest::app_roles;
 
 my $source = PostgreSQL::Test::Cluster->new('source');
 $source->init;
 $source->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'pg_lockstat'");
 $source->start;
-$source->safe_psql('postgres', $roles . 'CREATE DATABASE appdb;');
-$source->safe_psql(
-	'appdb', q{
-CREATE SCHEMA lockstat;
-CREATE EXTENSION pg_lockstat SCHEMA lockstat;
-GRANT USAGE ON SCHEMA lockstat
-    TO lockstat_reader, lockstat_resetter, lockstat_monitor;
-GRANT SELECT ON lockstat.pg_lwlock_stats TO lockstat_reader;
-GRANT EXECUTE ON FUNCTION lockstat.pg_lwlock_stats() TO lockstat_reader;
-GRANT EXECUTE ON FUNCTION lockstat.pg_lockstat_reset() TO lockstat_resetter;
-REVOKE SELECT ON lockstat.pg_spinlock_stats FROM pg_read_all_stats;
-
-CREATE VIEW public.lwlock_acquires AS
-    SELECT tranche, sh_acquires + ex_acquires AS acquires, blocks
-    FROM lockstat.pg_lwlock_stats;
-COMMENT ON VIEW public.lwlock_acquires IS 'acquisitions per tranche';
-GRANT SELECT ON public.lwlock_acquires TO lockstat_reader;
-
-CREATE FUNCTION public.lwlock_acquires_total() RETURNS numeric
-LANGUAGE sql STABLE
-BEGIN ATOMIC
-    SELECT sum(sh_acquires + ex_acquires) FROM lockstat.pg_lwlock_stats;
-END;
-
-CREATE TABLE public.lwlock_snapshot AS
-    SELECT now() AS taken, tranche, sh_acquires, ex_acquires
-    FROM lockstat.pg_lwlock_stats;
-});
+$source->safe_psql('postgres', $roles);
+LockStatTest::app_database($source, 'appdb');
 my $snapshot_rows =
   $source->safe_psql('appdb', 'SELECT count(*) FROM public.lwlock_snapshot');
 cmp_ok($snapshot_rows, '>', 0, 'source: the snapshot table has rows');
@@ -198,27 +166,15 @@ $prod->safe_psql('postgres', $roles . 'CREATE EXTENSION lockstat_test;');
 
 foreach my $db (restore_both($prod))
 {
+	my ($ret, $stdout, $stderr);
+
 	# a reset by the role granted EXECUTE in the source, seven exclusive
 	# acquisitions of the test lock, read through the restored objects
-	$prod->command_ok(
-		[
-			'psql', '-X', '-U', 'lockstat_resetter', '-d', $db,
-			'-c', 'SELECT lockstat.pg_lockstat_reset()'
-		],
-		"prod/$db: the grantee resets");
-	$prod->safe_psql('postgres', q{SELECT lockstat_test_lwlock('exclusive', 7)});
-
-	my ($ret, $stdout, $stderr) = $prod->psql(
-		$db,
-		q{SELECT l.ex_acquires || ' ' || a.acquires
-		  FROM lockstat.pg_lwlock_stats l
-		  JOIN public.lwlock_acquires a USING (tranche)
-		  WHERE tranche = 'lockstat_test'},
-		extra_params => [ '-U', 'lockstat_reader' ]);
-	is($stdout, '7 7',
-		"prod/$db: the reader sees the 7 acquisitions in the view and in the user's view"
+	my ($count, $err) = LockStatTest::app_count($prod, $db, 7);
+	is($count, '7 7',
+		"prod/$db: after a reset by the grantee, the reader sees the 7 acquisitions in the view and in the user's view"
 	);
-	is($stderr, '', "prod/$db: and no error");
+	is($err, '', "prod/$db: and no error");
 	cmp_ok($prod->safe_psql($db, 'SELECT public.lwlock_acquires_total()'),
 		'>=', 7, "prod/$db: the user's function reads");
 	is( $prod->safe_psql(

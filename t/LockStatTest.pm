@@ -162,4 +162,80 @@ sub dump_for_comparison
 	return PostgreSQL::Test::Utils::slurp_file($file);
 }
 
+# The roles that app_database() grants to.  Roles are cluster objects,
+# which pg_dump leaves to pg_dumpall: a server that a dump of such a
+# database is restored into needs them first.
+our $app_roles = q{
+CREATE ROLE lockstat_reader LOGIN;
+CREATE ROLE lockstat_resetter LOGIN;
+CREATE ROLE lockstat_monitor LOGIN IN ROLE pg_monitor;
+};
+
+# Make database $dbname on $node use pg_lockstat as an application might:
+# the extension in schema "lockstat", privileges changed from the install
+# script's (GRANTs to lockstat_reader and lockstat_resetter, a REVOKE from
+# pg_read_all_stats), a user view public.lwlock_acquires and an
+# SQL-standard function public.lwlock_acquires_total() over pg_lwlock_stats
+# and a table public.lwlock_snapshot filled from it.  The roles of
+# $app_roles must exist.
+sub app_database
+{
+	my ($node, $dbname) = @_;
+
+	$node->safe_psql('postgres', "CREATE DATABASE $dbname");
+	$node->safe_psql(
+		$dbname, q{
+CREATE SCHEMA lockstat;
+CREATE EXTENSION pg_lockstat SCHEMA lockstat;
+GRANT USAGE ON SCHEMA lockstat
+    TO lockstat_reader, lockstat_resetter, lockstat_monitor;
+GRANT SELECT ON lockstat.pg_lwlock_stats TO lockstat_reader;
+GRANT EXECUTE ON FUNCTION lockstat.pg_lwlock_stats() TO lockstat_reader;
+GRANT EXECUTE ON FUNCTION lockstat.pg_lockstat_reset() TO lockstat_resetter;
+REVOKE SELECT ON lockstat.pg_spinlock_stats FROM pg_read_all_stats;
+
+CREATE VIEW public.lwlock_acquires AS
+    SELECT tranche, sh_acquires + ex_acquires AS acquires, blocks
+    FROM lockstat.pg_lwlock_stats;
+COMMENT ON VIEW public.lwlock_acquires IS 'acquisitions per tranche';
+GRANT SELECT ON public.lwlock_acquires TO lockstat_reader;
+
+CREATE FUNCTION public.lwlock_acquires_total() RETURNS numeric
+LANGUAGE sql STABLE
+BEGIN ATOMIC
+    SELECT sum(sh_acquires + ex_acquires) FROM lockstat.pg_lwlock_stats;
+END;
+
+CREATE TABLE public.lwlock_snapshot AS
+    SELECT now() AS taken, tranche, sh_acquires, ex_acquires
+    FROM lockstat.pg_lwlock_stats;
+});
+}
+
+# On $node, which preloads pg_lockstat and lockstat_test and has the
+# extension lockstat_test in database "postgres", and database $dbname made
+# by app_database(): lockstat_resetter resets, a superuser takes the test
+# lock exclusively $n times, and lockstat_reader reads.  Returns what the
+# reader sees: "<ex_acquires in pg_lwlock_stats> <acquires in the user's
+# view>" for tranche lockstat_test, and psql's stderr.
+sub app_count
+{
+	my ($node, $dbname, $n) = @_;
+	my ($ret, $stdout, $stderr) = $node->psql(
+		$dbname,
+		'SELECT lockstat.pg_lockstat_reset() IS NOT NULL',
+		extra_params => [ '-U', 'lockstat_resetter' ]);
+	die "reset as lockstat_resetter failed: $stderr" if $stdout ne 't';
+
+	$node->safe_psql('postgres', "SELECT lockstat_test_lwlock('exclusive', $n)");
+	($ret, $stdout, $stderr) = $node->psql(
+		$dbname,
+		q{SELECT l.ex_acquires || ' ' || a.acquires
+		  FROM lockstat.pg_lwlock_stats l
+		  JOIN public.lwlock_acquires a USING (tranche)
+		  WHERE tranche = 'lockstat_test'},
+		extra_params => [ '-U', 'lockstat_reader' ]);
+	return ($stdout, $stderr);
+}
+
 1;
