@@ -23,15 +23,14 @@ OBJS = \
 	extension/lockstat_shmem.o \
 	extension/lockstat_views.o \
 	extension/lockstat_spin.o
-DATA = extension/pg_lockstat--1.0.sql extension/pg_lockstat--1.0--1.1.sql \
-	extension/pg_lockstat--1.1--1.2.sql
+DATA = extension/pg_lockstat--1.0.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 
 # pg_regress tests in sql/ and expected/.  They need pg_lockstat and the
 # test module lockstat_test preloaded: "make test" runs them on a temporary
 # instance with test/pg_lockstat.conf.  "make installcheck" runs them against
 # a running server that preloads both.
-REGRESS = setup views guc counts reset backend_stats permissions oldextversions
+REGRESS = setup views guc counts reset backend_stats permissions
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
 # The TAP tests in t/ need the test module and, as root, an unprivileged
 # user: "make test" runs them through scripts/run-tests.sh, not PGXS.

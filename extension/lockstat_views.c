@@ -2,7 +2,13 @@
  *
  * lockstat_views.c
  *	  SQL-callable functions of pg_lockstat, behind the views
- *	  pg_lwlock_stats, pg_lwlock_backend_stats and pg_lockstat_status
+ *	  pg_lwlock_stats, pg_lwlock_wait_histogram, pg_lwlock_instance_stats,
+ *	  pg_lwlock_backend_stats, pg_spinlock_stats, pg_spinlock_wait_histogram
+ *	  and pg_lockstat_status, and pg_lockstat_reset()
+ *
+ * One C function per SQL function of pg_lockstat--1.0.sql, of the same
+ * name, with one result shape: each checks that its SQL definition has the
+ * number of columns it fills.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -22,31 +28,44 @@
 
 #include "pg_lockstat.h"
 
-PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_0);
-PG_FUNCTION_INFO_V1(pg_lwlock_stats_1_1);
-PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram_1_1);
-PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats_1_1);
-PG_FUNCTION_INFO_V1(pg_spinlock_stats_1_1);
-PG_FUNCTION_INFO_V1(pg_spinlock_stats_1_2);
-PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram_1_2);
-PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats_1_1);
-PG_FUNCTION_INFO_V1(pg_lockstat_status_1_0);
-PG_FUNCTION_INFO_V1(pg_lockstat_status_1_1);
-PG_FUNCTION_INFO_V1(pg_lockstat_reset_1_0);
+PG_FUNCTION_INFO_V1(pg_lwlock_stats);
+PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram);
+PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats);
+PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats);
+PG_FUNCTION_INFO_V1(pg_spinlock_stats);
+PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram);
+PG_FUNCTION_INFO_V1(pg_lockstat_status);
+PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 
-#define PG_LWLOCK_STATS_COLS_V1_0		8
-#define PG_LWLOCK_STATS_COLS_V1_1		9
+/* result columns of each function, as pg_lockstat--1.0.sql declares them */
+#define PG_LWLOCK_STATS_COLS			9
 #define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
 #define PG_LWLOCK_INSTANCE_STATS_COLS	11
-#define PG_LWLOCK_BACKEND_STATS_COLS_V1_1	10
-#define PG_LOCKSTAT_STATUS_COLS_V1_0	6
-#define PG_LOCKSTAT_STATUS_COLS_V1_1	13
-#define PG_SPINLOCK_STATS_COLS_1_1		9
+#define PG_LWLOCK_BACKEND_STATS_COLS	10
 #define PG_SPINLOCK_STATS_COLS			10
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
+#define PG_LOCKSTAT_STATUS_COLS			15
 
 /* has this backend warned about the overflow row yet? */
 static bool lockstat_overflow_warned = false;
+
+/*
+ * The start of every set-returning function here: errors with 55000 unless
+ * pg_lockstat is preloaded, then sets up the materialized result and checks
+ * that the SQL definition has the ncols columns that the caller fills.
+ */
+static ReturnSetInfo *
+lockstat_begin_srf(FunctionCallInfo fcinfo, int ncols)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	lockstat_require_ready();
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != ncols)
+		elog(ERROR, "incorrect number of output arguments");
+	return rsinfo;
+}
 
 /*
  * A uint64 counter as bigint.  Counters cannot realistically pass 2^63, but
@@ -158,7 +177,6 @@ lockstat_strategy_name(int strategy)
  *	spin_delays int8	spin delays on the wait-list lock (count)
  *	dequeue_self int8	waiters that dequeued themselves (count)
  *	wait_time float8	time spent sleeping in blocked calls (ms)
- * and from version 1.1:
  *	max_wait_time float8	longest single sleep since the last reset (ms)
  * The counters come from the core patch's counting points in lwlock.c, the
  * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
@@ -166,20 +184,14 @@ lockstat_strategy_name(int strategy)
  * 55000 if pg_lockstat is not preloaded.  The first time a backend shows an
  * overflow row, it also raises a WARNING.
  */
-static Datum
-lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
+Datum
+pg_lwlock_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo, PG_LWLOCK_STATS_COLS);
 	LockStatTrancheTotals *totals;
 	uint64	   *max_ns;
 	int			num_rows;
 	int			overflow_row;
-
-	lockstat_require_ready();
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != ncols)
-		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
 	overflow_row = lockstat_overflow_row();
@@ -193,8 +205,8 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 	for (int row = 0; row <= overflow_row; row++)
 	{
 		LockStatTrancheTotals *t = &totals[row];
-		Datum		values[PG_LWLOCK_STATS_COLS_V1_1];
-		bool		nulls[PG_LWLOCK_STATS_COLS_V1_1] = {0};
+		Datum		values[PG_LWLOCK_STATS_COLS];
+		bool		nulls[PG_LWLOCK_STATS_COLS] = {0};
 		bool		overflow = (row == overflow_row);
 		int			i = 0;
 
@@ -212,9 +224,8 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 		}
 		i = lockstat_put_tranche(values, nulls, i, row, overflow);
 		i = lockstat_put_counters(values, i, t);
-		if (ncols >= PG_LWLOCK_STATS_COLS_V1_1)
-			values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
-		Assert(i == ncols);
+		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
+		Assert(i == PG_LWLOCK_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
@@ -222,20 +233,6 @@ lockstat_lwlock_stats_internal(FunctionCallInfo fcinfo, int ncols)
 	pfree(totals);
 	pfree(max_ns);
 	return (Datum) 0;
-}
-
-/* pg_lwlock_stats() of version 1.0: see lockstat_lwlock_stats_internal() */
-Datum
-pg_lwlock_stats_1_0(PG_FUNCTION_ARGS)
-{
-	return lockstat_lwlock_stats_internal(fcinfo, PG_LWLOCK_STATS_COLS_V1_0);
-}
-
-/* pg_lwlock_stats() of version 1.1: see lockstat_lwlock_stats_internal() */
-Datum
-pg_lwlock_stats_1_1(PG_FUNCTION_ARGS)
-{
-	return lockstat_lwlock_stats_internal(fcinfo, PG_LWLOCK_STATS_COLS_V1_1);
 }
 
 /*
@@ -256,18 +253,13 @@ pg_lwlock_stats_1_1(PG_FUNCTION_ARGS)
  * 55000 if pg_lockstat is not preloaded.
  */
 Datum
-pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
+pg_lwlock_wait_histogram(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_WAIT_HISTOGRAM_COLS);
 	uint64	   *counts;
 	int			num_rows;
 	int			overflow_row;
-
-	lockstat_require_ready();
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != PG_LWLOCK_WAIT_HISTOGRAM_COLS)
-		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
 	overflow_row = lockstat_overflow_row();
@@ -324,20 +316,15 @@ pg_lwlock_wait_histogram_1_1(PG_FUNCTION_ARGS)
  * if pg_lockstat is not preloaded.
  */
 Datum
-pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
+pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_BACKEND_STATS_COLS);
 	LockStatTrancheTotals *totals;
 	LockStatProcess process;
 	int			num_rows;
 	int			num_slots;
 	int			overflow_row;
-
-	lockstat_require_ready();
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != PG_LWLOCK_BACKEND_STATS_COLS_V1_1)
-		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
 	num_slots = lockstat_num_slots();
@@ -362,8 +349,8 @@ pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
 		for (int row = 0; row <= overflow_row; row++)
 		{
 			LockStatTrancheTotals *t = &totals[row];
-			Datum		values[PG_LWLOCK_BACKEND_STATS_COLS_V1_1];
-			bool		nulls[PG_LWLOCK_BACKEND_STATS_COLS_V1_1] = {0};
+			Datum		values[PG_LWLOCK_BACKEND_STATS_COLS];
+			bool		nulls[PG_LWLOCK_BACKEND_STATS_COLS] = {0};
 			int			i = 0;
 
 			if (!lockstat_totals_active(t))
@@ -374,7 +361,7 @@ pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
 			/* the overflow row: pg_lwlock_stats() warns about it */
 			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
 			i = lockstat_put_counters(values, i, t);
-			Assert(i == PG_LWLOCK_BACKEND_STATS_COLS_V1_1);
+			Assert(i == PG_LWLOCK_BACKEND_STATS_COLS);
 
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
 								 values, nulls);
@@ -386,40 +373,74 @@ pg_lwlock_backend_stats_1_1(PG_FUNCTION_ARGS)
 }
 
 /*
+ * pg_lockstat_status() on a server without a compatible core patch: the
+ * settings of our own, and why nothing is counted.
+ */
+static Datum
+lockstat_inactive_status(TupleDesc tupdesc)
+{
+	Datum		values[PG_LOCKSTAT_STATUS_COLS] = {0};
+	bool		nulls[PG_LOCKSTAT_STATUS_COLS] = {0};
+	int			i = 0;
+
+	nulls[i++] = true;			/* spin_strategy: none of ours in force */
+	values[i++] = BoolGetDatum(lockstat_track);
+	nulls[i++] = true;			/* stats_reset */
+	nulls[i++] = true;			/* core_patch_version */
+	values[i++] = Int32GetDatum(lockstat_max_tranches);
+	nulls[i++] = true;			/* process_slots */
+	for (int limit = 0; limit < 5; limit++)
+		nulls[i++] = true;		/* the spin-and-sleep limits */
+	values[i++] = Int32GetDatum(lockstat_max_spin_sites);
+	nulls[i++] = true;			/* spin_sites_dropped */
+	values[i++] = BoolGetDatum(false);
+	values[i++] = CStringGetTextDatum(lockstat_inactive_reason);
+	Assert(i == PG_LOCKSTAT_STATUS_COLS);
+
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+/*
  * pg_lockstat_status() returns record
  *
  *	spin_strategy text		the strategy in force, read back from the core
  *							variable spin_strategy (s_lock.c)
  *	track bool				pg_lockstat.track in this session
  *	stats_reset timestamptz last pg_lockstat_reset(), or server start
- *	core_patch_version text	LWLockStatsCoreVersion as "major.minor"
+ *	core_patch_version text	LockStatsCore.version as "major.minor"
  *	max_tranches int4		rows counted separately (pg_lockstat.max_tranches)
  *	process_slots int4		per-process counter slots (MaxBackends plus
  *							auxiliary processes)
- * and from version 1.1 the spin-and-sleep limits in force in this process,
- * read back from the core variables of s_lock.c:
+ * and the spin-and-sleep limits in force in this process, read back from
+ * the core variables of s_lock.c:
  *	min_spins_per_delay int4, max_spins_per_delay int4	(spins)
  *	min_delay_us int4, max_delay_us int4				(microseconds)
  *	backoff_max_pauses int4		cap of ttas_backoff (spin delay instructions)
  *	max_spin_sites int4			pg_lockstat.max_spin_sites
  *	spin_sites_dropped int8		spin waits not counted since start because a
  *								process's table of call sites was full
+ *	counting bool				false if the server lacks a compatible core
+ *								patch; then every column that describes what
+ *								is in force is NULL
+ *	inactive_reason text		why counting is inactive, or NULL
  * Errors: 55000 if pg_lockstat is not preloaded.
  */
-static Datum
-lockstat_status_internal(FunctionCallInfo fcinfo, int ncols)
+Datum
+pg_lockstat_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[PG_LOCKSTAT_STATUS_COLS_V1_1];
-	bool		nulls[PG_LOCKSTAT_STATUS_COLS_V1_1] = {0};
+	Datum		values[PG_LOCKSTAT_STATUS_COLS];
+	bool		nulls[PG_LOCKSTAT_STATUS_COLS] = {0};
 	int			i = 0;
-
-	lockstat_require_ready();
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
-	if (tupdesc->natts != ncols)
+	if (tupdesc->natts != PG_LOCKSTAT_STATUS_COLS)
 		elog(ERROR, "incorrect number of output arguments");
+
+	if (lockstat_inactive_reason != NULL)
+		return lockstat_inactive_status(tupdesc);
+	lockstat_require_ready();
 
 	values[i++] = CStringGetTextDatum(lockstat_strategy_name(*lockstat_core->spin_strategy));
 	values[i++] = BoolGetDatum(lockstat_track);
@@ -429,33 +450,18 @@ lockstat_status_internal(FunctionCallInfo fcinfo, int ncols)
 											   lockstat_core->version % 100));
 	values[i++] = Int32GetDatum(lockstat_overflow_row());
 	values[i++] = Int32GetDatum(lockstat_num_slots());
-	if (ncols >= PG_LOCKSTAT_STATUS_COLS_V1_1)
-	{
-		values[i++] = Int32GetDatum(*lockstat_core->spin_min_spins_per_delay);
-		values[i++] = Int32GetDatum(*lockstat_core->spin_max_spins_per_delay);
-		values[i++] = Int32GetDatum(*lockstat_core->spin_min_delay_usec);
-		values[i++] = Int32GetDatum(*lockstat_core->spin_max_delay_usec);
-		values[i++] = Int32GetDatum(*lockstat_core->spin_backoff_max_pauses);
-		values[i++] = Int32GetDatum(lockstat_max_spin_sites);
-		values[i++] = lockstat_counter_datum(lockstat_spin_dropped());
-	}
-	Assert(i == ncols);
+	values[i++] = Int32GetDatum(*lockstat_core->spin_min_spins_per_delay);
+	values[i++] = Int32GetDatum(*lockstat_core->spin_max_spins_per_delay);
+	values[i++] = Int32GetDatum(*lockstat_core->spin_min_delay_usec);
+	values[i++] = Int32GetDatum(*lockstat_core->spin_max_delay_usec);
+	values[i++] = Int32GetDatum(*lockstat_core->spin_backoff_max_pauses);
+	values[i++] = Int32GetDatum(lockstat_max_spin_sites);
+	values[i++] = lockstat_counter_datum(lockstat_spin_dropped());
+	values[i++] = BoolGetDatum(true);
+	nulls[i++] = true;
+	Assert(i == PG_LOCKSTAT_STATUS_COLS);
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
-
-/* pg_lockstat_status() of version 1.0: see lockstat_status_internal() */
-Datum
-pg_lockstat_status_1_0(PG_FUNCTION_ARGS)
-{
-	return lockstat_status_internal(fcinfo, PG_LOCKSTAT_STATUS_COLS_V1_0);
-}
-
-/* pg_lockstat_status() of version 1.1: see lockstat_status_internal() */
-Datum
-pg_lockstat_status_1_1(PG_FUNCTION_ARGS)
-{
-	return lockstat_status_internal(fcinfo, PG_LOCKSTAT_STATUS_COLS_V1_1);
 }
 
 /*
@@ -467,7 +473,7 @@ pg_lockstat_status_1_1(PG_FUNCTION_ARGS)
  * been granted EXECUTE.  Errors: 55000 if pg_lockstat is not preloaded.
  */
 Datum
-pg_lockstat_reset_1_0(PG_FUNCTION_ARGS)
+pg_lockstat_reset(PG_FUNCTION_ARGS)
 {
 	PG_RETURN_TIMESTAMPTZ(lockstat_reset());
 }
@@ -491,19 +497,14 @@ pg_lockstat_reset_1_0(PG_FUNCTION_ARGS)
  * its own (LWLockStatsMainArrayRows).  Errors: 55000 if not preloaded.
  */
 Datum
-pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
+pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_INSTANCE_STATS_COLS);
 	LockStatTrancheTotals *totals;
 	uint64	   *max_ns;
 	int			num_rows;
 	int			overflow_row;
-
-	lockstat_require_ready();
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != PG_LWLOCK_INSTANCE_STATS_COLS)
-		elog(ERROR, "incorrect number of output arguments");
 
 	num_rows = lockstat_num_rows();
 	overflow_row = lockstat_overflow_row();
@@ -558,7 +559,7 @@ pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
  *	unlocked_skips int8 probes of s_lock() whose unlocked read saw the lock
  *						held, so that no TAS() was issued (count)
  *	max_wait_time float8	longest wait, from its first spin until the
- *						lock was taken (ms); version 1.2 on
+ *						lock was taken (ms)
  * tas_attempts and unlocked_skips are NULL where they are not counted:
  * sites other than s_lock(), and every site under spin_strategy default.
  * Each wait is counted whole when it ends, from the counts that the core
@@ -566,20 +567,14 @@ pg_lwlock_instance_stats_1_1(PG_FUNCTION_ARGS)
  * pg_lockstat is not preloaded; XX001 if counters cannot be read
  * consistently.
  */
-static Datum
-lockstat_spinlock_stats(FunctionCallInfo fcinfo, int ncols)
+Datum
+pg_spinlock_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo, PG_SPINLOCK_STATS_COLS);
 	HTAB	   *htab;
 	HASH_SEQ_STATUS seq;
 	LockStatSpinEntry *entry;
 	uint64		dropped;
-
-	lockstat_require_ready();
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != ncols)
-		elog(ERROR, "incorrect number of output arguments");
 
 	htab = lockstat_spin_read(true, &dropped);
 
@@ -611,28 +606,14 @@ lockstat_spinlock_stats(FunctionCallInfo fcinfo, int ncols)
 			values[i++] = lockstat_counter_datum(c->tas_attempts);
 			values[i++] = lockstat_counter_datum(c->unlocked_skips);
 		}
-		if (ncols > PG_SPINLOCK_STATS_COLS_1_1)
-			values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
-		Assert(i == ncols);
+		values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
+		Assert(i == PG_SPINLOCK_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
 	hash_destroy(htab);
 	return (Datum) 0;
-}
-
-/* pg_spinlock_stats() of version 1.1: without max_wait_time */
-Datum
-pg_spinlock_stats_1_1(PG_FUNCTION_ARGS)
-{
-	return lockstat_spinlock_stats(fcinfo, PG_SPINLOCK_STATS_COLS_1_1);
-}
-
-Datum
-pg_spinlock_stats_1_2(PG_FUNCTION_ARGS)
-{
-	return lockstat_spinlock_stats(fcinfo, PG_SPINLOCK_STATS_COLS);
 }
 
 /*
@@ -655,19 +636,14 @@ pg_spinlock_stats_1_2(PG_FUNCTION_ARGS)
  * not preloaded; XX001 if counters cannot be read consistently.
  */
 Datum
-pg_spinlock_wait_histogram_1_2(PG_FUNCTION_ARGS)
+pg_spinlock_wait_histogram(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_SPINLOCK_WAIT_HISTOGRAM_COLS);
 	HTAB	   *htab;
 	HASH_SEQ_STATUS seq;
 	LockStatSpinEntry *entry;
 	uint64		dropped;
-
-	lockstat_require_ready();
-
-	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != PG_SPINLOCK_WAIT_HISTOGRAM_COLS)
-		elog(ERROR, "incorrect number of output arguments");
 
 	htab = lockstat_spin_read(true, &dropped);
 

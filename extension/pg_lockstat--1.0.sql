@@ -3,6 +3,17 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION pg_lockstat" to load this file. \quit
 
+-- This script only creates objects and calls nothing in the library, so
+-- that CREATE EXTENSION works on a server that does not preload pg_lockstat
+-- (a restore of pg_dump output into a staging server, say).  There every
+-- function below, and so every view, fails with SQLSTATE 55000 and a hint
+-- to add pg_lockstat to shared_preload_libraries.
+--
+-- Lock statistics reveal workload details: every function and view is
+-- revoked from PUBLIC.  The views and the functions behind them are granted
+-- to pg_read_all_stats (which pg_monitor includes); pg_lockstat_reset() is
+-- for superusers and whoever is granted EXECUTE on it.
+
 -- pg_lwlock_stats(): the per-tranche counters since the last reset, summed
 -- over all processes.  Columns and units: see the view below.  Errors with
 -- SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
@@ -14,47 +25,20 @@ CREATE FUNCTION pg_lwlock_stats(
     OUT blocks bigint,
     OUT spin_delays bigint,
     OUT dequeue_self bigint,
-    OUT wait_time double precision
+    OUT wait_time double precision,
+    OUT max_wait_time double precision
 )
 RETURNS SETOF record
-AS 'MODULE_PATHNAME', 'pg_lwlock_stats_1_0'
+AS 'MODULE_PATHNAME', 'pg_lwlock_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
-
--- pg_lockstat_status(): one row describing what is in force.
-CREATE FUNCTION pg_lockstat_status(
-    OUT spin_strategy text,
-    OUT track boolean,
-    OUT stats_reset timestamp with time zone,
-    OUT core_patch_version text,
-    OUT max_tranches integer,
-    OUT process_slots integer
-)
-RETURNS record
-AS 'MODULE_PATHNAME', 'pg_lockstat_status_1_0'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
-
--- pg_lockstat_reset(): restart every counter from zero; returns the new
--- stats_reset.  Superuser only unless EXECUTE is granted.
-CREATE FUNCTION pg_lockstat_reset()
-RETURNS timestamp with time zone
-AS 'MODULE_PATHNAME', 'pg_lockstat_reset_1_0'
-LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
-
--- Fail CREATE EXTENSION now, with SQLSTATE 55000 and a hint, if the library
--- was not preloaded: without shared memory there is nothing to show.
-SELECT FROM pg_lockstat_status();
 
 COMMENT ON FUNCTION pg_lwlock_stats() IS
 'per-tranche LWLock counters since the last reset; backs the view pg_lwlock_stats (errors: 55000 if not preloaded)';
-COMMENT ON FUNCTION pg_lockstat_status() IS
-'pg_lockstat settings in force; backs the view pg_lockstat_status (errors: 55000 if not preloaded)';
-COMMENT ON FUNCTION pg_lockstat_reset() IS
-'restart all pg_lockstat counters from zero by taking a baseline; returns the new stats_reset (errors: 55000 if not preloaded, 42501 without EXECUTE)';
 
 CREATE VIEW pg_lwlock_stats AS
     SELECT s.tranche_id, s.tranche,
            s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
-           s.dequeue_self, s.wait_time,
+           s.dequeue_self, s.wait_time, s.max_wait_time,
            100 * s.blocks / nullif(sum(s.blocks::float8) OVER (), 0)
                AS blk_pct,
            100 * s.spin_delays / nullif(sum(s.spin_delays::float8) OVER (), 0)
@@ -79,26 +63,355 @@ COMMENT ON COLUMN pg_lwlock_stats.dequeue_self IS
 'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
 COMMENT ON COLUMN pg_lwlock_stats.wait_time IS
 'time spent sleeping in blocked calls (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_stats.max_wait_time IS
+'longest single sleep on the process semaphore since the last reset (milliseconds); 0 if none';
 COMMENT ON COLUMN pg_lwlock_stats.blk_pct IS
 'this tranche''s share of all blocks (percent); NULL when there are no blocks';
 COMMENT ON COLUMN pg_lwlock_stats.spin_delay_pct IS
 'this tranche''s share of all spin delays (percent); NULL when there are none';
 
+REVOKE ALL ON FUNCTION pg_lwlock_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_stats TO pg_read_all_stats;
+
+-- pg_lwlock_wait_histogram(): log2 distribution of LWLock sleep durations
+-- since the last reset, one row per tranche and non-empty bucket.  Errors
+-- with SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_wait_histogram(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT bucket_lower_us bigint,
+    OUT bucket_upper_us bigint,
+    OUT count bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_wait_histogram'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_wait_histogram() IS
+'log2 histogram of LWLock sleep durations per tranche since the last reset; backs the view pg_lwlock_wait_histogram (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_wait_histogram AS
+    SELECT * FROM pg_lwlock_wait_histogram();
+
+COMMENT ON VIEW pg_lwlock_wait_histogram IS
+'distribution of the durations of sleeps on LWLocks per tranche since the last pg_lockstat_reset(), in power-of-two microsecond buckets; only non-empty buckets';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.bucket_lower_us IS
+'the bucket counts sleeps of at least this many microseconds (0, 1, 2, 4, ...)';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.bucket_upper_us IS
+'and of less than this many microseconds; NULL for the last bucket (4194304 microseconds and more)';
+COMMENT ON COLUMN pg_lwlock_wait_histogram.count IS
+'sleeps on the process semaphore in the bucket (count); a call that slept twice counts twice';
+
+REVOKE ALL ON FUNCTION pg_lwlock_wait_histogram() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_wait_histogram FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_wait_histogram() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_wait_histogram TO pg_read_all_stats;
+
+-- pg_lwlock_instance_stats(): the counters of each lock of the fixed main
+-- LWLock array since the last reset.  Errors with SQLSTATE 55000 unless
+-- pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_instance_stats(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT partition integer,
+    OUT main_index integer,
+    OUT sh_acquires bigint,
+    OUT ex_acquires bigint,
+    OUT blocks bigint,
+    OUT spin_delays bigint,
+    OUT dequeue_self bigint,
+    OUT wait_time double precision,
+    OUT max_wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_instance_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_instance_stats() IS
+'counters of each individual LWLock and each partition of the main LWLock array since the last reset; backs the view pg_lwlock_instance_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_instance_stats AS
+    SELECT s.tranche_id, s.tranche, s.partition, s.main_index,
+           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
+           s.dequeue_self, s.wait_time, s.max_wait_time,
+           100 * (s.sh_acquires + s.ex_acquires)::float8 /
+               nullif(sum((s.sh_acquires + s.ex_acquires)::float8)
+                      OVER (PARTITION BY s.tranche_id), 0)
+               AS tranche_acquire_pct,
+           100 * s.blocks /
+               nullif(sum(s.blocks::float8) OVER (PARTITION BY s.tranche_id), 0)
+               AS tranche_blk_pct
+    FROM pg_lwlock_instance_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_instance_stats IS
+'LWLock statistics per lock of the main LWLock array (individual locks, and the partitions of BufferMapping, LockManager and PredicateLockManager) since the last pg_lockstat_reset(); pg_lwlock_stats shows their sums per tranche';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_id IS
+'LWLock tranche ID of the lock';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_instance_stats.partition IS
+'partition number within BufferMapping (0-127), LockManager (0-15) or PredicateLockManager (0-15); NULL for an individual LWLock';
+COMMENT ON COLUMN pg_lwlock_instance_stats.main_index IS
+'position of the lock in the main LWLock array (MainLWLockArray)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.sh_acquires IS
+'shared acquisitions of this lock (count), as pg_lwlock_stats.sh_acquires';
+COMMENT ON COLUMN pg_lwlock_instance_stats.ex_acquires IS
+'exclusive acquisitions of this lock (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.blocks IS
+'calls that slept on this lock at least once (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.spin_delays IS
+'spin delays on this lock''s wait-list lock (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.dequeue_self IS
+'waiters that removed themselves from this lock''s wait queue (count)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.wait_time IS
+'time spent sleeping on this lock (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.max_wait_time IS
+'longest single sleep on this lock since the last reset (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_acquire_pct IS
+'this lock''s share of its tranche''s acquisitions (percent): partition skew';
+COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_blk_pct IS
+'this lock''s share of its tranche''s blocks (percent); NULL when the tranche has none';
+
+REVOKE ALL ON FUNCTION pg_lwlock_instance_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_instance_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_instance_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_instance_stats TO pg_read_all_stats;
+
+-- pg_lwlock_backend_stats(): per live process and tranche, the counters
+-- since that process started.  Columns and units: see the view below.
+-- Errors with SQLSTATE 55000 unless pg_lockstat is in
+-- shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_backend_stats(
+    OUT pid integer,
+    OUT backend_type text,
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT sh_acquires bigint,
+    OUT ex_acquires bigint,
+    OUT blocks bigint,
+    OUT spin_delays bigint,
+    OUT dequeue_self bigint,
+    OUT wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_backend_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_backend_stats() IS
+'per-process, per-tranche LWLock counters since each live process started; backs the view pg_lwlock_backend_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_backend_stats AS
+    SELECT s.pid, s.backend_type, s.tranche_id, s.tranche,
+           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
+           s.dequeue_self, s.wait_time
+    FROM pg_lwlock_backend_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_backend_stats IS
+'LWLock statistics per live process and tranche since the process started, not affected by pg_lockstat_reset(); joins with pg_stat_activity on pid';
+COMMENT ON COLUMN pg_lwlock_backend_stats.pid IS
+'process ID, as pg_stat_activity.pid';
+COMMENT ON COLUMN pg_lwlock_backend_stats.backend_type IS
+'kind of process, as pg_stat_activity.backend_type (client backend, checkpointer, parallel worker, ...)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_backend_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_backend_stats.sh_acquires IS
+'shared acquisitions by this process (count), as in pg_lwlock_stats';
+COMMENT ON COLUMN pg_lwlock_backend_stats.ex_acquires IS
+'exclusive acquisitions by this process (count), as in pg_lwlock_stats';
+COMMENT ON COLUMN pg_lwlock_backend_stats.blocks IS
+'calls of this process that had to sleep on its semaphore at least once (count)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.spin_delays IS
+'sleeps of perform_spin_delay in this process while taking the wait-list lock (count)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.dequeue_self IS
+'times this process removed itself from a wait queue (count)';
+COMMENT ON COLUMN pg_lwlock_backend_stats.wait_time IS
+'time this process spent sleeping in blocked calls (milliseconds)';
+
+-- the same audience as pg_lwlock_stats
+REVOKE ALL ON FUNCTION pg_lwlock_backend_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_backend_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_backend_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_backend_stats TO pg_read_all_stats;
+
+-- pg_spinlock_stats(): contended spin waits per call site since the last
+-- reset.  Errors with SQLSTATE 55000 unless pg_lockstat is in
+-- shared_preload_libraries.
+CREATE FUNCTION pg_spinlock_stats(
+    OUT file text,
+    OUT line integer,
+    OUT func text,
+    OUT contended bigint,
+    OUT spins bigint,
+    OUT delays bigint,
+    OUT wait_time double precision,
+    OUT tas_attempts bigint,
+    OUT unlocked_skips bigint,
+    OUT max_wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_spinlock_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_spinlock_stats() IS
+'contended spin waits per call site since the last reset; backs the view pg_spinlock_stats (errors: 55000 if not preloaded, XX001 if the counters cannot be read consistently)';
+
+CREATE VIEW pg_spinlock_stats AS
+    SELECT * FROM pg_spinlock_stats();
+
+COMMENT ON VIEW pg_spinlock_stats IS
+'contended spin waits per call site (file, line, function given to s_lock() or init_spin_delay()) since the last pg_lockstat_reset(), summed over all processes; each wait is counted whole when it ends';
+COMMENT ON COLUMN pg_spinlock_stats.file IS
+'source file of the call site, as __FILE__ there (at most 63 bytes)';
+COMMENT ON COLUMN pg_spinlock_stats.line IS
+'source line of the call site';
+COMMENT ON COLUMN pg_spinlock_stats.func IS
+'function of the call site, as __func__ there (at most 63 bytes)';
+COMMENT ON COLUMN pg_spinlock_stats.contended IS
+'waits that had to spin at least once (count)';
+COMMENT ON COLUMN pg_spinlock_stats.spins IS
+'spin loop iterations, calls of perform_spin_delay() (count)';
+COMMENT ON COLUMN pg_spinlock_stats.delays IS
+'sleeps in perform_spin_delay() (count)';
+COMMENT ON COLUMN pg_spinlock_stats.wait_time IS
+'time slept in those delays (milliseconds); spinning itself is not timed';
+COMMENT ON COLUMN pg_spinlock_stats.tas_attempts IS
+'probes of s_lock() that issued the atomic TAS(), the successful one included (count); NULL where not counted: other spin loops, and spin_strategy default';
+COMMENT ON COLUMN pg_spinlock_stats.unlocked_skips IS
+'probes of s_lock() whose unlocked read saw the lock held, so that no atomic was issued (count; ttas_spin, ttas, ttas_backoff); NULL where not counted';
+COMMENT ON COLUMN pg_spinlock_stats.max_wait_time IS
+'longest wait, from its first spin until the lock was taken, spinning and sleeping included (milliseconds)';
+
+REVOKE ALL ON FUNCTION pg_spinlock_stats() FROM PUBLIC;
+REVOKE ALL ON pg_spinlock_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_spinlock_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_spinlock_stats TO pg_read_all_stats;
+
+-- pg_spinlock_wait_histogram(): the durations of contended spin waits per
+-- call site since the last reset, in log2 microsecond buckets.  Errors
+-- with SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_spinlock_wait_histogram(
+    OUT file text,
+    OUT line integer,
+    OUT func text,
+    OUT bucket_lower_us bigint,
+    OUT bucket_upper_us bigint,
+    OUT count bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_spinlock_wait_histogram'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_spinlock_wait_histogram() IS
+'durations of contended spin waits per call site since the last reset; backs the view pg_spinlock_wait_histogram (errors: 55000 if not preloaded, XX001 if the counters cannot be read consistently)';
+
+CREATE VIEW pg_spinlock_wait_histogram AS
+    SELECT * FROM pg_spinlock_wait_histogram();
+
+COMMENT ON VIEW pg_spinlock_wait_histogram IS
+'distribution of the durations of contended spin waits per call site since the last pg_lockstat_reset(), summed over all processes: one row per call site and non-empty log2 bucket; a site''s counts add up to pg_spinlock_stats.contended';
+COMMENT ON COLUMN pg_spinlock_wait_histogram.file IS
+'source file of the call site, as in pg_spinlock_stats';
+COMMENT ON COLUMN pg_spinlock_wait_histogram.line IS
+'source line of the call site';
+COMMENT ON COLUMN pg_spinlock_wait_histogram.func IS
+'function of the call site';
+COMMENT ON COLUMN pg_spinlock_wait_histogram.bucket_lower_us IS
+'the bucket holds waits of at least this many microseconds (0, then powers of two)';
+COMMENT ON COLUMN pg_spinlock_wait_histogram.bucket_upper_us IS
+'and less than this many microseconds; NULL for the last bucket (4194304 and more)';
+COMMENT ON COLUMN pg_spinlock_wait_histogram.count IS
+'waits in the bucket, each from its first spin until the lock was taken (count)';
+
+REVOKE ALL ON FUNCTION pg_spinlock_wait_histogram() FROM PUBLIC;
+REVOKE ALL ON pg_spinlock_wait_histogram FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_spinlock_wait_histogram() TO pg_read_all_stats;
+GRANT SELECT ON pg_spinlock_wait_histogram TO pg_read_all_stats;
+
+-- pg_lockstat_status(): one row describing what is in force, or, on a server
+-- without a compatible core patch, that counting is inactive and why.
+-- Errors with SQLSTATE 55000 unless pg_lockstat is in
+-- shared_preload_libraries.
+CREATE FUNCTION pg_lockstat_status(
+    OUT spin_strategy text,
+    OUT track boolean,
+    OUT stats_reset timestamp with time zone,
+    OUT core_patch_version text,
+    OUT max_tranches integer,
+    OUT process_slots integer,
+    OUT min_spins_per_delay integer,
+    OUT max_spins_per_delay integer,
+    OUT min_delay_us integer,
+    OUT max_delay_us integer,
+    OUT backoff_max_pauses integer,
+    OUT max_spin_sites integer,
+    OUT spin_sites_dropped bigint,
+    OUT counting boolean,
+    OUT inactive_reason text
+)
+RETURNS record
+AS 'MODULE_PATHNAME', 'pg_lockstat_status'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lockstat_status() IS
+'pg_lockstat settings in force; backs the view pg_lockstat_status (errors: 55000 if not preloaded)';
+
 CREATE VIEW pg_lockstat_status AS
     SELECT * FROM pg_lockstat_status();
 
 COMMENT ON VIEW pg_lockstat_status IS
-'pg_lockstat settings in force: spin strategy read back from the server core, tracking, last reset, core patch version, table sizes';
+'pg_lockstat settings in force: spin strategy and spin-and-sleep limits read back from the server core, tracking, last reset, core patch version, table sizes';
+COMMENT ON COLUMN pg_lockstat_status.spin_strategy IS
+'spin strategy in force, read back from the server core''s spin_strategy variable (default, tas, ttas_spin, ttas, ttas_backoff)';
+COMMENT ON COLUMN pg_lockstat_status.track IS
+'pg_lockstat.track in this session: whether this process counts';
+COMMENT ON COLUMN pg_lockstat_status.stats_reset IS
+'time of the last pg_lockstat_reset(), or when shared memory was initialised (server start or crash restart)';
+COMMENT ON COLUMN pg_lockstat_status.core_patch_version IS
+'version of the core patch interface, LockStatsCore.version as major.minor; NULL while counting is inactive';
+COMMENT ON COLUMN pg_lockstat_status.max_tranches IS
+'pg_lockstat.max_tranches in force: tranche IDs counted separately (count)';
+COMMENT ON COLUMN pg_lockstat_status.process_slots IS
+'per-process counter slots, MaxBackends plus auxiliary processes (count)';
+COMMENT ON COLUMN pg_lockstat_status.min_spins_per_delay IS
+'lower bound of the adaptive spins between spin delays in force (count; s_lock.c, formerly MIN_SPINS_PER_DELAY)';
+COMMENT ON COLUMN pg_lockstat_status.max_spins_per_delay IS
+'upper bound of the adaptive spins between spin delays in force (count; formerly MAX_SPINS_PER_DELAY)';
+COMMENT ON COLUMN pg_lockstat_status.min_delay_us IS
+'first sleep of a contended spin wait in force (microseconds; formerly MIN_DELAY_USEC)';
+COMMENT ON COLUMN pg_lockstat_status.max_delay_us IS
+'longest sleep of a contended spin wait in force (microseconds; formerly MAX_DELAY_USEC)';
+COMMENT ON COLUMN pg_lockstat_status.backoff_max_pauses IS
+'cap of the exponential backoff of spin_strategy ttas_backoff in force (spin delay instructions per pause)';
+COMMENT ON COLUMN pg_lockstat_status.max_spin_sites IS
+'pg_lockstat.max_spin_sites: call sites of spin waits counted per process (count)';
+COMMENT ON COLUMN pg_lockstat_status.spin_sites_dropped IS
+'spin waits not counted in pg_spinlock_stats since server start because a process already had max_spin_sites call sites (count)';
+COMMENT ON COLUMN pg_lockstat_status.counting IS
+'true if the server has a compatible core patch, so that pg_lockstat counts (while track is on); false if it is inactive, and then every column in force is NULL and the other views fail with 55000';
+COMMENT ON COLUMN pg_lockstat_status.inactive_reason IS
+'why counting is inactive (the core patch is missing, or of another interface major version); NULL while counting';
 
--- Lock statistics reveal workload details: the views are for superusers
--- and pg_read_all_stats (which pg_monitor includes), not for PUBLIC.
-REVOKE ALL ON FUNCTION pg_lwlock_stats() FROM PUBLIC;
 REVOKE ALL ON FUNCTION pg_lockstat_status() FROM PUBLIC;
-REVOKE ALL ON FUNCTION pg_lockstat_reset() FROM PUBLIC;
-REVOKE ALL ON pg_lwlock_stats FROM PUBLIC;
 REVOKE ALL ON pg_lockstat_status FROM PUBLIC;
-
-GRANT EXECUTE ON FUNCTION pg_lwlock_stats() TO pg_read_all_stats;
 GRANT EXECUTE ON FUNCTION pg_lockstat_status() TO pg_read_all_stats;
-GRANT SELECT ON pg_lwlock_stats TO pg_read_all_stats;
 GRANT SELECT ON pg_lockstat_status TO pg_read_all_stats;
+
+-- pg_lockstat_reset(): restart every counter from zero; returns the new
+-- stats_reset.  Superuser only unless EXECUTE is granted.
+CREATE FUNCTION pg_lockstat_reset()
+RETURNS timestamp with time zone
+AS 'MODULE_PATHNAME', 'pg_lockstat_reset'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lockstat_reset() IS
+'restart all pg_lockstat counters from zero by taking a baseline; returns the new stats_reset (errors: 55000 if not preloaded, 42501 without EXECUTE)';
+
+REVOKE ALL ON FUNCTION pg_lockstat_reset() FROM PUBLIC;

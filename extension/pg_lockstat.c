@@ -98,6 +98,12 @@ const LockStatsCoreInterface *lockstat_core = &lockstat_inactive_core;
 const char *lockstat_inactive_reason = NULL;
 
 /*
+ * The text of lockstat_inactive_reason: static, since children of the
+ * postmaster free the memory contexts of its start-up.
+ */
+static char lockstat_inactive_reason_buf[256];
+
+/*
  * True while _PG_init defines the parameters.  The check hooks that compare
  * a minimum with its maximum stand aside then, because the values arrive in
  * definition order; _PG_init checks the pairs once all are defined.
@@ -201,19 +207,22 @@ lockstat_link_core(void)
 #endif
 
 	if (core == NULL)
-		lockstat_inactive_reason =
-			psprintf("The running server was built without the pg_lockstat core patch: it does not export the symbol \"%s\".",
-					 "LockStatsCore");
+		snprintf(lockstat_inactive_reason_buf,
+				 sizeof(lockstat_inactive_reason_buf),
+				 "The running server was built without the pg_lockstat core patch: it does not export the symbol \"%s\".",
+				 "LockStatsCore");
 	else if (core->version / 100 != LOCK_STATS_CORE_VERSION / 100)
-		lockstat_inactive_reason =
-			psprintf("The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
-					 core->version / 100, core->version % 100,
-					 LOCK_STATS_CORE_VERSION / 100);
+		snprintf(lockstat_inactive_reason_buf,
+				 sizeof(lockstat_inactive_reason_buf),
+				 "The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
+				 core->version / 100, core->version % 100,
+				 LOCK_STATS_CORE_VERSION / 100);
 	else
 	{
 		lockstat_core = core;
 		return;
 	}
+	lockstat_inactive_reason = lockstat_inactive_reason_buf;
 
 	if (!IsUnderPostmaster)
 		ereport(WARNING,
