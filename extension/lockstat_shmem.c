@@ -595,7 +595,7 @@ lockstat_raise(uint64 *base, uint64 value)
 
 /*
  * Make the current sums the new baseline.  Returns the reset time.
- * Errors: 55000 if not preloaded; XX001 if spin wait counters cannot be
+ * Errors: 55000 if not preloaded; 55P03 if spin wait counters cannot be
  * read consistently, before anything is reset.
  */
 TimestampTz

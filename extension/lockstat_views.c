@@ -564,7 +564,7 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
  * sites other than s_lock(), and every site under spin_strategy default.
  * Each wait is counted whole when it ends, from the counts that the core
  * patch's s_lock.c hands to spin_stats_wait_hook.  Errors: 55000 if
- * pg_lockstat is not preloaded; XX001 if counters cannot be read
+ * pg_lockstat is not preloaded; 55P03 if counters cannot be read
  * consistently.
  */
 Datum
@@ -633,7 +633,7 @@ pg_spinlock_stats(PG_FUNCTION_ARGS)
  * sleeping included, as the core patch's finish_spin_delay() measures it;
  * the buckets are those of pg_lwlock_wait_histogram, and a site's counts add
  * up to its pg_spinlock_stats.contended.  Errors: 55000 if pg_lockstat is
- * not preloaded; XX001 if counters cannot be read consistently.
+ * not preloaded; 55P03 if counters cannot be read consistently.
  */
 Datum
 pg_spinlock_wait_histogram(PG_FUNCTION_ARGS)

@@ -62,9 +62,9 @@ COMMENT ON COLUMN pg_lwlock_stats.spin_delays IS
 COMMENT ON COLUMN pg_lwlock_stats.dequeue_self IS
 'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
 COMMENT ON COLUMN pg_lwlock_stats.wait_time IS
-'time spent sleeping in blocked calls (milliseconds)';
+'time that blocked calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_stats.max_wait_time IS
-'longest single sleep on the process semaphore since the last reset (milliseconds); 0 if none';
+'longest wait of one blocked call since the last reset (milliseconds); 0 if none';
 COMMENT ON COLUMN pg_lwlock_stats.blk_pct IS
 'this tranche''s share of all blocks (percent); NULL when there are no blocks';
 COMMENT ON COLUMN pg_lwlock_stats.spin_delay_pct IS
@@ -75,7 +75,7 @@ REVOKE ALL ON pg_lwlock_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_stats TO pg_read_all_stats;
 
--- pg_lwlock_wait_histogram(): log2 distribution of LWLock sleep durations
+-- pg_lwlock_wait_histogram(): log2 distribution of the waits of blocked LWLock calls
 -- since the last reset, one row per tranche and non-empty bucket.  Errors
 -- with SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
 CREATE FUNCTION pg_lwlock_wait_histogram(
@@ -90,23 +90,23 @@ AS 'MODULE_PATHNAME', 'pg_lwlock_wait_histogram'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION pg_lwlock_wait_histogram() IS
-'log2 histogram of LWLock sleep durations per tranche since the last reset; backs the view pg_lwlock_wait_histogram (errors: 55000 if not preloaded)';
+'log2 histogram of the waits of blocked LWLock calls per tranche since the last reset; backs the view pg_lwlock_wait_histogram (errors: 55000 if not preloaded)';
 
 CREATE VIEW pg_lwlock_wait_histogram AS
     SELECT * FROM pg_lwlock_wait_histogram();
 
 COMMENT ON VIEW pg_lwlock_wait_histogram IS
-'distribution of the durations of sleeps on LWLocks per tranche since the last pg_lockstat_reset(), in power-of-two microsecond buckets; only non-empty buckets';
+'distribution of the waits of blocked LWLock calls per tranche since the last pg_lockstat_reset(), one entry per blocked call (so a tranche''s counts add up to its blocks), in power-of-two microsecond buckets; only non-empty buckets';
 COMMENT ON COLUMN pg_lwlock_wait_histogram.tranche_id IS
 'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
 COMMENT ON COLUMN pg_lwlock_wait_histogram.tranche IS
 'tranche name, as pg_stat_activity.wait_event shows it';
 COMMENT ON COLUMN pg_lwlock_wait_histogram.bucket_lower_us IS
-'the bucket counts sleeps of at least this many microseconds (0, 1, 2, 4, ...)';
+'the bucket counts blocked calls that waited at least this many microseconds (0, 1, 2, 4, ...)';
 COMMENT ON COLUMN pg_lwlock_wait_histogram.bucket_upper_us IS
 'and of less than this many microseconds; NULL for the last bucket (4194304 microseconds and more)';
 COMMENT ON COLUMN pg_lwlock_wait_histogram.count IS
-'sleeps on the process semaphore in the bucket (count); a call that slept twice counts twice';
+'blocked calls in the bucket (count); a call that slept twice counts once, with its whole wait';
 
 REVOKE ALL ON FUNCTION pg_lwlock_wait_histogram() FROM PUBLIC;
 REVOKE ALL ON pg_lwlock_wait_histogram FROM PUBLIC;
@@ -170,9 +170,9 @@ COMMENT ON COLUMN pg_lwlock_instance_stats.spin_delays IS
 COMMENT ON COLUMN pg_lwlock_instance_stats.dequeue_self IS
 'waiters that removed themselves from this lock''s wait queue (count)';
 COMMENT ON COLUMN pg_lwlock_instance_stats.wait_time IS
-'time spent sleeping on this lock (milliseconds)';
+'time that blocked calls waited for this lock (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_instance_stats.max_wait_time IS
-'longest single sleep on this lock since the last reset (milliseconds)';
+'longest wait of one blocked call for this lock since the last reset (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_acquire_pct IS
 'this lock''s share of its tranche''s acquisitions (percent): partition skew';
 COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_blk_pct IS
@@ -233,7 +233,7 @@ COMMENT ON COLUMN pg_lwlock_backend_stats.spin_delays IS
 COMMENT ON COLUMN pg_lwlock_backend_stats.dequeue_self IS
 'times this process removed itself from a wait queue (count)';
 COMMENT ON COLUMN pg_lwlock_backend_stats.wait_time IS
-'time this process spent sleeping in blocked calls (milliseconds)';
+'time that blocked calls of this process waited (milliseconds)';
 
 -- the same audience as pg_lwlock_stats
 REVOKE ALL ON FUNCTION pg_lwlock_backend_stats() FROM PUBLIC;
@@ -261,7 +261,7 @@ AS 'MODULE_PATHNAME', 'pg_spinlock_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION pg_spinlock_stats() IS
-'contended spin waits per call site since the last reset; backs the view pg_spinlock_stats (errors: 55000 if not preloaded, XX001 if the counters cannot be read consistently)';
+'contended spin waits per call site since the last reset; backs the view pg_spinlock_stats (errors: 55000 if not preloaded, 55P03 if the counters cannot be read consistently)';
 
 CREATE VIEW pg_spinlock_stats AS
     SELECT * FROM pg_spinlock_stats();
@@ -310,7 +310,7 @@ AS 'MODULE_PATHNAME', 'pg_spinlock_wait_histogram'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION pg_spinlock_wait_histogram() IS
-'durations of contended spin waits per call site since the last reset; backs the view pg_spinlock_wait_histogram (errors: 55000 if not preloaded, XX001 if the counters cannot be read consistently)';
+'durations of contended spin waits per call site since the last reset; backs the view pg_spinlock_wait_histogram (errors: 55000 if not preloaded, 55P03 if the counters cannot be read consistently)';
 
 CREATE VIEW pg_spinlock_wait_histogram AS
     SELECT * FROM pg_spinlock_wait_histogram();
