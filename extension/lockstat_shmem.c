@@ -364,27 +364,6 @@ lockstat_track_changed(void)
 }
 
 /*
- * Error out unless counting works: the library was preloaded into a server
- * with a compatible core patch, and its shared memory exists.  Errors: 55000,
- * naming the missing preload or the missing or incompatible core patch.
- */
-void
-lockstat_require_ready(void)
-{
-	if (lockstat_inactive_reason != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
-				 errdetail_internal("%s", lockstat_inactive_reason),
-				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
-	if (lockstat_state == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add pg_lockstat to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-}
-
-/*
  * Number of counter rows per process: pg_lockstat.max_tranches plus the
  * overflow row.  Errors: 55000 if not preloaded.
  */
@@ -594,9 +573,10 @@ lockstat_raise(uint64 *base, uint64 value)
 }
 
 /*
- * Make the current sums the new baseline.  Returns the reset time.
- * Errors: 55000 if not preloaded; 55P03 if spin wait counters cannot be
- * read consistently, before anything is reset.
+ * Make the current sums the new baseline, and empty the wait histogram.
+ * Returns the reset time.  Cannot fail once counting works, so that
+ * pg_lockstat_reset() calls it after the spin-wait reset, which can.
+ * Errors: 55000 if not counting.
  */
 TimestampTz
 lockstat_reset(void)
@@ -609,9 +589,6 @@ lockstat_reset(void)
 
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
-
-	/* first the spin sites, whose reset alone can fail */
-	lockstat_spin_reset();
 
 	lockstat_sum_rows(totals);
 

@@ -475,6 +475,10 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
 Datum
 pg_lockstat_reset(PG_FUNCTION_ARGS)
 {
+	lockstat_require_ready();
+
+	/* first the spin sites, whose reset alone can fail */
+	lockstat_spin_reset();
 	PG_RETURN_TIMESTAMPTZ(lockstat_reset());
 }
 

@@ -489,6 +489,27 @@ lockstat_require_pair(const char *min_name, int min_value,
 }
 
 /*
+ * Error out unless counting works: the library was preloaded into a server
+ * with a compatible core patch, and its shared memory exists.  Errors: 55000,
+ * naming the missing preload or the missing or incompatible core patch.
+ */
+void
+lockstat_require_ready(void)
+{
+	if (lockstat_inactive_reason != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
+				 errdetail_internal("%s", lockstat_inactive_reason),
+				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
+	if (!lockstat_shmem_ready())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add pg_lockstat to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+}
+
+/*
  * pg_lockstat.track: start or stop counting in this process at once.
  */
 static void

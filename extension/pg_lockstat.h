@@ -49,6 +49,9 @@ extern int	lockstat_max_spin_sites;
 extern const LockStatsCoreInterface *lockstat_core;
 extern const char *lockstat_inactive_reason;
 
+/* pg_lockstat.c: errors 55000 unless counting works */
+extern void lockstat_require_ready(void);
+
 /* the hint of every message about a missing or incompatible core patch */
 #define LOCKSTAT_CORE_PATCH_HINT \
 	"Apply patches/pg18/*.patch of the same pg_lockstat release to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\"."
@@ -114,7 +117,6 @@ extern bool lockstat_shmem_ready(void);
 extern bool lockstat_attach_process(void);
 extern void lockstat_detach_process(void);
 extern void lockstat_track_changed(void);
-extern void lockstat_require_ready(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
 extern void lockstat_add_row(LockStatTrancheTotals *totals,
