@@ -54,7 +54,7 @@ extern void lockstat_require_ready(void);
 
 /* the hint of every message about a missing or incompatible core patch */
 #define LOCKSTAT_CORE_PATCH_HINT \
-	"Apply patches/pg18/*.patch of the same pg_lockstat release to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\"."
+	"Apply the patch series in patches/pg18 of the same pg_lockstat release to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\"."
 
 /* longest file or function name kept for a spin wait's call site, with NUL */
 #define LOCKSTAT_SITE_NAME_LEN		64

@@ -62,7 +62,7 @@ sub check_inactive
 	my @warnings = ($log =~ /WARNING:  pg_lockstat is inactive/g);
 	is(scalar(@warnings), 1, "$what: one WARNING at start-up");
 	like($log, $why, "$what: the WARNING says why");
-	like($log, qr/HINT:  Apply patches\/pg18\/\*\.patch/,
+	like($log, qr/HINT:  Apply the patch series in patches\/pg18 /,
 		"$what: the hint names the patch directory");
 	unlike($log, qr/undefined symbol/, "$what: no dynamic-linker error");
 
@@ -76,7 +76,7 @@ sub check_inactive
 		isnt($rc, 0, "$what: $view fails");
 		like($err, qr/ERROR:  55000: pg_lockstat is inactive/,
 			"$what: $view fails with 55000");
-		like($err, qr/HINT:  Apply patches\/pg18/,
+		like($err, qr/HINT:  Apply the patch series in patches\/pg18 /,
 			"$what: $view gives the same hint");
 	}
 	my ($rc, $out, $err) = $node->psql('postgres',
