@@ -171,14 +171,14 @@ connect_or_exit(const ConnParams *cparams)
 /*
  * notice_processor
  *		Server notices and warnings (such as pg_lockstat's warning about the
- *		overflow row) go to stderr, except on the screen, which they would
- *		garble.  PQreset keeps this processor.
+ *		overflow row) go to stderr after the program's name, except on the
+ *		screen, which they would garble.  PQreset keeps this processor.
  */
 static void
 notice_processor(void *arg, const char *message)
 {
 	if (output_mode != OUTPUT_SCREEN)
-		fprintf(stderr, "%s: %s", progname, message);
+		pg_log_info("%s", message);
 }
 
 /*
