@@ -7,7 +7,10 @@
 #   negative, and reset intervals are marked;
 # - extension missing, role without pg_read_all_stats, library not
 #   preloaded, server unreachable: one line saying what to do, exit code 2;
-# - bad options: exit code 1; --help and --version;
+# - bad options: exit code 1, a message naming the option and what it takes;
+#   --help and --version;
+# - SIGINT and SIGTERM in batch mode: a normal exit with code 0, also while
+#   a sample waits for a lock (the query is cancelled);
 # - a server restart during a run: the gap is marked and the run goes on;
 # - the spinlock call-site section of pg_spinlock_stats, under contention;
 # - on a terminal (a pty): keys change the sort, "q" and Ctrl-C restore the
@@ -243,6 +246,41 @@ like(
 is($rc, 0, '--version exits with 0');
 like($out, qr/^pg_lockstat_top \(pg_lockstat\) \d+\.\d+$/, '--version');
 
+# option arguments are checked to the letter: no empty or trailing text, the
+# messages name the option and what it takes, and -? anywhere is --help
+foreach my $case (
+	[
+		[ '-t', '' ],
+		qr/invalid value "" for -t\/--top: must be an integer of at least 0/
+	],
+	[
+		[ '-n', '2 ' ],
+		qr/invalid value "2 " for -n\/--count: must be an integer of at least 1/
+	],
+	[
+		[ '-n', '1x' ],
+		qr/invalid value "1x" for -n\/--count: must be an integer of at least 1/
+	],
+	[
+		[ '-i', '0' ],
+		qr/invalid interval "0": must be a number of seconds from 0\.1 to 86400/
+	],
+	[
+		[ '-i', '' ],
+		qr/invalid interval "": must be a number of seconds from 0\.1 to 86400/
+	])
+{
+	my ($args, $message) = @$case;
+	($rc, $out, $err) = run_top(@$args, '-d', $connstr);
+	is($rc, 1, "bad option argument '@$args': exit code 1");
+	like($err, qr/^pg_lockstat_top: error: $message\n/,
+		"bad option argument '@$args': the message");
+	is($out, '', "bad option argument '@$args': nothing on stdout");
+}
+($rc, $out, $err) = run_top('-d', $connstr, '-?');
+is($rc, 0, '-? after other options exits with 0');
+like($out, qr/^Usage:/m, '-? after other options shows the usage');
+
 # --- the spinlock call-site section (pg_spinlock_stats, 1.1) -------------------
 # three sessions contend for the test spinlock while pg_lockstat_top runs
 my @spinners;
@@ -295,6 +333,68 @@ SKIP:
 		like($screen, qr/\e\[\?25h\e\[\?1049l$/,
 			"terminal: $name restores the screen and the cursor");
 	}
+}
+
+# --- SIGINT and SIGTERM in batch mode: a clean stop with exit code 0 ------------
+# The signal comes while the program waits or while a sample's query runs;
+# either way it exits normally (not killed by the signal) after the reports
+# so far.  A cancelled query says so on stderr, as in psql, and nothing else.
+foreach my $signal ('INT', 'TERM')
+{
+	my ($stdout, $stderr) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[ $top, '--batch', '-i', '0.2', '-d', $connstr ],
+		'<' => \undef,
+		'>' => \$stdout,
+		'2>' => \$stderr,
+		$timer);
+	$h->pump until scalar(reports($stdout)) >= 2 || $timer->is_expired;
+	$h->signal($signal);
+	$h->finish;
+	is($h->full_result(0), 0,
+		"SIG$signal in batch mode: exits normally with exit code 0");
+	cmp_ok(scalar(reports($stdout)), '>=', 2,
+		"SIG$signal in batch mode: the reports before it");
+	like($stderr, qr/\A(Cancel request sent\n)?\z/,
+		"SIG$signal in batch mode: nothing else on stderr");
+}
+
+# --- a stop signal cancels a sample that waits ----------------------------------
+# A session holds pg_lwlock_stats in ACCESS EXCLUSIVE mode, so that the next
+# sample waits for the lock.  SIGINT or SIGTERM must cancel that query and
+# end the program with exit code 0 while the lock is still held (without
+# the cancel it would wait until the timer kills the test), and its own
+# cancel is no failed sample.
+foreach my $signal ('INT', 'TERM')
+{
+	my ($stdout, $stderr) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[ $top, '--batch', '-i', '0.2', '-d', $connstr ],
+		'<' => \undef,
+		'>' => \$stdout,
+		'2>' => \$stderr,
+		$timer);
+	$h->pump until $stdout =~ /Tranche / || $timer->is_expired;
+	my $locker = $node->background_psql('postgres');
+	$locker->query_safe(
+		'BEGIN; LOCK TABLE pg_lwlock_stats IN ACCESS EXCLUSIVE MODE;');
+	$node->poll_query_until(
+		'postgres',
+		q{SELECT count(*) = 1 FROM pg_stat_activity
+		  WHERE query LIKE '%.pg_lockstat_status s,%'
+		    AND wait_event_type = 'Lock'}
+	) or die 'pg_lockstat_top did not wait for the lock';
+	$h->signal($signal);
+	$h->finish;
+	is($h->full_result(0), 0,
+		"SIG$signal during a waiting sample: exit code 0");
+	like($stderr, qr/\A(Cancel request sent\n)?\z/,
+		"SIG$signal during a waiting sample: nothing else on stderr");
+	unlike($stdout, qr/^-- sample failed/m,
+		"SIG$signal during a waiting sample: no failed sample reported");
+	$locker->quit;
 }
 
 # Four batch reports every 0.5 s, with $event run after the first one.

@@ -1,0 +1,194 @@
+/*-------------------------------------------------------------------------
+ *
+ * pg_lockstat_top.h
+ *	  Shared declarations of pg_lockstat_top's files
+ *
+ * The program is split by concern:
+ *
+ *	pg_lockstat_top.c	main loop: baseline, one report per interval,
+ *						reconnection
+ *	options.c			command line, --help, the option variables
+ *	sample.c			the connection and the query of one sample
+ *	rates.c				rates between two samples, their order
+ *	render.c			the report as text, the screen, CSV, events
+ *	terminal.c			terminal modes, signals, the wait and the keys
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  tools/pg_lockstat_top/pg_lockstat_top.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef PG_LOCKSTAT_TOP_H
+#define PG_LOCKSTAT_TOP_H
+
+#include <signal.h>
+
+#include "fe_utils/connect_utils.h"
+#include "libpq-fe.h"
+#include "pqexpbuffer.h"
+
+#define PG_LOCKSTAT_TOP_VERSION "1.1"
+
+/* exit codes, as documented in --help and README */
+#define EXIT_OK			0
+#define EXIT_USAGE		1
+#define EXIT_SETUP		2
+
+/* shortest and longest -i */
+#define MIN_INTERVAL	0.1
+#define MAX_INTERVAL	86400.0
+
+/* sort keys of the tranche table (-s, and the keys b w s a) */
+typedef enum SortKey
+{
+	SORT_BLOCKS,
+	SORT_WAIT,
+	SORT_SPIN_DELAYS,
+	SORT_ACQUIRES,
+} SortKey;
+
+/* how the reports are written */
+typedef enum OutputMode
+{
+	OUTPUT_SCREEN,				/* full-screen refresh on a terminal */
+	OUTPUT_BATCH,				/* plain lines */
+	OUTPUT_CSV,					/* CSV rows */
+} OutputMode;
+
+/* one row of pg_lwlock_stats */
+typedef struct TrancheCounters
+{
+	int			id;				/* tranche_id; -1 for the overflow row */
+	char	   *name;
+	int64		sh_acquires;
+	int64		ex_acquires;
+	int64		blocks;
+	int64		spin_delays;
+	double		wait_ms;
+} TrancheCounters;
+
+/* one row of pg_spinlock_stats, in extension versions that have it */
+typedef struct SiteCounters
+{
+	char	   *site;			/* "file:line function" */
+	int64		contended;
+	int64		spins;
+	int64		delays;
+	double		wait_ms;
+} SiteCounters;
+
+/* everything read in one round trip */
+typedef struct Sample
+{
+	double		epoch;			/* server clock_timestamp(), seconds */
+	char	   *time_text;		/* the same, for the header line */
+	char	   *time_csv;		/* the same, ISO 8601 with milliseconds */
+	char	   *spin_strategy;
+	char	   *stats_reset;	/* text, compared between samples */
+	double		stats_reset_epoch;
+	bool		have_xacts;		/* false if pg_stat_database gave NULL */
+	int64		xacts;			/* commits + rollbacks of all databases */
+	int			active;			/* active client backends but ours */
+	int			ntranches;
+	TrancheCounters *tranches;	/* sorted by id */
+	bool		have_sites;		/* pg_spinlock_stats was read */
+	int			nsites;
+	SiteCounters *sites;		/* sorted by site */
+} Sample;
+
+/* one tranche's activity over an interval */
+typedef struct TrancheRate
+{
+	int			id;
+	char	   *name;
+	int64		sh_acquires;	/* counts in the interval */
+	int64		ex_acquires;
+	int64		blocks;
+	int64		spin_delays;
+	double		wait_ms;
+	double		acquires_per_s; /* rates */
+	double		blocks_per_s;
+	double		spin_delays_per_s;
+	double		wait_ms_per_s;
+	double		blk_pct;		/* share of the interval's blocks, or -1 */
+	double		spin_delay_pct; /* likewise for spin delays */
+} TrancheRate;
+
+/* one spinlock call site's activity over an interval */
+typedef struct SiteRate
+{
+	char	   *site;
+	double		contended_per_s;
+	double		spins_per_s;
+	double		delays_per_s;
+	double		wait_ms_per_s;
+} SiteRate;
+
+/* what is shown for one interval */
+typedef struct Report
+{
+	char	   *time_text;
+	char	   *time_csv;
+	char	   *spin_strategy;
+	double		interval;		/* seconds between the two samples */
+	double		rate_interval;	/* seconds the rates are over */
+	bool		reset;			/* counters were reset in the interval */
+	bool		have_tps;
+	double		tps;
+	int			active;
+	int			nrows;
+	TrancheRate *rows;
+	bool		have_sites;		/* the spinlock section is shown */
+	int			nsites;
+	SiteRate   *sites;
+} Report;
+
+/* options.c: the options, set once by parse_options (sort_key by keys too) */
+extern const char *progname;
+extern double interval_s;
+extern int	report_count;
+extern int	top_n;
+extern SortKey sort_key;
+extern OutputMode output_mode;
+extern const char *const sort_key_names[];
+
+extern void parse_options(int argc, char **argv, ConnParams *cparams);
+
+/* sample.c */
+extern void open_sampling(const ConnParams *cparams, Sample *baseline);
+extern bool reopen_sampling(Sample *baseline);
+extern void close_sampling(void);
+extern const char *sampling_dbname(void);
+extern bool take_sample(Sample *sample, char **error);
+extern bool connection_lost(void);
+extern void free_sample(Sample *sample);
+extern int	compare_tranche_id(const void *a, const void *b);
+extern int	compare_site(const void *a, const void *b);
+
+/* rates.c */
+extern bool make_report(const Sample *prev, const Sample *cur,
+						Report *report);
+extern void sort_report(Report *report);
+extern void free_report(Report *report);
+
+/* render.c */
+extern void show_report(const Report *report);
+extern void show_screen(const Report *report);
+extern void note_event(const char *fmt,...) pg_attribute_printf(1, 2);
+extern void clear_event(void);
+
+/* terminal.c */
+extern volatile sig_atomic_t got_stop_signal;
+extern void terminal_enter(void);
+extern void terminal_leave(void);
+extern void terminal_size(int *rows, int *cols);
+extern void install_signal_handlers(void);
+extern void wait_until(double deadline, Report *report);
+extern double monotonic_seconds(void);
+
+/* pg_lockstat_top.c */
+extern void setup_failure(const char *fmt,...) pg_attribute_printf(1, 2);
+
+#endif							/* PG_LOCKSTAT_TOP_H */

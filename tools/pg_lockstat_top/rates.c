@@ -1,0 +1,330 @@
+/*-------------------------------------------------------------------------
+ *
+ * rates.c
+ *	  pg_lockstat_top's rates between two samples, and their order
+ *
+ * Time base: rates divide the counter differences by the time between the
+ * two samples' clock_timestamp() on the server, which is read in the same
+ * round trip as the counters, so that network delays do not distort the
+ * rates.  The client's monotonic clock only schedules the samples.
+ *
+ * Resets: pg_lockstat_reset() moves pg_lockstat_status.stats_reset, and the
+ * counters start again from zero.  The status is read before the counters, so
+ * a reset that happens between the two reads is seen either as a counter
+ * that went down or, in the next sample, as a moved stats_reset.  Either way
+ * the interval is marked as reset and its values are the counts since the
+ * reset; when stats_reset lies inside the interval, rates are over the time
+ * since the reset.  No rate is ever negative.
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  tools/pg_lockstat_top/rates.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres_fe.h"
+
+#include "pg_lockstat_top.h"
+
+static bool tranches_went_down(const Sample *prev, const Sample *cur);
+static bool sites_went_down(const Sample *prev, const Sample *cur);
+static void make_header(const Sample *prev, const Sample *cur,
+						double seconds, bool reset, Report *report);
+static void make_tranche_rates(const Sample *prev, const Sample *cur,
+							   Report *report);
+static void make_site_rates(const Sample *prev, const Sample *cur,
+							Report *report);
+static int	compare_rates(const void *a, const void *b);
+static int	compare_site_rates(const void *a, const void *b);
+
+
+/*
+ * make_report
+ *		The rates between two samples, into *report (which need not be
+ *		initialized; free it with free_report).  Returns false, with *report
+ *		empty, if the server clock did not move forward, in which case cur is
+ *		only a new baseline.
+ *
+ * A tranche missing from prev had no activity then (the view omits such
+ * rows): its previous counts are zero.  If stats_reset moved, or any counter
+ * of any tranche went down (or a tranche disappeared), the interval is
+ * marked as reset and every value is the count since the reset.
+ */
+bool
+make_report(const Sample *prev, const Sample *cur, Report *report)
+{
+	double		seconds = cur->epoch - prev->epoch;
+	bool		reset;
+
+	memset(report, 0, sizeof(Report));
+	if (!(seconds > 0))
+		return false;
+
+	reset = (strcmp(prev->stats_reset, cur->stats_reset) != 0 ||
+			 tranches_went_down(prev, cur));
+	make_header(prev, cur, seconds, reset, report);
+	make_tranche_rates(prev, cur, report);
+	make_site_rates(prev, cur, report);
+	sort_report(report);
+	return true;
+}
+
+/*
+ * tranches_went_down
+ *		Whether a tranche of prev is missing from cur or has a counter that
+ *		is lower there.
+ */
+static bool
+tranches_went_down(const Sample *prev, const Sample *cur)
+{
+	int			i;
+
+	for (i = 0; i < prev->ntranches; i++)
+	{
+		const TrancheCounters *p = &prev->tranches[i];
+		const TrancheCounters *c;
+
+		c = bsearch(p, cur->tranches, cur->ntranches,
+					sizeof(TrancheCounters), compare_tranche_id);
+		if (c == NULL ||
+			c->sh_acquires < p->sh_acquires ||
+			c->ex_acquires < p->ex_acquires ||
+			c->blocks < p->blocks ||
+			c->spin_delays < p->spin_delays ||
+			c->wait_ms < p->wait_ms)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * sites_went_down
+ *		Likewise for the spinlock call sites.
+ */
+static bool
+sites_went_down(const Sample *prev, const Sample *cur)
+{
+	int			i;
+
+	for (i = 0; i < prev->nsites; i++)
+	{
+		const SiteCounters *p = &prev->sites[i];
+		const SiteCounters *c;
+
+		c = bsearch(p, cur->sites, cur->nsites, sizeof(SiteCounters),
+					compare_site);
+		if (c == NULL || c->contended < p->contended ||
+			c->spins < p->spins || c->delays < p->delays ||
+			c->wait_ms < p->wait_ms)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * make_header
+ *		The fields of a report other than its rows: times, the seconds the
+ *		rates are over (seconds, or less after a pg_lockstat_reset() inside
+ *		the interval, since the counts cover only the time since the reset),
+ *		tps and active backends.
+ */
+static void
+make_header(const Sample *prev, const Sample *cur, double seconds,
+			bool reset, Report *report)
+{
+	report->time_text = pg_strdup(cur->time_text);
+	report->time_csv = pg_strdup(cur->time_csv);
+	report->spin_strategy = pg_strdup(cur->spin_strategy);
+	report->interval = seconds;
+	report->reset = reset;
+	report->rate_interval = seconds;
+
+	if (reset && strcmp(prev->stats_reset, cur->stats_reset) != 0)
+	{
+		double		since_reset = cur->epoch - cur->stats_reset_epoch;
+
+		if (since_reset > 0 && since_reset < seconds)
+			report->rate_interval = since_reset;
+	}
+
+	if (prev->have_xacts && cur->have_xacts && cur->xacts >= prev->xacts)
+	{
+		report->have_tps = true;
+		report->tps = (cur->xacts - prev->xacts) / seconds;
+	}
+	report->active = cur->active;
+}
+
+/*
+ * make_tranche_rates
+ *		The tranche rows of a report whose header is made: counts, rates
+ *		over report->rate_interval, and each tranche's share of all blocks
+ *		and spin delays (-1 when the interval had none).
+ */
+static void
+make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
+{
+	double		seconds = report->rate_interval;
+	int64		total_blocks = 0;
+	int64		total_spin_delays = 0;
+	int			i;
+
+	report->nrows = cur->ntranches;
+	report->rows = pg_malloc0(sizeof(TrancheRate) * Max(cur->ntranches, 1));
+	for (i = 0; i < cur->ntranches; i++)
+	{
+		const TrancheCounters *c = &cur->tranches[i];
+		const TrancheCounters *p = NULL;
+		TrancheRate *r = &report->rows[i];
+
+		if (!report->reset)
+			p = bsearch(c, prev->tranches, prev->ntranches,
+						sizeof(TrancheCounters), compare_tranche_id);
+		r->id = c->id;
+		r->name = pg_strdup(c->name);
+		r->sh_acquires = c->sh_acquires - (p ? p->sh_acquires : 0);
+		r->ex_acquires = c->ex_acquires - (p ? p->ex_acquires : 0);
+		r->blocks = c->blocks - (p ? p->blocks : 0);
+		r->spin_delays = c->spin_delays - (p ? p->spin_delays : 0);
+		r->wait_ms = c->wait_ms - (p ? p->wait_ms : 0);
+		r->acquires_per_s = (r->sh_acquires + r->ex_acquires) / seconds;
+		r->blocks_per_s = r->blocks / seconds;
+		r->spin_delays_per_s = r->spin_delays / seconds;
+		r->wait_ms_per_s = r->wait_ms / seconds;
+		total_blocks += r->blocks;
+		total_spin_delays += r->spin_delays;
+	}
+	for (i = 0; i < report->nrows; i++)
+	{
+		TrancheRate *r = &report->rows[i];
+
+		r->blk_pct = total_blocks > 0 ?
+			100.0 * r->blocks / total_blocks : -1;
+		r->spin_delay_pct = total_spin_delays > 0 ?
+			100.0 * r->spin_delays / total_spin_delays : -1;
+	}
+}
+
+/*
+ * make_site_rates
+ *		The spinlock call-site rates of a report whose header is made, over
+ *		report->rate_interval.  As for tranches, any counter that went down
+ *		makes every value the count since the reset.
+ */
+static void
+make_site_rates(const Sample *prev, const Sample *cur, Report *report)
+{
+	double		seconds = report->rate_interval;
+	bool		reset = report->reset || sites_went_down(prev, cur);
+	int			i;
+
+	report->have_sites = cur->have_sites;
+	report->nsites = cur->nsites;
+	report->sites = pg_malloc0(sizeof(SiteRate) * Max(cur->nsites, 1));
+	for (i = 0; i < cur->nsites; i++)
+	{
+		const SiteCounters *c = &cur->sites[i];
+		const SiteCounters *p = NULL;
+		SiteRate   *r = &report->sites[i];
+
+		if (!reset)
+			p = bsearch(c, prev->sites, prev->nsites, sizeof(SiteCounters),
+						compare_site);
+		r->site = pg_strdup(c->site);
+		r->contended_per_s = (c->contended - (p ? p->contended : 0)) / seconds;
+		r->spins_per_s = (c->spins - (p ? p->spins : 0)) / seconds;
+		r->delays_per_s = (c->delays - (p ? p->delays : 0)) / seconds;
+		r->wait_ms_per_s = (c->wait_ms - (p ? p->wait_ms : 0)) / seconds;
+	}
+}
+
+/*
+ * sort_report
+ *		Order a report's tranche rows by the current sort_key, and its
+ *		spinlock call sites by delays and spins per second.
+ */
+void
+sort_report(Report *report)
+{
+	qsort(report->rows, report->nrows, sizeof(TrancheRate), compare_rates);
+	qsort(report->sites, report->nsites, sizeof(SiteRate),
+		  compare_site_rates);
+}
+
+/*
+ * compare_rates
+ *		qsort order of TrancheRate: highest value of the sort key first, then
+ *		most acquisitions, then by tranche ID.
+ */
+static int
+compare_rates(const void *a, const void *b)
+{
+	const TrancheRate *ra = a;
+	const TrancheRate *rb = b;
+	double		va;
+	double		vb;
+
+	switch (sort_key)
+	{
+		case SORT_BLOCKS:
+			va = ra->blocks_per_s;
+			vb = rb->blocks_per_s;
+			break;
+		case SORT_WAIT:
+			va = ra->wait_ms_per_s;
+			vb = rb->wait_ms_per_s;
+			break;
+		case SORT_SPIN_DELAYS:
+			va = ra->spin_delays_per_s;
+			vb = rb->spin_delays_per_s;
+			break;
+		default:
+			va = ra->acquires_per_s;
+			vb = rb->acquires_per_s;
+			break;
+	}
+	if (va != vb)
+		return va < vb ? 1 : -1;
+	if (ra->acquires_per_s != rb->acquires_per_s)
+		return ra->acquires_per_s < rb->acquires_per_s ? 1 : -1;
+	return (ra->id > rb->id) - (ra->id < rb->id);
+}
+
+/*
+ * compare_site_rates
+ *		qsort order of SiteRate: most delays, then most spins, first.
+ */
+static int
+compare_site_rates(const void *a, const void *b)
+{
+	const SiteRate *ra = a;
+	const SiteRate *rb = b;
+
+	if (ra->delays_per_s != rb->delays_per_s)
+		return ra->delays_per_s < rb->delays_per_s ? 1 : -1;
+	if (ra->spins_per_s != rb->spins_per_s)
+		return ra->spins_per_s < rb->spins_per_s ? 1 : -1;
+	return strcmp(ra->site, rb->site);
+}
+
+/*
+ * free_report
+ *		Release what a report points to and clear it.
+ */
+void
+free_report(Report *report)
+{
+	int			i;
+
+	pg_free(report->time_text);
+	pg_free(report->time_csv);
+	pg_free(report->spin_strategy);
+	for (i = 0; i < report->nrows; i++)
+		pg_free(report->rows[i].name);
+	pg_free(report->rows);
+	for (i = 0; i < report->nsites; i++)
+		pg_free(report->sites[i].site);
+	pg_free(report->sites);
+	memset(report, 0, sizeof(Report));
+}

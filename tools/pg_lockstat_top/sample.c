@@ -1,0 +1,578 @@
+/*-------------------------------------------------------------------------
+ *
+ * sample.c
+ *	  pg_lockstat_top's connection and samples
+ *
+ * A sample is pg_lockstat_status, pg_lwlock_stats, pg_stat_database and
+ * pg_stat_activity (and pg_spinlock_stats, when the extension has it) read
+ * in one round trip.  The status is read before the counters, so that a
+ * reset between the two reads shows either as a counter that went down or,
+ * in the next sample, as a moved stats_reset (see rates.c).
+ *
+ * Spinlock call sites: from pg_lockstat 1.1 on, the view pg_spinlock_stats
+ * (func, file, line, contended, spins, delays, wait_time, ...).  When the
+ * extension's schema has it, it is read too; if it cannot be read it is
+ * left out from then on, with a note.
+ *
+ * Errors that mean pg_lockstat cannot be used here (extension missing,
+ * library not preloaded, permission denied) end the program with
+ * EXIT_SETUP through setup_failure; other failures are returned.  While the
+ * query of a sample runs, fe_utils/cancel.c's SIGINT handler may cancel it.
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  tools/pg_lockstat_top/sample.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres_fe.h"
+
+#include "common/logging.h"
+#include "common/string.h"
+#include "fe_utils/cancel.h"
+#include "pg_lockstat_top.h"
+
+/* the connection and what was found in its database */
+static PGconn *conn;
+static char *ext_schema;		/* quoted schema of the extension */
+static bool have_spinlock_view;
+static bool spinlock_view_failed = false;	/* not read again after an error */
+
+/* queries of a sample: status, tranches, and spinlock sites if there */
+#define MAX_SAMPLE_RESULTS	3
+
+static void connect_or_exit(const ConnParams *cparams);
+static void notice_processor(void *arg, const char *message);
+static bool find_extension(void);
+static void check_setup_error(const PGresult *res);
+static bool take_baseline(Sample *sample, char **error);
+static void append_sample_query(PQExpBuffer sql);
+static int	collect_results(PGresult **results);
+static bool check_results(PGresult **results, int nresults, char **error);
+static void read_status(const PGresult *res, Sample *sample);
+static void read_tranches(const PGresult *res, Sample *sample);
+static void read_sites(const PGresult *res, Sample *sample);
+static char *first_line(const char *msg);
+
+
+/*
+ * open_sampling
+ *		Connect with *cparams, find the extension and take the first sample
+ *		into *baseline.  Any failure ends the program with EXIT_SETUP.
+ */
+void
+open_sampling(const ConnParams *cparams, Sample *baseline)
+{
+	char	   *error;
+
+	connect_or_exit(cparams);
+	if (!find_extension())
+		setup_failure("could not read pg_lockstat: %s",
+					  first_line(PQerrorMessage(conn)));
+	if (!take_baseline(baseline, &error))
+		setup_failure("could not read pg_lockstat: %s", error);
+}
+
+/*
+ * reopen_sampling
+ *		After a lost connection: reconnect with the same parameters (and
+ *		password), find the extension again and take a new baseline into
+ *		*baseline.  Returns false if any of it failed, to be tried again
+ *		later; setup errors exit.
+ */
+bool
+reopen_sampling(Sample *baseline)
+{
+	char	   *error;
+
+	PQreset(conn);
+	if (PQstatus(conn) != CONNECTION_OK || !find_extension())
+		return false;
+	if (!take_baseline(baseline, &error))
+	{
+		pg_free(error);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * close_sampling
+ *		Close the connection.
+ */
+void
+close_sampling(void)
+{
+	PQfinish(conn);
+	conn = NULL;
+}
+
+/*
+ * sampling_dbname
+ *		The name of the connected database, for the title of the screen.
+ */
+const char *
+sampling_dbname(void)
+{
+	return PQdb(conn);
+}
+
+/*
+ * connect_or_exit
+ *		Open the connection, asking for a password only if the server wants
+ *		one and none was given (or always with -W).  Failure ends the program
+ *		with EXIT_SETUP and libpq's message.  (connectDatabase of
+ *		fe_utils/connect_utils.h ends it with exit status 1, or drops the
+ *		message with fail_ok.)
+ */
+static void
+connect_or_exit(const ConnParams *cparams)
+{
+	char	   *password = NULL;
+
+	if (cparams->prompt_password == TRI_YES)
+		password = simple_prompt("Password: ", false);
+
+	for (;;)
+	{
+		const char *keywords[] = {"host", "port", "user", "password",
+		"dbname", "fallback_application_name", NULL};
+		const char *values[] = {cparams->pghost, cparams->pgport,
+		cparams->pguser, password, cparams->dbname, progname, NULL};
+
+		/* expand_dbname: dbname may be a connection string or URI */
+		conn = PQconnectdbParams(keywords, values, true);
+		if (conn == NULL)
+		{
+			pg_log_error("could not connect to the server: out of memory");
+			exit(EXIT_SETUP);
+		}
+		if (PQstatus(conn) == CONNECTION_BAD &&
+			PQconnectionNeedsPassword(conn) && password == NULL &&
+			cparams->prompt_password != TRI_NO)
+		{
+			PQfinish(conn);
+			password = simple_prompt("Password: ", false);
+			continue;
+		}
+		break;
+	}
+
+	if (PQstatus(conn) == CONNECTION_BAD)
+	{
+		pg_log_error("%s", PQerrorMessage(conn));
+		exit(EXIT_SETUP);
+	}
+	free(password);
+	PQsetNoticeProcessor(conn, notice_processor, NULL);
+}
+
+/*
+ * notice_processor
+ *		Server notices and warnings (such as pg_lockstat's warning about the
+ *		overflow row) go to stderr after the program's name, except on the
+ *		screen, which they would garble.  PQreset keeps this processor.
+ */
+static void
+notice_processor(void *arg, const char *message)
+{
+	if (output_mode != OUTPUT_SCREEN)
+		pg_log_info("%s", message);
+}
+
+/*
+ * find_extension
+ *		Find the schema of pg_lockstat in the connected database, and whether
+ *		this version has the spinlock view.  Exits with EXIT_SETUP if the
+ *		extension is not there.  Returns false if the connection failed.
+ */
+static bool
+find_extension(void)
+{
+	PGresult   *res;
+
+	res = PQexec(conn,
+				 "SELECT n.nspname, e.extversion, "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_spinlock_stats')) IS NOT NULL "
+				 "FROM pg_catalog.pg_extension e "
+				 "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
+				 "WHERE e.extname = 'pg_lockstat'");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		bool		lost = (PQstatus(conn) == CONNECTION_BAD);
+
+		if (!lost)
+			setup_failure("could not look up extension \"pg_lockstat\": %s",
+						  first_line(PQerrorMessage(conn)));
+		PQclear(res);
+		return false;
+	}
+	if (PQntuples(res) == 0)
+		setup_failure("extension \"pg_lockstat\" is not installed in database \"%s\": run CREATE EXTENSION pg_lockstat; in it as a superuser, or connect to a database that has it",
+					  PQdb(conn));
+
+	if (ext_schema)
+		PQfreemem(ext_schema);
+	ext_schema = PQescapeIdentifier(conn, PQgetvalue(res, 0, 0),
+									strlen(PQgetvalue(res, 0, 0)));
+	if (ext_schema == NULL)
+		setup_failure("%s", first_line(PQerrorMessage(conn)));
+	have_spinlock_view = (strcmp(PQgetvalue(res, 0, 2), "t") == 0 &&
+						  !spinlock_view_failed);
+	PQclear(res);
+	return true;
+}
+
+/*
+ * check_setup_error
+ *		If a failed query says that pg_lockstat cannot be used here, say what
+ *		to do and exit with EXIT_SETUP.  Other errors return.
+ */
+static void
+check_setup_error(const PGresult *res)
+{
+	const char *sqlstate = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+
+	if (sqlstate == NULL)
+		return;
+	if (strcmp(sqlstate, "55000") == 0)
+		setup_failure("pg_lockstat is not loaded by the server: add pg_lockstat to shared_preload_libraries and restart the server");
+	if (strcmp(sqlstate, "42501") == 0)
+		setup_failure("role \"%s\" may not read the pg_lockstat views: GRANT pg_read_all_stats TO \"%s\"; as a superuser, or connect as a role that has it",
+					  PQuser(conn), PQuser(conn));
+	/* undefined table, function or schema: the extension was dropped */
+	if (strcmp(sqlstate, "42P01") == 0 || strcmp(sqlstate, "42883") == 0 ||
+		strcmp(sqlstate, "3F000") == 0)
+		setup_failure("extension \"pg_lockstat\" is not installed in database \"%s\": run CREATE EXTENSION pg_lockstat; in it as a superuser, or connect to a database that has it",
+					  PQdb(conn));
+}
+
+/*
+ * take_sample
+ *		Read one sample into *sample (which need not be initialized) in one
+ *		round trip.  On failure returns false with *error set to the first
+ *		line of the message (malloc'd, for the caller to free); the caller
+ *		tells a lost connection by connection_lost.  Setup errors exit.  A
+ *		stop signal cancels the query (SetCancelConn).
+ */
+bool
+take_sample(Sample *sample, char **error)
+{
+	PQExpBufferData sql;
+	PGresult   *results[MAX_SAMPLE_RESULTS];
+	int			nresults = 0;
+	bool		ok;
+	int			i;
+
+	memset(sample, 0, sizeof(Sample));
+	*error = NULL;
+
+	initPQExpBuffer(&sql);
+	append_sample_query(&sql);
+	SetCancelConn(conn);
+	ok = PQsendQuery(conn, sql.data);
+	if (ok)
+		nresults = collect_results(results);
+	ResetCancelConn();
+	termPQExpBuffer(&sql);
+	if (!ok)
+	{
+		*error = first_line(PQerrorMessage(conn));
+		return false;
+	}
+
+	ok = check_results(results, nresults, error);
+	if (ok)
+	{
+		read_status(results[0], sample);
+		read_tranches(results[1], sample);
+		sample->have_sites = have_spinlock_view;
+		if (have_spinlock_view)
+			read_sites(results[2], sample);
+	}
+
+	for (i = 0; i < nresults; i++)
+		PQclear(results[i]);
+	return ok;
+}
+
+/*
+ * append_sample_query
+ *		The statements of a sample, into sql: the status first, then the
+ *		counters (see the file header for why this order makes every reset
+ *		visible), then the spinlock sites if the view is read.
+ */
+static void
+append_sample_query(PQExpBuffer sql)
+{
+	appendPQExpBuffer(sql,
+					  "SELECT EXTRACT(epoch FROM t.now), "
+					  "       pg_catalog.to_char(t.now, 'YYYY-MM-DD HH24:MI:SS'), "
+					  "       pg_catalog.to_char(t.now, 'YYYY-MM-DD\"T\"HH24:MI:SS.MSOF'), "
+					  "       s.spin_strategy, s.stats_reset, "
+					  "       EXTRACT(epoch FROM s.stats_reset), "
+					  "       (SELECT pg_catalog.sum(xact_commit + xact_rollback) "
+					  "        FROM pg_catalog.pg_stat_database), "
+					  "       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity "
+					  "        WHERE state = 'active' AND backend_type = 'client backend' "
+					  "          AND pid <> pg_catalog.pg_backend_pid()) "
+					  "FROM %s.pg_lockstat_status s, "
+					  "     pg_catalog.clock_timestamp() AS t(now);\n"
+					  "SELECT COALESCE(tranche_id, -1), tranche, "
+					  "       sh_acquires, ex_acquires, blocks, spin_delays, wait_time "
+					  "FROM %s.pg_lwlock_stats;\n",
+					  ext_schema, ext_schema);
+	if (have_spinlock_view)
+		appendPQExpBuffer(sql,
+						  "SELECT func, file, line, contended, spins, delays, wait_time "
+						  "FROM %s.pg_spinlock_stats;\n",
+						  ext_schema);
+}
+
+/*
+ * collect_results
+ *		Read every result of the query sent, keeping the first
+ *		MAX_SAMPLE_RESULTS in results.  Returns how many were kept.
+ */
+static int
+collect_results(PGresult **results)
+{
+	PGresult   *res;
+	int			nresults = 0;
+
+	while ((res = PQgetResult(conn)) != NULL)
+	{
+		if (nresults < MAX_SAMPLE_RESULTS)
+			results[nresults++] = res;
+		else
+			PQclear(res);
+	}
+	return nresults;
+}
+
+/*
+ * check_results
+ *		Whether the nresults results of a sample are all there and all rows.
+ *		If not, returns false with *error set as for take_sample.  A failed
+ *		spinlock view turns the view off, with a note; setup errors exit.
+ */
+static bool
+check_results(PGresult **results, int nresults, char **error)
+{
+	int			nexpected = have_spinlock_view ? 3 : 2;
+	int			i;
+
+	for (i = 0; i < nresults; i++)
+	{
+		if (PQresultStatus(results[i]) == PGRES_TUPLES_OK)
+			continue;
+		*error = first_line(PQresultErrorMessage(results[i]));
+		if (PQstatus(conn) == CONNECTION_BAD)
+			return false;
+		if (i == 2)
+		{
+			/*
+			 * The spinlock view is not what this program expects (its columns
+			 * are not settled yet): go on without it.
+			 */
+			have_spinlock_view = false;
+			spinlock_view_failed = true;
+			note_event("spinlock call sites not shown: %s", *error);
+		}
+		else
+			check_setup_error(results[i]);
+		return false;
+	}
+	if (nresults != nexpected)
+	{
+		*error = first_line(nresults == 0 ? PQerrorMessage(conn) :
+							"unexpected number of results");
+		return false;
+	}
+	if (PQntuples(results[0]) != 1)
+	{
+		*error = first_line("pg_lockstat_status returned no row");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * connection_lost
+ *		Whether the connection is gone, after a failed sample.  When the
+ *		server has closed the socket, a query can fail in the write while
+ *		libpq still reports CONNECTION_OK, since it waits to read the server's
+ *		last message; an empty query then settles it.
+ */
+bool
+connection_lost(void)
+{
+	PGresult   *res;
+
+	if (PQstatus(conn) == CONNECTION_BAD)
+		return true;
+	res = PQexec(conn, "");
+	PQclear(res);
+	return PQstatus(conn) == CONNECTION_BAD;
+}
+
+/*
+ * take_baseline
+ *		take_sample, tried a second time if the first failed only because the
+ *		spinlock view could not be read.
+ */
+static bool
+take_baseline(Sample *sample, char **error)
+{
+	bool		had_view = have_spinlock_view;
+
+	if (take_sample(sample, error))
+		return true;
+	if (had_view && !have_spinlock_view && PQstatus(conn) == CONNECTION_OK)
+	{
+		pg_free(*error);
+		return take_sample(sample, error);
+	}
+	return false;
+}
+
+/*
+ * read_status
+ *		Fill the header fields of a sample from the status query.
+ */
+static void
+read_status(const PGresult *res, Sample *sample)
+{
+	sample->epoch = strtod(PQgetvalue(res, 0, 0), NULL);
+	sample->time_text = pg_strdup(PQgetvalue(res, 0, 1));
+	sample->time_csv = pg_strdup(PQgetvalue(res, 0, 2));
+	sample->spin_strategy = pg_strdup(PQgetvalue(res, 0, 3));
+	sample->stats_reset = pg_strdup(PQgetvalue(res, 0, 4));
+	sample->stats_reset_epoch = strtod(PQgetvalue(res, 0, 5), NULL);
+	sample->have_xacts = !PQgetisnull(res, 0, 6);
+	if (sample->have_xacts)
+		sample->xacts = strtoi64(PQgetvalue(res, 0, 6), NULL, 10);
+	sample->active = atoi(PQgetvalue(res, 0, 7));
+}
+
+/*
+ * read_tranches
+ *		Fill the tranche counters of a sample, sorted by tranche ID.
+ */
+static void
+read_tranches(const PGresult *res, Sample *sample)
+{
+	int			n = PQntuples(res);
+	int			i;
+
+	sample->ntranches = n;
+	sample->tranches = pg_malloc0(sizeof(TrancheCounters) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		TrancheCounters *t = &sample->tranches[i];
+
+		t->id = atoi(PQgetvalue(res, i, 0));
+		t->name = pg_strdup(PQgetvalue(res, i, 1));
+		t->sh_acquires = strtoi64(PQgetvalue(res, i, 2), NULL, 10);
+		t->ex_acquires = strtoi64(PQgetvalue(res, i, 3), NULL, 10);
+		t->blocks = strtoi64(PQgetvalue(res, i, 4), NULL, 10);
+		t->spin_delays = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
+		t->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
+	}
+	qsort(sample->tranches, n, sizeof(TrancheCounters), compare_tranche_id);
+}
+
+/*
+ * read_sites
+ *		Fill the spinlock call-site counters of a sample, sorted by site.
+ */
+static void
+read_sites(const PGresult *res, Sample *sample)
+{
+	int			n = PQntuples(res);
+	int			i;
+
+	sample->nsites = n;
+	sample->sites = pg_malloc0(sizeof(SiteCounters) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		SiteCounters *s = &sample->sites[i];
+
+		s->site = psprintf("%s:%s %s", PQgetvalue(res, i, 1),
+						   PQgetvalue(res, i, 2), PQgetvalue(res, i, 0));
+		s->contended = strtoi64(PQgetvalue(res, i, 3), NULL, 10);
+		s->spins = strtoi64(PQgetvalue(res, i, 4), NULL, 10);
+		s->delays = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
+		s->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
+	}
+	qsort(sample->sites, n, sizeof(SiteCounters), compare_site);
+}
+
+/*
+ * free_sample
+ *		Release what a sample points to and clear it.
+ */
+void
+free_sample(Sample *sample)
+{
+	int			i;
+
+	pg_free(sample->time_text);
+	pg_free(sample->time_csv);
+	pg_free(sample->spin_strategy);
+	pg_free(sample->stats_reset);
+	for (i = 0; i < sample->ntranches; i++)
+		pg_free(sample->tranches[i].name);
+	pg_free(sample->tranches);
+	for (i = 0; i < sample->nsites; i++)
+		pg_free(sample->sites[i].site);
+	pg_free(sample->sites);
+	memset(sample, 0, sizeof(Sample));
+}
+
+/*
+ * compare_tranche_id
+ *		qsort and bsearch order of TrancheCounters: by tranche ID.
+ */
+int
+compare_tranche_id(const void *a, const void *b)
+{
+	int			ia = ((const TrancheCounters *) a)->id;
+	int			ib = ((const TrancheCounters *) b)->id;
+
+	return (ia > ib) - (ia < ib);
+}
+
+/*
+ * compare_site
+ *		qsort and bsearch order of SiteCounters: by site text.
+ */
+int
+compare_site(const void *a, const void *b)
+{
+	return strcmp(((const SiteCounters *) a)->site,
+				  ((const SiteCounters *) b)->site);
+}
+
+/*
+ * first_line
+ *		A malloc'd copy of the first line of a (libpq) message, without the
+ *		"ERROR:  " prefix.
+ */
+static char *
+first_line(const char *msg)
+{
+	char	   *copy;
+	char	   *nl;
+
+	if (msg == NULL || *msg == '\0')
+		msg = "unknown error";
+	if (strncmp(msg, "ERROR:  ", 8) == 0 || strncmp(msg, "FATAL:  ", 8) == 0)
+		msg += 8;
+	copy = pg_strdup(msg);
+	nl = strchr(copy, '\n');
+	if (nl)
+		*nl = '\0';
+	return copy;
+}
