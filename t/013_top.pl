@@ -281,17 +281,25 @@ foreach my $case (
 is($rc, 0, '-? after other options exits with 0');
 like($out, qr/^Usage:/m, '-? after other options shows the usage');
 
-# --- the spinlock call-site section (pg_spinlock_stats, 1.1) -------------------
-# three sessions contend for the test spinlock while pg_lockstat_top runs
+# --- the spinlock call-site section (pg_spinlock_stats) -----------------------
+# three sessions contend for the test spinlock while pg_lockstat_top runs.
+# A spin wait is counted when it ends, and a spinlock is unfair: a session
+# that takes it again at once after releasing it can keep a waiter spinning
+# and sleeping for seconds, ending no wait in an interval.  So each session
+# takes it once per call (100 us), with the gap of a PL/pgSQL loop between
+# calls, in which a waiter gets it: many waits end in every interval.
 my @spinners;
 foreach my $i (1 .. 3)
 {
 	push @spinners, $node->background_psql('postgres');
 	$spinners[-1]->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(100000, 5);\n");
+		"\\echo started\n"
+		  . "DO \$\$DECLARE t timestamptz := clock_timestamp(); BEGIN\n"
+		  . "WHILE clock_timestamp() < t + interval '4 s' LOOP\n"
+		  . "PERFORM lockstat_test_spinlock(1, 100); END LOOP; END\$\$;\n");
 }
 ($rc, $out, $err) =
-  run_top('--batch', '-n', '2', '-i', '0.5', '-d', $connstr);
+  run_top('--batch', '-n', '3', '-i', '0.5', '-d', $connstr);
 $_->quit foreach @spinners;
 is($rc, 0, 'with the spinlock view: exit code 0');
 like(

@@ -29,7 +29,7 @@
 #include "libpq-fe.h"
 #include "pqexpbuffer.h"
 
-#define PG_LOCKSTAT_TOP_VERSION "1.1"
+#define PG_LOCKSTAT_TOP_VERSION "1.0"
 
 /* exit codes, as documented in --help and README */
 #define EXIT_OK			0

@@ -9,7 +9,7 @@
  * reset between the two reads shows either as a counter that went down or,
  * in the next sample, as a moved stats_reset (see rates.c).
  *
- * Spinlock call sites: from pg_lockstat 1.1 on, the view pg_spinlock_stats
+ * Spinlock call sites: the view pg_spinlock_stats
  * (func, file, line, contended, spins, delays, wait_time, ...).  When the
  * extension's schema has it, it is read too; if it cannot be read it is
  * left out from then on, with a note.
