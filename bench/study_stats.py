@@ -36,6 +36,12 @@
 # makes it a difference.
 #
 # Usage: study_stats.py [options] runs.csv
+#        study_stats.py order SEED ROUNDS STRATEGY...
+#   The second form prints the strategy order of each round, one round a
+#   line: a permutation drawn with Python's random.Random(SEED), rotated by
+#   one more place in each round, the rotations of each block of
+#   len(STRATEGIES) rounds taken in a shuffled order, so that within a
+#   block every strategy runs once in every position.
 #   --strategies "A B C"  strategies in report order, the first one the
 #                         baseline (default: order of first appearance)
 #   --threshold PCT       the verdict threshold in percent (default 2)
@@ -314,7 +320,30 @@ def write_dat(points, strategies, directory):
                             p["ci_high"]))
 
 
+def order(argv):
+    """Print the strategy order of each round (see the header)."""
+    import random
+    if len(argv) < 3 or not argv[0].isdigit() or not argv[1].isdigit() \
+            or int(argv[1]) < 1:
+        print("usage: %s order SEED ROUNDS STRATEGY..." % ME, file=sys.stderr)
+        return 1
+    rng = random.Random(int(argv[0]))
+    strategies = list(argv[2:])
+    rng.shuffle(strategies)
+    n = len(strategies)
+    rotations = []
+    for r in range(int(argv[1])):
+        if not rotations:
+            rotations = list(range(n))
+            rng.shuffle(rotations)
+        k = rotations.pop()
+        print(" ".join(strategies[k:] + strategies[:k]))
+    return 0
+
+
 def main(argv):
+    if argv and argv[0] == "order":
+        return order(argv[1:])
     ap = argparse.ArgumentParser(prog=ME)
     ap.add_argument("runs")
     ap.add_argument("--strategies")
