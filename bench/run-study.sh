@@ -357,7 +357,7 @@ total_cost=$(( REPEAT * nstrat * (slot_cost + nclients * run_cost) ))
 done_cost=0
 hms() { printf '%dm%02ds' $(( $1 / 60 )) $(( $1 % 60 )); }
 
-echo "pg_lockstat study: workload $WORKLOAD ($workload_args${workload_settings:+; $(echo $workload_settings | tr '\n' ' ')}), scale $SCALE, ${DURATION}s per run, $nproc CPUs"
+echo "pg_lockstat study: workload $WORKLOAD ($workload_args${workload_settings:+; ${workload_settings//$'\n'/, }}), scale $SCALE, ${DURATION}s per run, $nproc CPUs"
 echo "plan: $REPEAT rounds x $nstrat strategies x $nclients client counts ($CLIENTS) = $(( REPEAT * nstrat * nclients )) runs of ${DURATION}s;" \
 	"$(( REPEAT * nstrat )) server starts, each followed by a ${WARMUP}s warm-up run at $max_clients clients that is not recorded;" \
 	"baseline $base; strategy order seeded by SEED=$SEED; estimated $(hms "$total_cost")"
