@@ -2,26 +2,44 @@
 #
 # run-study.sh - the pgsql-hackers spinlock/LWLock study in one command
 #
-# On a throwaway cluster of its own: initialise pgbench, then for each spin
-# strategy restart the server with it and, for each client count, reset the
-# pg_lockstat counters, run pgbench and record the tps and the
-# pg_lwlock_stats delta.  Prints (a) the tps table, clients x strategy, and
-# (b) for the highest client count of each strategy the top 10 LWLock
-# tranches by blocks, with Blk, SpinDelay, Blk % and SpinDelay % as in the
-# LWLOCK_STATS tables posted to the list.  Raw results are saved as CSV
-# under build/run/<timestamp>/.
+# On a throwaway cluster of its own: initialise pgbench, then run REPEAT
+# rounds.  A round runs every spin strategy once, in an order that changes
+# from round to round (bench/study_stats.py order: a seeded shuffle,
+# rotated; SEED replays it): restart the server with the strategy, one
+# warm-up pgbench run that is not recorded, then for each client count
+# reset the pg_lockstat counters, run pgbench and record the tps and the
+# pg_lwlock_stats and pg_spinlock_stats deltas.  Then bench/study_stats.py
+# turns runs.csv into (a): per client count the baseline's (the first of
+# STRATEGIES) median tps with its 95% interval and, for every other
+# strategy, the median over the rounds of its tps ratio to the baseline's
+# in the same round, its 95% interval and a verdict (faster, slower, no
+# difference), and the coefficient of variation of every point.  The
+# report goes on with (b), for the highest client count of each strategy,
+# the top 10 LWLock tranches by blocks, with Blk, SpinDelay, Blk % and
+# SpinDelay % as in the LWLOCK_STATS tables posted to the list, and (c)
+# its top spin-wait call sites from pg_spinlock_stats.  Raw results are
+# saved as CSV under build/run/<timestamp>/, with gnuplot plots.
 #
 # Called by "make run".  Environment (all optional except PG_CONFIG):
 #   PG_CONFIG   pg_config of the patched server with pg_lockstat installed
 #   SCALE       pgbench scale factor (10)
-#   STRATEGIES  spin strategies to compare ("tas ttas_spin ttas")
-#   CLIENTS     client counts ("1 2 4 8 16 32 64")
-#   DURATION    seconds per pgbench run (10)
+#   STRATEGIES  spin strategies to compare, the first the baseline
+#               ("tas ttas_spin ttas")
+#   CLIENTS     client counts ("1 2 8 64")
+#   DURATION    seconds per pgbench run (5)
+#   WARMUP      seconds of the warm-up run after each server start, at the
+#               highest client count (3; 0: none)
 #   WORKLOAD    select-only (-S -M prepared), tpcb-like, simple-update, or
-#               a script of bench/workloads/ by name: snapshot-heavy,
-#               sinval, wal-insert, procarray (select-only)
+#               a script of bench/workloads/ by name: eviction,
+#               snapshot-heavy, sinval, wal-insert, procarray.  A script's
+#               header may give "-- pgbench-options: ..." and
+#               "-- server-settings: name = value" lines; the settings are
+#               added to postgresql.conf.
 #   THREADS     pgbench -j (the smaller of clients and nproc)
-#   REPEAT      runs per point (3); the tables show the median and min-max
+#   REPEAT      rounds (9)
+#   SEED        seed of the strategy order (random, and printed)
+#   THRESHOLD   percent: a ratio whose interval does not lie wholly beyond
+#               1 +- THRESHOLD/100 is "no difference" (2)
 #   RUN_DIR     where studies are saved (build/run)
 # Exit status: 0 on success (also when gnuplot is missing or fails: the
 #   tables and CSVs are complete, a warning says why there is no plot);
@@ -46,18 +64,26 @@ warn() { echo "$me: warning: $*" >&2; }
 [ -n "${PG_CONFIG:-}" ] || die "PG_CONFIG must point to the pg_config of the patched server"
 SCALE=${SCALE:-10}
 STRATEGIES=${STRATEGIES:-tas ttas_spin ttas}
-CLIENTS=${CLIENTS:-1 2 4 8 16 32 64}
-DURATION=${DURATION:-10}
+CLIENTS=${CLIENTS:-1 2 8 64}
+DURATION=${DURATION:-5}
+WARMUP=${WARMUP:-3}
 WORKLOAD=${WORKLOAD:-select-only}
 THREADS=${THREADS:-}
-REPEAT=${REPEAT:-3}
+REPEAT=${REPEAT:-9}
+SEED=${SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000 ))}
+THRESHOLD=${THRESHOLD:-2}
 RUN_DIR=${RUN_DIR:-$top/build/run}
+stats=$top/bench/study_stats.py
 
 # --- validate parameters before anything starts ---------------------------
 is_posint() { [[ "$1" =~ ^[1-9][0-9]*$ ]]; }
 is_posint "$SCALE" || die "SCALE must be a positive integer, not \"$SCALE\""
 is_posint "$REPEAT" || die "REPEAT must be a positive integer, not \"$REPEAT\""
 is_posint "$DURATION" || die "DURATION must be a positive integer (seconds), not \"$DURATION\""
+[[ "$WARMUP" =~ ^(0|[1-9][0-9]*)$ ]] || die "WARMUP must be 0 or a positive integer (seconds), not \"$WARMUP\""
+[[ "$SEED" =~ ^(0|[1-9][0-9]{0,17})$ ]] || die "SEED must be a non-negative integer, not \"$SEED\""
+[[ "$THRESHOLD" =~ ^[0-9]{1,2}(\.[0-9]+)?$ ]] || \
+	die "THRESHOLD must be a percentage from 0 to below 100, not \"$THRESHOLD\""
 [ -n "$CLIENTS" ] || die "CLIENTS is empty"
 for c in $CLIENTS; do
 	is_posint "$c" || die "CLIENTS must be positive integers, not \"$c\""
@@ -69,14 +95,21 @@ for prog in initdb pg_ctl postgres psql pgbench; do
 done
 [ -z "$THREADS" ] || is_posint "$THREADS" || die "THREADS must be a positive integer, not \"$THREADS\""
 [ -n "$STRATEGIES" ] || die "STRATEGIES is empty"
+seen=" "
 for s in $STRATEGIES; do
 	case $s in
 		default|tas|ttas_spin|ttas|ttas_backoff) ;;
 		*) die "unknown strategy \"$s\" in STRATEGIES (valid: default tas ttas_spin ttas ttas_backoff)" ;;
 	esac
+	[[ "$seen" != *" $s "* ]] || die "strategy \"$s\" appears twice in STRATEGIES"
+	seen="$seen$s "
 done
+# the first strategy is the baseline of the ratios
+read -r base others <<<"$STRATEGIES"
 # built-in pgbench scripts, or bench/workloads/<name>.sql, whose header
-# says what it stresses and may give a "-- pgbench-options:" line
+# says what it stresses and may give a "-- pgbench-options:" line and
+# "-- server-settings: name = value" lines
+workload_settings=""
 workloads="select-only tpcb-like simple-update $(cd "$top/bench/workloads" && ls *.sql | sed 's/\.sql$//' | tr '\n' ' ')"
 case $WORKLOAD in
 	select-only) workload_args="-S -M prepared" ;;
@@ -87,8 +120,17 @@ case $WORKLOAD in
 		[[ "$WORKLOAD" =~ ^[a-z0-9-]+$ ]] && [ -f "$script" ] || \
 			die "unknown WORKLOAD \"$WORKLOAD\" (valid: $workloads)"
 		workload_args="-f $script $(sed -n 's/^-- pgbench-options: //p' "$script")"
+		workload_settings=$(sed -n 's/^-- server-settings: //p' "$script")
+		while IFS= read -r setting; do
+			[ -z "$setting" ] || [[ "$setting" =~ ^[a-z_][a-z0-9_.]*\ =\ [^\ ].*$ ]] || \
+				die "WORKLOAD $WORKLOAD: bad server-settings line \"$setting\" (name = value)"
+		done <<<"$workload_settings"
 		;;
 esac
+# the statistics: python3 with numpy and scipy (Debian python3-scipy)
+[ -x "$stats" ] || die "$stats is missing"
+/usr/bin/python3 -c 'import numpy, scipy.stats' 2>/dev/null || \
+	die "the statistics of the report need /usr/bin/python3 with numpy and scipy (apt-get install python3-scipy)"
 
 # --- as root, run the rest as the unprivileged user -----------------------
 if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
@@ -236,6 +278,12 @@ unix_socket_directories = '$sock'
 max_connections = $(( max_clients + 10 ))
 shared_preload_libraries = 'pg_lockstat'
 CONF
+if [ -n "$workload_settings" ]; then
+	{
+		echo "# server-settings of the workload $WORKLOAD"
+		echo "$workload_settings"
+	} >>"$data/postgresql.conf"
+fi
 
 start_server() {
 	local lines
@@ -269,15 +317,22 @@ stop_server() {
 	echo "pg_lockstat: $(git -c safe.directory='*' -C "$top" describe --always --dirty 2>/dev/null || echo unknown)"
 	echo "core patch: $(sha256sum "$top"/patches/pg18/*.patch | cut -c1-12 | tr '\n' ' ')"
 } >"$rundir/versions.txt"
-echo "SCALE=$SCALE STRATEGIES=\"$STRATEGIES\" CLIENTS=\"$CLIENTS\" DURATION=$DURATION WORKLOAD=$WORKLOAD REPEAT=$REPEAT THREADS=$THREADS" \
+echo "SCALE=$SCALE STRATEGIES=\"$STRATEGIES\" CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS" \
 	>"$rundir/commands.txt"
+if [ -n "$workload_settings" ]; then
+	{
+		echo "-- server-settings of the workload $WORKLOAD (in postgresql.conf)"
+		echo "$workload_settings"
+	} >"$rundir/settings.txt"
+fi
 
 start_server default
 at="CREATE EXTENSION pg_lockstat"
 psql_q -c "CREATE EXTENSION pg_lockstat" || die "$at failed"
 at="creating the result tables"
-psql_q -c "CREATE TABLE study_runs (strategy text, clients int, run int, tps float8, seconds float8)
-	       ;CREATE TABLE study_locks (strategy text, clients int, run int, LIKE pg_lwlock_stats)" || \
+psql_q -c "CREATE TABLE study_runs (strategy text, clients int, round int, position int, tps float8, seconds float8)
+	       ;CREATE TABLE study_locks (strategy text, clients int, round int, LIKE pg_lwlock_stats)
+	       ;CREATE TABLE study_spins (strategy text, clients int, round int, LIKE pg_spinlock_stats)" || \
 	die "$at failed"
 step "pgbench -i -s $SCALE"
 at="pgbench -i"
@@ -289,24 +344,69 @@ if [ $rc -ne 0 ]; then
 fi
 stop_server
 
-echo "pg_lockstat study: workload $WORKLOAD ($workload_args), scale $SCALE, ${DURATION}s per run, $nproc CPUs"
-for s in $STRATEGIES; do
-	sed -i '/^pg_lockstat.spin_strategy/d' "$data/postgresql.conf"
-	echo "pg_lockstat.spin_strategy = '$s'" >>"$data/postgresql.conf"
-	start_server "$s"
-	at="checking the strategy in force ($s)"
-	inforce=$(psql_q -c "SELECT spin_strategy FROM pg_lockstat_status") || die "$at failed"
-	[ "$inforce" = "$s" ] || die "$at failed: strategy $s requested but $inforce in force"
-	# the settings each strategy's server ran with
-	at="saving the server settings ($s)"
-	{
-		echo "-- strategy $s"
-		psql_q -c "SELECT name, setting, unit, source FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name"
-	} >>"$rundir/settings.txt" || die "$at failed"
-	for c in $CLIENTS; do
-		j=${THREADS:-$(( c < nproc ? c : nproc ))}
-		for r in $(seq 1 "$REPEAT"); do
-			point="strategy $s, $c clients, run $r"
+# --- the plan ----------------------------------------------------------------
+at="drawing the strategy order"
+order=$("$stats" order "$SEED" "$REPEAT" $STRATEGIES) || die "$at failed"
+nstrat=$(echo $STRATEGIES | wc -w)
+nclients=$(echo $CLIENTS | wc -w)
+# estimated seconds: a server start and stop about 3 s, a run about 1 s
+# more than its DURATION (connections, counter reset and recording)
+slot_cost=$(( 3 + WARMUP ))
+run_cost=$(( DURATION + 1 ))
+total_cost=$(( REPEAT * nstrat * (slot_cost + nclients * run_cost) ))
+done_cost=0
+hms() { printf '%dm%02ds' $(( $1 / 60 )) $(( $1 % 60 )); }
+
+echo "pg_lockstat study: workload $WORKLOAD ($workload_args${workload_settings:+; ${workload_settings//$'\n'/, }}), scale $SCALE, ${DURATION}s per run, $nproc CPUs"
+echo "plan: $REPEAT rounds x $nstrat strategies x $nclients client counts ($CLIENTS) = $(( REPEAT * nstrat * nclients )) runs of ${DURATION}s;" \
+	"$(( REPEAT * nstrat )) server starts, each followed by a ${WARMUP}s warm-up run at $max_clients clients that is not recorded;" \
+	"baseline $base; strategy order seeded by SEED=$SEED; estimated $(hms "$total_cost")"
+r=0
+while read -r round_order; do
+	r=$(( r + 1 ))
+	echo "round $r: $round_order"
+done <<<"$order"
+echo
+started=$SECONDS
+
+r=0
+while read -r round_order; do
+	r=$(( r + 1 ))
+	echo "# round $r: $round_order" >>"$rundir/commands.txt"
+	pos=0
+	for s in $round_order; do
+		pos=$(( pos + 1 ))
+		sed -i '/^pg_lockstat.spin_strategy/d' "$data/postgresql.conf"
+		echo "pg_lockstat.spin_strategy = '$s'" >>"$data/postgresql.conf"
+		start_server "$s"
+		at="checking the strategy in force ($s)"
+		inforce=$(psql_q -c "SELECT spin_strategy FROM pg_lockstat_status") || die "$at failed"
+		[ "$inforce" = "$s" ] || die "$at failed: strategy $s requested but $inforce in force"
+		if [ $r = 1 ]; then
+			# the settings each strategy's server ran with
+			at="saving the server settings ($s)"
+			{
+				echo "-- strategy $s"
+				psql_q -c "SELECT name, setting, unit, source FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name"
+			} >>"$rundir/settings.txt" || die "$at failed"
+		fi
+		if [ "$WARMUP" -gt 0 ]; then
+			j=${THREADS:-$(( max_clients < nproc ? max_clients : nproc ))}
+			out=$rundir/pgbench-$s-warmup-$r.log
+			cmd="pgbench -n $workload_args -c $max_clients -j $j -T $WARMUP postgres"
+			echo "[$s] $cmd (warm-up)" >>"$rundir/commands.txt"
+			at="pgbench (strategy $s, warm-up, round $r)"
+			rc=0
+			run_bg "$out" $cmd || rc=$?
+			if [ $rc -ne 0 ]; then
+				show_log "$out" 'error'
+				die "$at failed (exit status $rc); see $out"
+			fi
+		fi
+		done_cost=$(( done_cost + slot_cost ))
+		for c in $CLIENTS; do
+			j=${THREADS:-$(( c < nproc ? c : nproc ))}
+			point="strategy $s, $c clients, round $r"
 			at="pg_lockstat_reset() ($point)"
 			psql_q -c "SELECT pg_lockstat_reset()" >/dev/null || die "$at failed"
 			out=$rundir/pgbench-$s-$c-$r.log
@@ -326,65 +426,34 @@ for s in $STRATEGIES; do
 			elapsed=$(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.3f", t1 - t0 }')
 			at="recording the results ($point)"
 			psql_q -c "INSERT INTO study_locks SELECT '$s', $c, $r, * FROM pg_lwlock_stats" \
-				-c "INSERT INTO study_runs VALUES ('$s', $c, $r, $tps, $elapsed)" || \
+				-c "INSERT INTO study_spins SELECT '$s', $c, $r, * FROM pg_spinlock_stats" \
+				-c "INSERT INTO study_runs VALUES ('$s', $c, $r, $pos, $tps, $elapsed)" || \
 				die "$at failed"
-			printf '%s: strategy %-9s clients %4d  run %d/%d  %8.1f s  %10.1f tps\n' \
-				"$me" "$s" "$c" "$r" "$REPEAT" "$elapsed" "$tps" >&2
+			done_cost=$(( done_cost + run_cost ))
+			spent=$(( SECONDS - started ))
+			left=$(( spent * (total_cost - done_cost) / (done_cost > 0 ? done_cost : 1) ))
+			printf '%s: round %d/%d  strategy %-9s clients %4d  %6.1f s  %10.1f tps  elapsed %s, remaining %s\n' \
+				"$me" "$r" "$REPEAT" "$s" "$c" "$elapsed" "$tps" "$(hms "$spent")" "$(hms "$left")" >&2
 		done
+		stop_server
 	done
-	stop_server
-done
+done <<<"$order"
 
 start_server report
 at="report"
-psql_q -c "\\copy study_runs TO '$rundir/runs.csv' CSV HEADER" \
-	-c "\\copy (SELECT * FROM study_locks ORDER BY strategy, clients, blocks DESC) TO '$rundir/locks.csv' CSV HEADER" || \
-	die "$at failed: writing runs.csv and locks.csv"
+psql_q -c "\\copy (SELECT * FROM study_runs ORDER BY round, position, clients) TO '$rundir/runs.csv' CSV HEADER" \
+	-c "\\copy (SELECT * FROM study_locks ORDER BY strategy, clients, round, blocks DESC) TO '$rundir/locks.csv' CSV HEADER" \
+	-c "\\copy (SELECT * FROM study_spins ORDER BY strategy, clients, round, contended DESC, spins DESC) TO '$rundir/spins.csv' CSV HEADER" || \
+	die "$at failed: writing runs.csv, locks.csv and spins.csv"
 
-strategies_sql=$(printf "'%s'," $STRATEGIES); strategies_sql=${strategies_sql%,}
 echo
-# One row per point: median, min, max, and whether the runs split into two
-# separated groups ("bifurcated", like the good and bad runs of the flexlock
-# thread): at least 3 runs, and the largest gap between consecutive sorted
-# tps values is over 10% of the median and over twice the spread within
-# either group it separates.
-psql_q -c "
-	CREATE VIEW study_points AS
-	WITH g AS (
-		SELECT strategy, clients, tps,
-		       tps - lag(tps) OVER (PARTITION BY strategy, clients ORDER BY tps) AS gap
-		FROM study_runs),
-	p AS (
-		SELECT strategy, clients, count(*) AS n, min(tps) AS lo, max(tps) AS hi,
-		       percentile_cont(0.5) WITHIN GROUP (ORDER BY tps) AS median,
-		       max(gap) AS maxgap
-		FROM g GROUP BY strategy, clients),
-	split AS (
-		SELECT DISTINCT ON (g.strategy, g.clients) g.strategy, g.clients,
-		       g.tps - g.gap AS lower_top, g.tps AS upper_bottom
-		FROM g JOIN p USING (strategy, clients)
-		WHERE g.gap = p.maxgap
-		ORDER BY g.strategy, g.clients, g.tps)
-	SELECT p.strategy, p.clients, p.n, p.median, p.lo, p.hi,
-	       coalesce(p.n >= 3 AND p.maxgap > 0.1 * p.median
-	                AND p.maxgap > 2 * greatest(s.lower_top - p.lo, p.hi - s.upper_bottom),
-	                false) AS bifurcated
-	FROM p LEFT JOIN split s USING (strategy, clients)" || die "$at failed: computing the points"
-psql_q -c "\\copy (SELECT * FROM study_points ORDER BY strategy, clients) TO '$rundir/points.csv' CSV HEADER" || \
-	die "$at failed: writing points.csv"
-
-echo "(a) tps by clients and spin strategy: median (min-max) of $REPEAT run$([ "$REPEAT" -eq 1 ] || echo s); * bifurcated"
-cols=""
-for s in $STRATEGIES; do
-	cols="$cols, max(round(median::numeric) || ' (' || round(lo::numeric) || '-' || round(hi::numeric) || ')'
-	                 || CASE WHEN bifurcated THEN ' *' ELSE '' END) FILTER (WHERE strategy = '$s') AS \"$s\""
-done
-psql -X -q -v ON_ERROR_STOP=1 -P footer=off \
-	-c "SELECT clients $cols FROM study_points GROUP BY clients ORDER BY clients" || die "$at failed: table (a)"
+"$stats" --strategies "$STRATEGIES" --threshold "$THRESHOLD" \
+	--points "$rundir/points.csv" --dat-dir "$rundir" "$rundir/runs.csv" || \
+	die "$at failed: bench/study_stats.py on runs.csv"
 
 for s in $STRATEGIES; do
 	echo
-	echo "(b) top 10 LWLocks by blocks: strategy $s, $max_clients clients, sum of $REPEAT runs"
+	echo "(b) top 10 LWLocks by blocks: strategy $s, $max_clients clients, sum of $REPEAT rounds"
 	psql -X -q -v ON_ERROR_STOP=1 -P footer=off -c "
 		SELECT tranche AS lock, sum(sh_acquires + ex_acquires) AS acquires,
 		       sum(blocks) AS \"Blk\", sum(spin_delays) AS \"SpinDelay\",
@@ -396,6 +465,31 @@ for s in $STRATEGIES; do
 		GROUP BY tranche
 		ORDER BY 3 DESC, 4 DESC, 2 DESC
 		LIMIT 10" || die "$at failed: table (b) of $s"
+done
+# (c) the spin-wait call sites of pg_spinlock_stats; tas_attempts and
+# unlocked_skips are NULL outside s_lock() and under spin_strategy default
+for s in $STRATEGIES; do
+	echo
+	echo "(c) top 10 spin-wait call sites by contended waits: strategy $s, $max_clients clients, sum of $REPEAT rounds"
+	sites=$(psql_q -c "SELECT count(DISTINCT (file, line, func)) FROM study_spins
+		WHERE strategy = '$s' AND clients = $max_clients AND contended > 0") || \
+		die "$at failed: table (c) of $s"
+	if [ "$sites" = 0 ]; then
+		echo "no contended spin waits"
+		continue
+	fi
+	psql -X -q -v ON_ERROR_STOP=1 -P footer=off -c "
+		SELECT func, file || ':' || line AS site, sum(contended) AS contended,
+		       sum(spins) AS spins, sum(delays) AS delays,
+		       round(sum(wait_time)::numeric, 1) AS \"wait ms\",
+		       sum(tas_attempts) AS \"TAS attempts\", sum(unlocked_skips) AS \"unlocked skips\",
+		       round(sum(unlocked_skips)::numeric / nullif(sum(contended), 0), 2) AS \"skips/contended\"
+		FROM study_spins
+		WHERE strategy = '$s' AND clients = $max_clients
+		GROUP BY func, file, line
+		HAVING sum(contended) > 0
+		ORDER BY 3 DESC, 4 DESC, 2
+		LIMIT 10" || die "$at failed: table (c) of $s"
 done
 # per strategy: share of all blocks and of all spin delays of its top 5
 # tranches (by blocks plus spin delays over the whole study), per client count
@@ -424,19 +518,37 @@ plots=""
 if ! command -v gnuplot >/dev/null; then
 	warn "gnuplot not found, no plots (apt-get install gnuplot-nox)"
 else
+	xrange="[$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | head -n 1)*0.8:$max_clients*1.25]"
+	# the answer: each strategy's median tps ratio to the baseline in the
+	# same round, with its 95% interval, against clients, and y = 1
+	plot=""
+	for s in $others; do
+		plot="$plot${plot:+, }'$rundir/ratio-$s.dat' using 1:2:3:4 with yerrorlines title '$s / $base'"
+	done
+	if [ -n "$plot" ]; then
+		if gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/ratio.png';
+			set xrange $xrange;
+			set title 'tps ratio to $base in the same round: median and 95% interval over $REPEAT rounds (pgbench $WORKLOAD, ${DURATION}s runs, $nproc CPUs)';
+			set xlabel 'clients'; set ylabel 'tps ratio to $base'; set logscale x 2;
+			set key top left; set grid; plot $plot, 1 with lines dashtype 2 linecolor 'black' title 'y = 1'" \
+			2>"$rundir/gnuplot.log"; then
+			plots="ratio.png"
+		else
+			rm -f "$rundir/ratio.png"
+			warn "plotting ratio.png failed, no plot; see $rundir/gnuplot.log"
+		fi
+	fi
 	# tps against clients, one line per strategy, with min-max bars
 	plot=""
 	for s in $STRATEGIES; do
-		awk -F, -v s="$s" 'NR > 1 && $1 == s { print $2, $4, $5, $6 }' \
-			"$rundir/points.csv" >"$rundir/tps-$s.dat"
 		plot="$plot${plot:+, }'$rundir/tps-$s.dat' using 1:2:3:4 with yerrorlines title '$s'"
 	done
 	if gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/tps.png';
-		set xrange [$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | head -n 1)*0.8:$max_clients*1.25]; set yrange [0:*];
-		set title 'pgbench $WORKLOAD, scale $SCALE, ${DURATION}s x $REPEAT runs, $nproc CPUs';
+		set xrange $xrange; set yrange [0:*];
+		set title 'pgbench $WORKLOAD, scale $SCALE, ${DURATION}s x $REPEAT rounds, $nproc CPUs';
 		set xlabel 'clients'; set ylabel 'tps (median, min-max)'; set logscale x 2;
-		set key top left; set grid; plot $plot" 2>"$rundir/gnuplot.log"; then
-		plots="tps.png"
+		set key top left; set grid; plot $plot" 2>>"$rundir/gnuplot.log"; then
+		plots="$plots${plots:+, }tps.png"
 	else
 		rm -f "$rundir/tps.png"
 		warn "plotting tps.png failed, no plot; see $rundir/gnuplot.log"
@@ -452,7 +564,7 @@ else
 		done
 		if gnuplot -e "set terminal png size 900,800 noenhanced; set output '$rundir/locks-$s.png';
 			set multiplot layout 2,1 title 'top LWLocks, strategy $s: share per client count';
-			set logscale x 2; set xrange [$(echo "$CLIENTS" | tr ' ' '\n' | sort -n | head -n 1)*0.8:$max_clients*1.25];
+			set logscale x 2; set xrange $xrange;
 			set yrange [0:100]; set grid; set key outside right;
 			set ylabel 'Blk %'; plot ${lines//COL/4};
 			set xlabel 'clients'; set ylabel 'SpinDelay %'; plot ${lines//COL/5};
@@ -466,4 +578,4 @@ else
 fi
 
 echo
-echo "results: $rundir/ (runs.csv, points.csv, locks.csv, ${plots:+$plots, }settings.txt, machine.txt, versions.txt, commands.txt)"
+echo "results: $rundir/ (runs.csv, points.csv, locks.csv, spins.csv, ${plots:+$plots, }settings.txt, machine.txt, versions.txt, commands.txt)"

@@ -24,6 +24,7 @@ me=deps
 
 packages="gcc make bison flex pkg-config patch libreadline-dev zlib1g-dev
 libicu-dev perl libipc-run-perl bzip2 xz-utils gnuplot-nox valgrind
+python3 python3-numpy python3-scipy
 ${DEPS_EXTRA:-}"
 
 # Print the packages of "$@" that are not installed, one per line.

@@ -1,10 +1,14 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # The study harness behind "make run" (bench/run-study.sh), in miniature:
-# it prints the tps table and the top-10 lock tables with real counts,
-# saves the CSVs, leaves no server running, refuses bad parameters with a
-# message naming the parameter, and refuses a second run while one holds
-# the lock.
+# it prints the plan, runs rounds of every strategy in the order that SEED
+# replays, prints table (a) with the baseline's tps and the other
+# strategy's ratio, interval and verdict, the noise, the top-10 lock
+# tables with real counts and the spin-wait tables, saves the CSVs and
+# plots, leaves no server running, refuses bad parameters with a message
+# naming the parameter, and refuses a second run while one holds the lock.
+# WORKLOAD=eviction applies its server settings and shows contended spin
+# waits in table (c); a bench/workloads script reaches its locks.
 
 use strict;
 use warnings FATAL => 'all';
@@ -20,55 +24,127 @@ my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
 my @env = (
 	"PG_CONFIG=$pg_config", "RUN_DIR=$run_dir",
 	'SCALE=1', 'STRATEGIES=tas ttas',
-	'CLIENTS=1 2', 'DURATION=1', 'REPEAT=2');
+	'CLIENTS=1 2', 'DURATION=1', 'REPEAT=2', 'WARMUP=1', 'SEED=7');
 
 my ($stdout, $stderr);
 my $ok = IPC::Run::run([ 'env', @env, $script ], '>', \$stdout, '2>', \$stderr);
 ok($ok, 'a small study succeeds') or diag($stderr);
-like($stdout, qr/\(a\) tps by clients and spin strategy/, 'prints table (a)');
-like($stdout, qr/^\s+clients \|\s+tas\s+\|\s+ttas\s*$/m,
-	'table (a) has a column per strategy');
+like($stdout,
+	qr/^plan: 2 rounds x 2 strategies x 2 client counts \(1 2\) = 8 runs of 1s; 4 server starts, each followed by a 1s warm-up run at 2 clients that is not recorded; baseline tas; strategy order seeded by SEED=7; estimated \d+m\d\ds$/m,
+	'prints the plan');
+my ($order_out, $order_err);
+IPC::Run::run([ getcwd() . '/bench/study_stats.py', 'order', 7, 2, 'tas', 'ttas' ],
+	'>', \$order_out, '2>', \$order_err) or die $order_err;
+my @order = split /\n/, $order_out;
+like($stdout, qr/^round 1: \Q$order[0]\E\nround 2: \Q$order[1]\E$/m,
+	'the round order is the one that SEED=7 gives');
+like($stdout, qr/^\(a\) tps per client count: .* ratio of its tps to tas's in the same round: median, 95% interval, verdict \(threshold 2%\); 2 rounds/m,
+	'prints table (a), naming the baseline and the threshold');
 like(
 	$stdout,
-	qr/^\s+2 \|\s+\d+ \(\d+-\d+\)( \*)? \|\s+\d+ \(\d+-\d+\)( \*)?\s*$/m,
-	'table (a) has the median and min-max for 2 clients');
+	qr/^\s+2 \| tas\s+\|\s+\d+( \*)? \|\s+\d+-\d+ \|\s+\|\s+\| baseline\s+\|$/m,
+	'table (a): the baseline\'s median tps and its interval for 2 clients');
 like(
 	$stdout,
-	qr/\(b\) top 10 LWLocks by blocks: strategy ttas, 2 clients/,
+	qr/^\s+2 \| ttas\s+\|\s+\d+( \*)? \|\s+\| \d+\.\d{3} \| \d+\.\d{3}-\d+\.\d{3} \| no difference \|\s+(\d+|-)$/m,
+	'table (a): the ratio, its interval and, with 2 rounds, "no difference"');
+like($stdout, qr/^fewer than 6 rounds: the intervals are min-max, of coverage 50\.0% only, and give no verdict$/m,
+	'table (a) says why 2 rounds give no verdict');
+like($stdout, qr/^noise: coefficient of variation of tps across rounds \(%\)\n\s+clients \|\s+tas \|\s+ttas\n.*\n\s+1 \|\s+[\d.]+ \|\s+[\d.]+\n\s+2 \|/m,
+	'the noise table');
+like(
+	$stdout,
+	qr/\(b\) top 10 LWLocks by blocks: strategy ttas, 2 clients, sum of 2 rounds/,
 	'prints table (b) for the highest client count');
 like($stdout, qr/^\s+BufferMapping\s+\|\s+[1-9]\d*\s+\|/m,
 	'table (b) shows real locks with nonzero acquisitions');
-like($stderr, qr/strategy ttas\s+clients\s+2\s+run 2\/2\s+[\d.]+ s\s+[\d.]+ tps/,
-	'a progress line per run');
+like($stdout,
+	qr/^\(c\) top 10 spin-wait call sites by contended waits: strategy ttas, 2 clients, sum of 2 rounds\n(no contended spin waits|\s+func\s+\|\s+site\s+\|\s+contended \|\s+spins \|\s+delays \|\s+wait ms \|\s+TAS attempts \|\s+unlocked skips \|\s+skips\/contended\s*)$/m,
+	'prints table (c) for the highest client count');
+like($stderr,
+	qr/^run-study: round 2\/2  strategy ttas\s+clients\s+2\s+[\d.]+ s\s+[\d.]+ tps  elapsed \d+m\d\ds, remaining \d+m\d\ds$/m,
+	'a progress line per run, with elapsed and remaining time');
 
 my @studies = glob("$run_dir/2*");
 is(scalar(@studies), 1, 'one study directory');
 my $runs = slurp_file("$studies[0]/runs.csv");
-is(scalar(() = $runs =~ /^(tas|ttas),/mg), 8, 'runs.csv has a row per run');
+like($runs, qr/^strategy,clients,round,position,tps,seconds\n/, 'runs.csv has the round and the position');
+is(scalar(() = $runs =~ /^(tas|ttas),[12],[12],[12],[\d.]+,[\d.]+$/mg), 8, 'runs.csv has a row per run');
+foreach my $r (1, 2)
+{
+	my @in = split / /, $order[ $r - 1 ];
+	foreach my $pos (1, 2)
+	{
+		my $s = $in[ $pos - 1 ];
+		like($runs, qr/^$s,2,$r,$pos,/m, "round $r: $s ran in position $pos");
+	}
+}
 like(slurp_file("$studies[0]/locks.csv"), qr/^ttas,2,2,\d+,BufferMapping,/m,
 	'locks.csv has the lock deltas of each run');
-like(slurp_file("$studies[0]/points.csv"), qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,[tf]$/m,
-	'points.csv has median, min, max and the bifurcation flag');
+like(slurp_file("$studies[0]/spins.csv"),
+	qr/^strategy,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
+	'spins.csv has the pg_spinlock_stats columns');
+my $points = slurp_file("$studies[0]/points.csv");
+like($points, qr/^strategy,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed\n/,
+	'points.csv has the columns ratio, ci_low, ci_high and verdict');
+like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,[tf],[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,no difference,\d*$/m,
+	'points.csv: median, min, max, bifurcation flag, noise, the ratio with its interval and verdict');
 foreach my $f ('settings.txt', 'machine.txt', 'versions.txt', 'commands.txt')
 {
 	ok(-s "$studies[0]/$f", "$f is saved");
 }
 like(
 	slurp_file("$studies[0]/settings.txt"),
-	qr/^-- strategy tas\n(.*\n)*pg_lockstat\.spin_strategy\|tas\|.*\n(.*\n)*-- strategy ttas\n(.*\n)*pg_lockstat\.spin_strategy\|ttas\|/m,
+	qr/^-- strategy (tas|ttas)\n(.*\n)*pg_lockstat\.spin_strategy\|\1\|.*\n(.*\n)*-- strategy (?!\1)(tas|ttas)\n(.*\n)*pg_lockstat\.spin_strategy\|\4\|/m,
 	'settings.txt has each strategy\'s server settings');
-like(slurp_file("$studies[0]/commands.txt"), qr/^\[ttas\] pgbench -n -S -M prepared -c 2 /m,
+my $commands = slurp_file("$studies[0]/commands.txt");
+like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 /m,
 	'commands.txt has the exact pgbench commands');
-open(my $png, '<:raw', "$studies[0]/tps.png") or die "no tps.png: $!";
-read($png, my $magic, 8);
-close($png);
-is($magic, "\x89PNG\r\n\x1a\n", 'tps.png is a PNG image');
+like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 -j \d+ -T 1 postgres \(warm-up\)$/m,
+	'and the warm-up runs');
+like($commands, qr/^SCALE=1 .* REPEAT=2 SEED=7 THRESHOLD=2 /m, 'and the parameters');
+foreach my $png ('tps.png', 'ratio.png')
+{
+	open(my $fh, '<:raw', "$studies[0]/$png") or die "no $png: $!";
+	read($fh, my $magic, 8);
+	close($fh);
+	is($magic, "\x89PNG\r\n\x1a\n", "$png is a PNG image");
+}
+like(slurp_file("$studies[0]/ratio-ttas.dat"), qr/^1 [\d.]+ [\d.]+ [\d.]+\n2 [\d.]+ [\d.]+ [\d.]+\n$/,
+	'ratio.png is drawn from the ratio and interval per client count');
 foreach my $strategy ('tas', 'ttas')
 {
 	ok(-s "$studies[0]/locks-$strategy.png",
 		"locks-$strategy.png (lock shares per client count) is drawn");
 }
 ok(!-e "$studies[0]/data", 'the cluster data directory is removed');
+
+# WORKLOAD=eviction: its shared_buffers = 1MB is applied and recorded, and
+# the spin waits of buffer replacement show in table (c)
+my $evict_dir = PostgreSQL::Test::Utils::tempdir;
+($stdout, $stderr) = ('', '');
+ok( IPC::Run::run(
+		[
+			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$evict_dir", 'SCALE=1',
+			'STRATEGIES=ttas', 'CLIENTS=16', 'DURATION=3', 'REPEAT=1',
+			'WARMUP=1', 'WORKLOAD=eviction', $script
+		],
+		'>', \$stdout, '2>', \$stderr),
+	'the eviction workload runs') or diag($stderr);
+like($stdout, qr/^pg_lockstat study: workload eviction \(-f \S+eviction\.sql -M prepared; shared_buffers = 1MB\)/m,
+	'the study names the workload and its server settings');
+my ($evict_study) = glob("$evict_dir/2*");
+like(slurp_file("$evict_study/settings.txt"),
+	qr/^-- server-settings of the workload eviction \(in postgresql\.conf\)\nshared_buffers = 1MB\n(.*\n)*shared_buffers\|128\|8kB\|configuration file$/m,
+	'settings.txt records the workload\'s settings, and the server ran with them');
+my ($table_c) = $stdout =~ /^(\(c\) top 10 spin-wait call sites by contended waits: strategy ttas, 16 clients, sum of 1 rounds\n(?:.+\n)+)/m;
+ok(defined $table_c, 'table (c) is printed') or diag($stdout);
+my @contended = ($table_c // '') =~ /^\s+\w+\s+\|\s+\S+\.c:\d+\s+\|\s+(\d+)\s+\|/mg;
+ok(@contended && $contended[0] > 0,
+	'table (c) shows contended spin waits under eviction: ' . join(' ', @contended))
+  or diag($table_c);
+like($table_c // '', qr/^\s+(get_hash_entry|hash_search_with_hash_value|LWLockWaitListLock|WaitBufHdrUnlocked|LockBufHdr|StrategyGetBuffer)\s+\|/m,
+	'at a call site of buffer replacement');
 
 # a workload script of bench/workloads: sinval traffic shows in SInvalWrite
 my $sinval_dir = PostgreSQL::Test::Utils::tempdir;
@@ -77,7 +153,7 @@ ok( IPC::Run::run(
 		[
 			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$sinval_dir", 'SCALE=1',
 			'STRATEGIES=default', 'CLIENTS=2', 'DURATION=1', 'REPEAT=1',
-			'WORKLOAD=sinval', $script
+			'WARMUP=0', 'WORKLOAD=sinval', $script
 		],
 		'>', \$stdout, '2>', \$stderr),
 	'the sinval workload runs') or diag($stderr);
@@ -85,8 +161,8 @@ my ($sinval_study) = glob("$sinval_dir/2*");
 like(slurp_file("$sinval_study/locks.csv"), qr/^default,2,1,\d+,SInvalWrite,0,[1-9]\d*,/m,
 	'the sinval workload takes SInvalWrite exclusively');
 
-foreach my $bad ('CLIENTS=1 x', 'STRATEGIES=bogus', 'DURATION=0', 'WORKLOAD=nope',
-	'SCALE=-1', 'REPEAT=0')
+foreach my $bad ('CLIENTS=1 x', 'STRATEGIES=bogus', 'STRATEGIES=tas ttas tas', 'DURATION=0',
+	'WORKLOAD=nope', 'SCALE=-1', 'REPEAT=0', 'WARMUP=-1', 'SEED=x', 'THRESHOLD=100')
 {
 	my ($out, $err);
 	my $ret = IPC::Run::run([ 'env', @env, $bad, $script ], '>', \$out, '2>', \$err);

@@ -25,14 +25,14 @@ my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
 my $run_dir = PostgreSQL::Test::Utils::tempdir;
 my @env = (
 	"PG_CONFIG=$pg_config", "RUN_DIR=$run_dir", 'SCALE=1',
-	'STRATEGIES=default', 'CLIENTS=1', 'DURATION=1', 'REPEAT=1');
+	'STRATEGIES=default', 'CLIENTS=1', 'DURATION=1', 'REPEAT=1', 'WARMUP=0');
 
 # The harness takes workloads from its own bench/workloads only: a copy of
 # the tree (symbolic links) whose bench/workloads also has failing scripts.
 my $fake_top = PostgreSQL::Test::Utils::tempdir;
 mkdir("$fake_top/bench") or die;
 mkdir("$fake_top/bench/workloads") or die;
-symlink("$top/bench/run-study.sh", "$fake_top/bench/run-study.sh") or die;
+symlink("$top/bench/$_", "$fake_top/bench/$_") or die foreach ('run-study.sh', 'study_stats.py');
 symlink("$top/$_", "$fake_top/$_") or die foreach ('scripts', 'patches');
 foreach my $w (glob("$top/bench/workloads/*.sql"))
 {
@@ -144,19 +144,28 @@ left_clean('the server does not start', $dir, 'server.log', 'initdb.log');
 ($status, $out, $err, $dir) = run_study("$fake_top/bench/run-study.sh", 'WORKLOAD=divzero');
 is($status, 1, 'pgbench fails: exit status 1');
 like($err,
-	qr/^run-study: error: pgbench \(strategy default, 1 clients, run 1\) failed \(exit status 2\); see \S+pgbench-default-1-1\.log$/m,
-	'pgbench fails: the message names the step and the run');
+	qr/^run-study: error: pgbench \(strategy default, 1 clients, round 1\) failed \(exit status 2\); see \S+pgbench-default-1-1\.log$/m,
+	'pgbench fails: the message names the step and the round');
 like($err, qr/^    pgbench: error: .*division by zero/m, 'and quotes the error');
 left_clean('pgbench fails', $dir, 'pgbench-default-1-1.log', 'server.log');
 like(slurp_file("$dir/server.log"), qr/received immediate shutdown request/,
 	'pgbench fails: the running server was stopped (immediate shutdown)');
+
+# --- the warm-up run fails ------------------------------------------------------
+($status, $out, $err, $dir) =
+  run_study("$fake_top/bench/run-study.sh", 'WORKLOAD=divzero', 'WARMUP=1');
+is($status, 1, 'the warm-up run fails: exit status 1');
+like($err,
+	qr/^run-study: error: pgbench \(strategy default, warm-up, round 1\) failed \(exit status 2\); see \S+pgbench-default-warmup-1\.log$/m,
+	'the warm-up run fails: the message names the step and the round');
+left_clean('the warm-up run fails', $dir, 'pgbench-default-warmup-1.log', 'server.log');
 
 # --- recording the counters (psql) fails ---------------------------------------
 ($status, $out, $err, $dir) = run_study("$fake_top/bench/run-study.sh", 'WORKLOAD=dropext');
 is($status, 1, 'recording the counters fails: exit status 1');
 like($err, qr/^ERROR:  relation "pg_lwlock_stats" does not exist/m, 'psql says why');
 like($err,
-	qr/^run-study: error: recording the results \(strategy default, 1 clients, run 1\) failed$/m,
+	qr/^run-study: error: recording the results \(strategy default, 1 clients, round 1\) failed$/m,
 	'recording the counters fails: the message names the step');
 left_clean('recording the counters fails', $dir, 'server.log');
 
@@ -219,7 +228,7 @@ sub interrupt
 	my $raw = $h->full_result(0);
 	is(($raw & 127) ? "signal " . ($raw & 127) : "exit status " . ($raw >> 8),
 		"exit status $expect", "$what: exit status $expect");
-	like($serr, qr/^run-study: interrupted by SIG$sig during pgbench \(strategy default, 1 clients, run 1\); stopping$/m,
+	like($serr, qr/^run-study: interrupted by SIG$sig during pgbench \(strategy default, 1 clients, round 1\); stopping$/m,
 		"$what: says so, naming the step");
 	ok(!alive($pgbench), "$what: pgbench is stopped");
 	ok(!alive($postmaster), "$what: the server is stopped");
@@ -244,7 +253,7 @@ is($status, 0, 'a study after the failures runs, and a failing gnuplot is not fa
 like($err, qr/^run-study: warning: plotting tps\.png failed, no plot; see \S+gnuplot\.log$/m,
 	'a failing gnuplot: a warning');
 ok(-s "$dir/runs.csv" && !-e "$dir/tps.png", 'the CSVs are saved, no tps.png');
-like($out, qr/^results: \S+ \(runs\.csv, points\.csv, locks\.csv, settings\.txt, /m,
+like($out, qr/^results: \S+ \(runs\.csv, points\.csv, locks\.csv, spins\.csv, settings\.txt, /m,
 	'the results line lists no plot');
 left_clean('a successful study', $dir);
 

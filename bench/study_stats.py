@@ -1,0 +1,387 @@
+#!/usr/bin/python3
+#
+# study_stats.py - the statistics of "make run", from a runs.csv alone
+#
+# Reads the runs.csv of a study (one row per pgbench run: strategy,
+# clients, round, tps; other columns are ignored) and, per point (strategy
+# and client count):
+#   - the median tps over the rounds with its 95% confidence interval, its
+#     min and max, its coefficient of variation (sample standard deviation
+#     over mean) and whether the runs split into two separated groups
+#     ("bifurcated", as in the flexlock thread);
+#   - for every strategy but the baseline (the first of --strategies): the
+#     ratio of its tps to the baseline's tps of the same round and client
+#     count, and over the rounds the median ratio with its 95% confidence
+#     interval and a verdict: "faster", "slower" or "no difference".
+#
+# Method.  The interval for a median is the distribution-free one from
+# order statistics: with n values sorted, [x(k), x(n+1-k)] covers the
+# median with probability 1 - 2 P(B <= k-1), B ~ Binomial(n, 1/2); k is
+# the largest rank that keeps that coverage at least the confidence asked
+# (scipy.stats.binom).  With fewer than 6 rounds no such k exists for 95%:
+# the interval shown is then [min, max], its coverage (below the level) is
+# reported and the verdict is "no difference".  The verdict is "faster"
+# only if the whole interval of the ratio lies above 1 + threshold,
+# "slower" only if it lies below 1 - threshold, else "no difference": an
+# interval that includes 1 never gives another verdict.
+#
+# For a point without a verdict, "rounds needed" estimates how many rounds
+# would resolve the observed median ratio at the observed noise: the
+# median's standard error taken as sqrt(pi/2) s / sqrt(n) (its large-sample
+# value for normal data; s the standard deviation of the log ratios), the
+# interval as z times that around the log of the median (z from
+# scipy.stats.norm), and n the smallest number of rounds whose interval
+# clears the threshold, at least the minimum for the confidence level.
+# "-" when the observed ratio is within the threshold: no number of rounds
+# makes it a difference.
+#
+# Usage: study_stats.py [options] runs.csv
+#        study_stats.py order SEED ROUNDS STRATEGY...
+#   The second form prints the strategy order of each round, one round a
+#   line: a permutation drawn with Python's random.Random(SEED), rotated by
+#   one more place in each round, the rotations of each block of
+#   len(STRATEGIES) rounds taken in a shuffled order, so that within a
+#   block every strategy runs once in every position.
+#   --strategies "A B C"  strategies in report order, the first one the
+#                         baseline (default: order of first appearance)
+#   --threshold PCT       the verdict threshold in percent (default 2)
+#   --confidence C        confidence level (default 0.95)
+#   --points FILE         write the points as CSV
+#   --dat-dir DIR         write gnuplot data: tps-<s>.dat (clients, median,
+#                         min, max) and, for the other strategies,
+#                         ratio-<s>.dat (clients, ratio, ci_low, ci_high)
+# Output: table (a) and the noise table on stdout.
+# Exit status: 0; 1 on an unreadable or malformed runs.csv or bad options
+#   ("study_stats: error: ..." on stderr).
+#
+
+import argparse
+import csv
+import math
+import sys
+
+import numpy
+from scipy import stats
+
+ME = "study_stats"
+
+
+class InputError(Exception):
+    pass
+
+
+def read_runs(path):
+    """Rows of runs.csv as (strategy, clients, round, tps) tuples."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            need = ("strategy", "clients", "round", "tps")
+            missing = [c for c in need if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InputError("%s: missing column%s %s" % (
+                    path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+            rows = []
+            for line, r in enumerate(reader, start=2):
+                try:
+                    rows.append((r["strategy"], int(r["clients"]),
+                                 int(r["round"]), float(r["tps"])))
+                except (TypeError, ValueError):
+                    raise InputError("%s line %d: bad clients, round or tps"
+                                     % (path, line))
+    except OSError as e:
+        raise InputError("cannot read %s: %s" % (path, e.strerror))
+    if not rows:
+        raise InputError("%s has no runs" % path)
+    return rows
+
+
+def min_rounds(confidence):
+    """The fewest values for which an order-statistics interval of the
+    median reaches the confidence level."""
+    n = 1
+    while 1 - 2 * stats.binom.cdf(0, n, 0.5) < confidence:
+        n += 1
+    return n
+
+
+def median_ci(values, confidence):
+    """Median, interval (low, high) and its exact coverage.  The interval
+    is [x(k), x(n+1-k)] for the largest k whose coverage is at least
+    the confidence level; [min, max] and a lower coverage if none is."""
+    x = numpy.sort(numpy.asarray(values, dtype=float))
+    n = len(x)
+    alpha = 1 - confidence
+    k = 1
+    while k < n + 1 - k and 2 * stats.binom.cdf(k, n, 0.5) <= alpha:
+        k += 1
+    coverage = 1 - 2 * stats.binom.cdf(k - 1, n, 0.5)
+    return float(numpy.median(x)), float(x[k - 1]), float(x[n - k]), coverage
+
+
+def cv(values):
+    """Coefficient of variation: sample standard deviation over mean."""
+    if len(values) < 2:
+        return float("nan")
+    return float(numpy.std(values, ddof=1) / numpy.mean(values))
+
+
+def bifurcated(values):
+    """At least 3 runs, and the largest gap between consecutive sorted
+    values over 10% of the median and over twice the spread inside either
+    group it separates (the rule of the earlier study reports)."""
+    x = numpy.sort(numpy.asarray(values, dtype=float))
+    if len(x) < 3:
+        return False
+    gaps = numpy.diff(x)
+    i = int(numpy.argmax(gaps))		# first of the largest gaps
+    spread = max(x[i] - x[0], x[-1] - x[i + 1])
+    return bool(gaps[i] > 0.1 * numpy.median(x) and gaps[i] > 2 * spread)
+
+
+def verdict(low, high, threshold, enough):
+    if not enough or low <= 1 <= high:
+        return "no difference"
+    if low > 1 + threshold:
+        return "faster"
+    if high < 1 - threshold:
+        return "slower"
+    return "no difference"
+
+
+def rounds_needed(log_ratios, ratio, threshold, confidence):
+    """Rounds that would resolve this median ratio at this noise, or None
+    when the ratio is within the threshold."""
+    if ratio >= 1:
+        margin = math.log(ratio) - math.log(1 + threshold)
+    else:
+        margin = math.log(1 - threshold) - math.log(ratio)
+    if margin <= 0:
+        return None
+    nmin = min_rounds(confidence)
+    if len(log_ratios) < 2:
+        return nmin
+    s = float(numpy.std(log_ratios, ddof=1))
+    z = float(stats.norm.ppf(1 - (1 - confidence) / 2))
+    n = math.ceil((z * math.sqrt(math.pi / 2) * s / margin) ** 2)
+    return max(n, nmin)
+
+
+def analyse(rows, strategies, threshold, confidence):
+    """One dict per point, in the order of strategies, then clients."""
+    tps = {}
+    for s, c, r, t in rows:
+        if (s, c, r) in tps:
+            raise InputError("two runs for strategy %s, %d clients, round %d"
+                             % (s, c, r))
+        tps[(s, c, r)] = t
+    base = strategies[0]
+    points = []
+    for s in strategies:
+        for c in sorted({c for (s2, c, r) in tps if s2 == s}):
+            rounds = sorted(r for (s2, c2, r) in tps if s2 == s and c2 == c)
+            v = [tps[(s, c, r)] for r in rounds]
+            med, lo, hi, cov = median_ci(v, confidence)
+            p = {
+                "strategy": s, "clients": c, "n": len(v), "median": med,
+                "lo": min(v), "hi": max(v), "bifurcated": bifurcated(v),
+                "cv": cv(v), "tps_ci_low": lo, "tps_ci_high": hi,
+                "coverage": cov, "ratio": None, "ci_low": None,
+                "ci_high": None, "pairs": 0, "verdict": "",
+                "rounds_needed": None,
+            }
+            if s == base:
+                p["verdict"] = "baseline"
+            else:
+                ratios = [tps[(s, c, r)] / tps[(base, c, r)] for r in rounds
+                          if (base, c, r) in tps and tps[(base, c, r)] > 0]
+                p["pairs"] = len(ratios)
+                if ratios:
+                    rmed, rlo, rhi, rcov = median_ci(ratios, confidence)
+                    enough = rcov >= confidence
+                    p.update(ratio=rmed, ci_low=rlo, ci_high=rhi,
+                             coverage=rcov,
+                             verdict=verdict(rlo, rhi, threshold, enough))
+                    if p["verdict"] == "no difference":
+                        p["rounds_needed"] = rounds_needed(
+                            numpy.log(ratios), rmed, threshold, confidence)
+                else:
+                    p["verdict"] = "no pairs"
+            points.append(p)
+    return points
+
+
+def fmt(x, digits=0):
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return "%.*f" % (digits, x)
+
+
+def table(header, rows, right):
+    """A psql-like aligned table: header, a rule, the rows."""
+    w = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h)
+         for i, h in enumerate(header)]
+    def line(cells):
+        return "|".join(" " + (c.rjust(w[i]) if right[i] else c.ljust(w[i]))
+                        + " " for i, c in enumerate(cells)).rstrip()
+    out = [line(header), "+".join("-" * (x + 2) for x in w)]
+    out += [line(r) for r in rows]
+    return "\n".join(out)
+
+
+def report(points, strategies, threshold, confidence):
+    base = strategies[0]
+    nr = max(p["n"] for p in points)
+    level = "%g%%" % (100 * confidence)
+    print("(a) tps per client count: median over rounds and %s interval "
+          "(order statistics); for each strategy the ratio of its tps to %s's "
+          "in the same round: median, %s interval, verdict (threshold %g%%); "
+          "%d round%s; * bifurcated"
+          % (level, base, level, 100 * threshold, nr, "" if nr == 1 else "s"))
+    rows = []
+    for c in sorted({p["clients"] for p in points}):
+        for p in [p for p in points if p["clients"] == c]:
+            ratio = p["ratio"] is not None
+            need = p["rounds_needed"]
+            rows.append([
+                str(c), p["strategy"],
+                fmt(p["median"]) + (" *" if p["bifurcated"] else ""),
+                fmt(p["tps_ci_low"]) + "-" + fmt(p["tps_ci_high"])
+                if p["strategy"] == base else "",
+                fmt(p["ratio"], 3) if ratio else "",
+                fmt(p["ci_low"], 3) + "-" + fmt(p["ci_high"], 3)
+                if ratio else "",
+                p["verdict"],
+                ("-" if need is None else str(need))
+                if p["verdict"] == "no difference" else "",
+            ])
+    print(table(["clients", "strategy", "tps", level + " CI", "ratio",
+                 level + " CI", "verdict", "rounds needed"], rows,
+                [True, False, True, True, True, True, False, True]))
+    low = [p for p in points if p["ratio"] is not None
+           and p["coverage"] < confidence]
+    if low:
+        print("fewer than %d rounds: the intervals are min-max, of coverage "
+              "%.1f%% only, and give no verdict"
+              % (min_rounds(confidence), 100 * low[0]["coverage"]))
+    print("rounds needed: rounds that would resolve the ratio observed, at "
+          "the noise observed; - within the threshold")
+
+    print()
+    print("noise: coefficient of variation of tps across rounds (%)")
+    rows = []
+    for c in sorted({p["clients"] for p in points}):
+        row = [str(c)]
+        for s in strategies:
+            q = [p for p in points if p["clients"] == c and p["strategy"] == s]
+            row.append(fmt(100 * q[0]["cv"], 1) if q else "")
+        rows.append(row)
+    print(table(["clients"] + strategies, rows,
+                [True] * (len(strategies) + 1)))
+
+
+COLUMNS = ["strategy", "clients", "n", "median", "lo", "hi", "bifurcated",
+           "cv", "tps_ci_low", "tps_ci_high", "pairs", "ratio", "ci_low",
+           "ci_high", "coverage", "verdict", "rounds_needed"]
+
+
+def write_points(points, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for p in points:
+            row = []
+            for k in COLUMNS:
+                v = p[k]
+                if isinstance(v, bool):
+                    v = "t" if v else "f"
+                elif isinstance(v, float):
+                    v = "" if math.isnan(v) else "%.6g" % v if k in (
+                        "cv", "ratio", "ci_low", "ci_high", "coverage") \
+                        else "%.3f" % v
+                elif v is None:
+                    v = ""
+                row.append(v)
+            w.writerow(row)
+
+
+def write_dat(points, strategies, directory):
+    for s in strategies:
+        mine = [p for p in points if p["strategy"] == s]
+        with open("%s/tps-%s.dat" % (directory, s), "w") as f:
+            for p in mine:
+                f.write("%d %.3f %.3f %.3f\n"
+                        % (p["clients"], p["median"], p["lo"], p["hi"]))
+        if s != strategies[0]:
+            with open("%s/ratio-%s.dat" % (directory, s), "w") as f:
+                for p in mine:
+                    if p["ratio"] is not None:
+                        f.write("%d %.6f %.6f %.6f\n" % (
+                            p["clients"], p["ratio"], p["ci_low"],
+                            p["ci_high"]))
+
+
+def order(argv):
+    """Print the strategy order of each round (see the header)."""
+    import random
+    if len(argv) < 3 or not argv[0].isdigit() or not argv[1].isdigit() \
+            or int(argv[1]) < 1:
+        print("usage: %s order SEED ROUNDS STRATEGY..." % ME, file=sys.stderr)
+        return 1
+    rng = random.Random(int(argv[0]))
+    strategies = list(argv[2:])
+    rng.shuffle(strategies)
+    n = len(strategies)
+    rotations = []
+    for r in range(int(argv[1])):
+        if not rotations:
+            rotations = list(range(n))
+            rng.shuffle(rotations)
+        k = rotations.pop()
+        print(" ".join(strategies[k:] + strategies[:k]))
+    return 0
+
+
+def main(argv):
+    if argv and argv[0] == "order":
+        return order(argv[1:])
+    ap = argparse.ArgumentParser(prog=ME)
+    ap.add_argument("runs")
+    ap.add_argument("--strategies")
+    ap.add_argument("--threshold", type=float, default=2.0)
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--points")
+    ap.add_argument("--dat-dir")
+    a = ap.parse_args(argv)
+    try:
+        if not 0 <= a.threshold < 100:
+            raise InputError("--threshold must be a percentage in [0, 100)")
+        if not 0 < a.confidence < 1:
+            raise InputError("--confidence must lie between 0 and 1")
+        rows = read_runs(a.runs)
+        seen = []
+        for r in rows:
+            if r[0] not in seen:
+                seen.append(r[0])
+        strategies = a.strategies.split() if a.strategies else seen
+        unknown = [s for s in seen if s not in strategies]
+        if unknown:
+            raise InputError("%s has strategies not in --strategies: %s"
+                             % (a.runs, " ".join(unknown)))
+        if strategies[0] not in seen:
+            raise InputError("%s has no runs of the baseline %s"
+                             % (a.runs, strategies[0]))
+        strategies = [s for s in strategies if s in seen]
+        points = analyse(rows, strategies, a.threshold / 100, a.confidence)
+    except InputError as e:
+        print("%s: error: %s" % (ME, e), file=sys.stderr)
+        return 1
+    report(points, strategies, a.threshold / 100, a.confidence)
+    if a.points:
+        write_points(points, a.points)
+    if a.dat_dir:
+        write_dat(points, strategies, a.dat_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
