@@ -23,14 +23,18 @@ my $pid = $h->query_safe('SELECT pg_backend_pid()');
 $h->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 100000000, 0);\n");
 
+my $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
 $h->quit;
 
-# wait for the crash-restart cycle to finish
+# Wait for the crash-restart cycle to begin, then to finish.  Polling alone
+# could succeed before the postmaster noticed the SIGKILL.
+$node->wait_for_log(qr/all server processes terminated; reinitializing/,
+	$log_offset);
 $node->poll_query_until('postgres', 'SELECT 1', '1')
   or die 'server did not come back after SIGKILL';
 
-my $log = slurp_file($node->logfile);
+my $log = slurp_file($node->logfile, $log_offset);
 like($log, qr/terminated by signal 9/, 'the kill was seen as a crash');
 
 is($node->safe_psql('postgres',
