@@ -424,15 +424,16 @@ lockstat_add_row(LockStatTrancheTotals *totals,
 	 * counts its block, so blocks never run ahead of acquisitions here, and
 	 * after the subtraction of a baseline computed the same way, neither.
 	 */
+	uint64	   *c = totals->counts;
 	uint64		ex_slept = row->acquires[false][LW_EXCLUSIVE];
 	uint64		sh_slept = row->acquires[false][LW_SHARED];
 
-	totals->ex_acquires += ex_slept + row->acquires[true][LW_EXCLUSIVE];
-	totals->sh_acquires += sh_slept + row->acquires[true][LW_SHARED];
-	totals->blocks += ex_slept + sh_slept + row->blocks;
-	totals->spin_delays += row->spin_delays;
-	totals->dequeue_self += row->dequeue_self;
-	totals->wait_time_ns += row->wait_time_ns;
+	c[LOCKSTAT_EX_ACQUIRES] += ex_slept + row->acquires[true][LW_EXCLUSIVE];
+	c[LOCKSTAT_SH_ACQUIRES] += sh_slept + row->acquires[true][LW_SHARED];
+	c[LOCKSTAT_BLOCKS] += ex_slept + sh_slept + row->blocks;
+	c[LOCKSTAT_SPIN_DELAYS] += row->spin_delays;
+	c[LOCKSTAT_DEQUEUE_SELF] += row->dequeue_self;
+	c[LOCKSTAT_WAIT_TIME_NS] += row->wait_time_ns;
 }
 
 /*
@@ -444,12 +445,8 @@ static void
 lockstat_subtract_totals(LockStatTrancheTotals *totals,
 						 const LockStatTrancheTotals *base)
 {
-	totals->sh_acquires -= base->sh_acquires;
-	totals->ex_acquires -= base->ex_acquires;
-	totals->blocks -= base->blocks;
-	totals->spin_delays -= base->spin_delays;
-	totals->dequeue_self -= base->dequeue_self;
-	totals->wait_time_ns -= base->wait_time_ns;
+	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+		totals->counts[c] -= base->counts[c];
 }
 
 /*
@@ -564,12 +561,13 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 	return stats_reset;
 }
 
-/* raise *base to value; a baseline never moves back */
-static inline void
-lockstat_raise(uint64 *base, uint64 value)
+/* raise each counter of *base to that of *totals; a baseline never moves back */
+static void
+lockstat_raise_totals(LockStatTrancheTotals *base,
+					  const LockStatTrancheTotals *totals)
 {
-	if (value > *base)
-		*base = value;
+	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+		base->counts[c] = Max(base->counts[c], totals->counts[c]);
 }
 
 /*
@@ -595,16 +593,7 @@ lockstat_reset(void)
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
 
 	for (int row = 0; row < num_rows; row++)
-	{
-		LockStatTrancheTotals *base = &lockstat_state->baseline[row];
-
-		lockstat_raise(&base->ex_acquires, totals[row].ex_acquires);
-		lockstat_raise(&base->sh_acquires, totals[row].sh_acquires);
-		lockstat_raise(&base->blocks, totals[row].blocks);
-		lockstat_raise(&base->spin_delays, totals[row].spin_delays);
-		lockstat_raise(&base->dequeue_self, totals[row].dequeue_self);
-		lockstat_raise(&base->wait_time_ns, totals[row].wait_time_ns);
-	}
+		lockstat_raise_totals(&lockstat_state->baseline[row], &totals[row]);
 
 	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
@@ -789,12 +778,8 @@ lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 		LockStatTrancheTotals *to = &totals[lockstat_tranche_row(row)];
 		LockStatTrancheTotals *from = &totals[row];
 
-		to->sh_acquires += from->sh_acquires;
-		to->ex_acquires += from->ex_acquires;
-		to->blocks += from->blocks;
-		to->spin_delays += from->spin_delays;
-		to->dequeue_self += from->dequeue_self;
-		to->wait_time_ns += from->wait_time_ns;
+		for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+			to->counts[c] += from->counts[c];
 		memset(from, 0, sizeof(LockStatTrancheTotals));
 	}
 }
