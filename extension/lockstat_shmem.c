@@ -4,10 +4,11 @@
  *	  The shared counter array of pg_lockstat: sizing, attaching, reading
  *	  and resetting
  *
- * Layout: a LockStatSharedState header, then the reset baseline (one
- * LockStatTrancheTotals per row), then one block of rows for each process
- * slot, then one LockStatSlotOwner for each process slot, then the wait
- * histogram and the longest waits (atomic counters, one set per row).
+ * Layout: a LockStatSharedState header, then the reset baseline and the
+ * counts of exited processes (one LockStatTrancheTotals per row each), then
+ * one block of rows for each process slot, then the wait histogram and the
+ * longest waits (atomic counters, one set per row), then one
+ * LockStatSlotOwner for each process slot.
  *
  * Rows: row t < max_tranches counts tranche ID t; row max_tranches (the
  * overflow row) collects every higher tranche ID; the NUM_FIXED_LWLOCKS rows
@@ -18,32 +19,59 @@
  * MaxBackends + NUM_AUXILIARY_PROCS process slots, indexed by ProcNumber,
  * the same range as the PGPROCs that can run.
  *
- * A slot's owner record says which process counts into the slot now, and
- * holds a copy of the slot's rows taken when that process attached (its
- * start snapshot, as LockStatTrancheTotals), so that the counts of one
- * process, since it started, are its rows minus its start snapshot
- * (pg_lwlock_backend_stats).  The snapshot costs
- * sizeof(LockStatTrancheTotals) per row and slot, three quarters of the
- * rows themselves.
+ * A slot's rows hold the counts of the process that owns the slot now, since
+ * it attached (pg_lwlock_backend_stats): a process zeroes them before it
+ * counts, and when it exits it adds them to the shared totals of exited
+ * processes ("folds" them), so the counts of exited processes are kept.
+ * pg_lwlock_stats is those totals plus the rows of every live slot, minus
+ * the baseline of the last reset.
  *
  * Locking rules:
  *
- * - A process's rows are written only by that process, by the core patch's
- *	 counting points, with plain adds and no lock.  A slot is handed to the
- *	 next process with the same ProcNumber without being cleared, so the
- *	 counts of exited processes are kept.  Counts are never written by anyone
- *	 else and never decrease, so a sum read later is never smaller than a sum
- *	 read earlier.  This relies on aligned 64-bit loads and stores being
- *	 single-copy atomic (PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY).
+ * - A process's rows are written only by that process: by the core patch's
+ *	 counting points, with plain adds and no lock, while it counts; and by
+ *	 lockstat_attach_process(), which zeroes them before it counts.  Counts
+ *	 only grow while a process owns the slot.  This relies on aligned 64-bit
+ *	 loads and stores being single-copy atomic
+ *	 (PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY).
+ *
+ * - A slot is live while its owner record's pid is not 0.  Its owner sets
+ *	 pid after zeroing the rows, behind a write barrier; a reader reads pid,
+ *	 then a read barrier, then the rows, and adds the rows of live slots
+ *	 only.  So a reader that sees a new owner sees its rows zeroed, and one
+ *	 that sees no owner adds nothing.
+ *
+ * - The totals of exited processes are written only by an exiting process,
+ *	 after it stopped counting (MyLWLockStats = NULL), holding exit_lock
+ *	 exclusively (folds of several processes exclude each other).  It makes
+ *	 exit_count odd, adds its rows to the totals, sets its slot's pid to 0,
+ *	 and makes exit_count even again, with write barriers in between: the
+ *	 move of its counts from its slot to the totals happens inside one odd
+ *	 period of exit_count.  Its rows stay as they are until the next owner
+ *	 zeroes them; nobody adds them again since the slot is not live.
+ *
+ * - A reader (lockstat_sum_all) copies the totals of exited processes and
+ *	 sums the live slots between two reads of exit_count, and keeps the
+ *	 result only if both are the same even value: then no process exited in
+ *	 between, so every process's counts were added exactly once, from its
+ *	 slot or from the totals.  A process that starts meanwhile is added from
+ *	 zero or not at all.  After LOCKSTAT_OPTIMISTIC_READS disturbed attempts
+ *	 the reader holds exit_lock shared for one more, so that exiting
+ *	 processes cannot starve it; they wait for that one sum (their exit is
+ *	 delayed by a few milliseconds at the most, at 1000 slots).  Without
+ *	 that fallback no lock is held while summing, so a reader cannot delay
+ *	 a process's start or exit, and every long loop checks for interrupts.
+ *	 Each process's counts only grow, and move to the totals whole, so a
+ *	 sum read later is never smaller than a sum read earlier.
  *
  * - The baseline and stats_reset are protected by state->lock, held only
  *	 to copy them (shared) or to update them (exclusive), never while
- *	 summing the slots, so that readers cannot starve a reset and every
- *	 long loop can check for interrupts.  A reader copies the baseline
- *	 first and sums the slots afterwards; since the baseline is itself a
+ *	 summing, so that readers cannot starve a reset.  A reader copies the
+ *	 baseline first and sums afterwards; since the baseline is itself a
  *	 sum taken earlier, sum minus baseline is never negative.  A reset sums
- *	 the slots first and then raises each baseline entry to its sum, never
- *	 lowering it, so that concurrent resets cannot move the baseline back.
+ *	 first, as a reader, and then raises each baseline entry to its sum,
+ *	 never lowering it, so that concurrent resets cannot move the baseline
+ *	 back.
  *
  * - The distribution of blocked calls by wait time (lockstat_record_wait)
  *	 is one shared table of atomic counters per row and bucket, plus an
@@ -52,20 +80,19 @@
  *	 lands either before (and is cleared) or after (and is kept).
  *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
- *	 callback registered after ProcKill's, so it runs first: the slot is no
- *	 longer written when the next process is given the same ProcNumber.
+ *	 callback registered after ProcKill's, so it runs first, with the
+ *	 process's PGPROC (which LWLockAcquire needs): the slot is given up and
+ *	 no longer written when the next process is given the same ProcNumber.
  *
- * - A slot's owner record is written only by the process that owns the
- *	 slot, when it attaches (pid, type, start snapshot) and when it detaches
- *	 (pid = 0), never while it counts.  Like PgBackendStatus.st_changecount,
- *	 the record's changecount is odd while it is being written; a reader
- *	 copies the record and the slot's rows between two reads of changecount
- *	 and tries again unless both are the same even value.  The rows are
- *	 read inside that window too, so a reader never takes the rows of one
- *	 process together with the start snapshot of another; since both belong
- *	 to one process and its rows only grow, rows minus snapshot is never
- *	 negative.  No lock is taken, so a reader cannot delay a process's
- *	 start or exit, and retries check for interrupts.
+ * - A slot's owner record (pid, type) is written only by the process that
+ *	 owns the slot, when it attaches (together with zeroing the rows) and
+ *	 when it exits (pid = 0), never while it counts.  Like
+ *	 PgBackendStatus.st_changecount, the record's changecount is odd while
+ *	 it is being written; pg_lwlock_backend_stats copies the record and the
+ *	 slot's rows between two reads of changecount and tries again unless
+ *	 both are the same even value, so it never takes the rows of one process
+ *	 with the pid of another.  No lock is taken, and retries check for
+ *	 interrupts.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -91,24 +118,28 @@
 #error "pg_lockstat needs single-copy atomic 64-bit loads and stores"
 #endif
 
+/* sums tried without exit_lock before one with it; see the locking rules */
+#define LOCKSTAT_OPTIMISTIC_READS	3
+
 typedef struct LockStatSharedState
 {
 	LWLock	   *lock;			/* protects baseline and stats_reset */
+	LWLock	   *exit_lock;		/* held by exiting processes; see above */
+	uint64		exit_count;		/* odd while a process folds its rows */
 	int			num_slots;		/* process slots (ProcNumbers) */
-	int			num_rows;		/* max_tranches + 1 (overflow row) */
+	int			num_rows;		/* rows per slot */
 	Size		slot_stride;	/* bytes between two process slots */
 	TimestampTz stats_reset;	/* time of the last reset, or of start-up */
 	pg_atomic_uint64 *wait_hist;	/* num_rows * LOCKSTAT_WAIT_BUCKETS */
 	pg_atomic_uint64 *max_wait_ns;	/* num_rows */
 	LockStatTrancheTotals *baseline;	/* num_rows entries */
+	LockStatTrancheTotals *exited;	/* num_rows: folded by exited processes */
 	char	   *slots;			/* num_slots * slot_stride bytes */
-	Size		owner_stride;	/* bytes between two owner records */
-	char	   *owners;			/* num_slots * owner_stride bytes */
+	struct LockStatSlotOwner *owners;	/* num_slots records */
 } LockStatSharedState;
 
 /*
- * Who counts into a process slot, and the slot's rows when that process
- * attached.  See the locking rules at the top.
+ * Who counts into a process slot.  See the locking rules at the top.
  */
 typedef struct LockStatSlotOwner
 {
@@ -116,7 +147,6 @@ typedef struct LockStatSlotOwner
 	int			pid;			/* the owning process; 0 if none */
 	BackendType backend_type;	/* its MyBackendType */
 	char		bgw_type[BGW_MAXLEN];	/* a background worker's bgw_type */
-	LockStatTrancheTotals start[FLEXIBLE_ARRAY_MEMBER]; /* num_rows */
 } LockStatSlotOwner;
 
 /* Links to shared memory state; set in every process by shmem startup */
@@ -126,12 +156,11 @@ static LockStatSharedState *lockstat_state = NULL;
 static LWLockStatsCounters *lockstat_my_rows = NULL;
 
 static Size lockstat_slot_stride(int num_rows);
-static Size lockstat_owner_stride(int num_rows);
 static Size lockstat_shmem_size(int num_slots, int num_rows);
-static LockStatSlotOwner *lockstat_slot_owner(int slot);
+static LWLockStatsCounters *lockstat_slot_rows(int slot);
 static void lockstat_begin_owner_write(LockStatSlotOwner *owner);
 static void lockstat_end_owner_write(LockStatSlotOwner *owner);
-static void lockstat_sum_rows(LockStatTrancheTotals *totals);
+static void lockstat_sum_all(LockStatTrancheTotals *totals);
 static void lockstat_subtract_totals(LockStatTrancheTotals *totals,
 									 const LockStatTrancheTotals *base);
 
@@ -150,36 +179,26 @@ lockstat_slot_stride(int num_rows)
 	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
 }
 
-/* bytes per owner record */
-static Size
-lockstat_owner_stride(int num_rows)
-{
-	Size		size;
-
-	/* only the owner writes it, twice in its life: no padding needed */
-	size = mul_size(sizeof(LockStatTrancheTotals), num_rows);
-	return MAXALIGN(add_size(offsetof(LockStatSlotOwner, start), size));
-}
-
 /*
- * bytes of shared memory for the header, the baseline, all slots and their
- * owner records
+ * bytes of shared memory for the header, the baseline, the totals of exited
+ * processes, all slots, the wait histogram and the owner records
  */
 static Size
 lockstat_shmem_size(int num_slots, int num_rows)
 {
+	Size		totals = CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
+												 num_rows));
 	Size		size;
 
 	size = CACHELINEALIGN(sizeof(LockStatSharedState));
-	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
-												  num_rows)));
+	size = add_size(size, mul_size(totals, 2));
 	size = add_size(size, mul_size(lockstat_slot_stride(num_rows), num_slots));
 	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
 												  mul_size(num_rows,
 														   LOCKSTAT_WAIT_BUCKETS + 1))));
-	size = add_size(size, mul_size(lockstat_owner_stride(num_rows), num_slots));
-	/* ShmemInitStruct's result is only MAXALIGNed, and so are owner records */
-	size = add_size(size, 2 * PG_CACHE_LINE_SIZE);
+	size = add_size(size, mul_size(sizeof(LockStatSlotOwner), num_slots));
+	/* ShmemInitStruct's result is only MAXALIGNed */
+	size = add_size(size, PG_CACHE_LINE_SIZE);
 	return size;
 }
 
@@ -192,7 +211,8 @@ lockstat_shmem_request(void)
 	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_slots_needed(),
 											   lockstat_max_tranches + 1 +
 											   NUM_FIXED_LWLOCKS));
-	RequestNamedLWLockTranche("pg_lockstat", 1);
+	/* state->lock and state->exit_lock */
+	RequestNamedLWLockTranche("pg_lockstat", 2);
 }
 
 /*
@@ -206,6 +226,8 @@ lockstat_shmem_startup(void)
 	int			num_slots = lockstat_slots_needed();
 	int			num_rows = lockstat_max_tranches + 1 + NUM_FIXED_LWLOCKS;
 	Size		size = lockstat_shmem_size(num_slots, num_rows);
+	Size		totals = CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
+												 num_rows));
 	char	   *base;
 	char	   *p;
 
@@ -215,27 +237,31 @@ lockstat_shmem_startup(void)
 
 	if (!found)
 	{
+		LWLockPadded *locks = GetNamedLWLockTranche("pg_lockstat");
+
 		p += CACHELINEALIGN(sizeof(LockStatSharedState));
 		memset(p, 0, size - (p - base));
 
-		lockstat_state->lock = &(GetNamedLWLockTranche("pg_lockstat"))->lock;
+		lockstat_state->lock = &locks[0].lock;
+		lockstat_state->exit_lock = &locks[1].lock;
+		lockstat_state->exit_count = 0;
 		lockstat_state->num_slots = num_slots;
 		lockstat_state->num_rows = num_rows;
 		lockstat_state->slot_stride = lockstat_slot_stride(num_rows);
 		lockstat_state->stats_reset = GetCurrentTimestamp();
 		lockstat_state->baseline = (LockStatTrancheTotals *) p;
-		p += CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals), num_rows));
+		lockstat_state->exited = (LockStatTrancheTotals *) (p + totals);
+		p += mul_size(totals, 2);
 		lockstat_state->slots = p;
 		p += mul_size(lockstat_state->slot_stride, num_slots);
-		lockstat_state->owner_stride = lockstat_owner_stride(num_rows);
-		lockstat_state->owners = p;
-		p += mul_size(lockstat_state->owner_stride, num_slots);
-		p = (char *) CACHELINEALIGN(p);
 		lockstat_state->wait_hist = (pg_atomic_uint64 *) p;
 		lockstat_state->max_wait_ns = lockstat_state->wait_hist +
 			num_rows * LOCKSTAT_WAIT_BUCKETS;
 		for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
+		p += CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
+									 num_rows * (LOCKSTAT_WAIT_BUCKETS + 1)));
+		lockstat_state->owners = (LockStatSlotOwner *) p;
 	}
 
 	/* _PG_init chose the overflow row from the same setting */
@@ -250,12 +276,12 @@ lockstat_shmem_ready(void)
 	return lockstat_state != NULL;
 }
 
-/* the owner record of process slot "slot" */
-static LockStatSlotOwner *
-lockstat_slot_owner(int slot)
+/* the rows of process slot "slot" */
+static LWLockStatsCounters *
+lockstat_slot_rows(int slot)
 {
-	return (LockStatSlotOwner *)
-		(lockstat_state->owners + lockstat_state->owner_stride * slot);
+	return (LWLockStatsCounters *)
+		(lockstat_state->slots + lockstat_state->slot_stride * slot);
 }
 
 /*
@@ -287,16 +313,17 @@ lockstat_end_owner_write(LockStatSlotOwner *owner)
  * once per process.  Returns false, and counts nothing, if the slot does not
  * exist, which cannot happen as the slots cover every PGPROC that can run.
  *
- * Records this process as the slot's owner, with a start snapshot of the
- * slot's rows, which still hold the counts of the slot's earlier owners.
- * MyBackendType and MyBgworkerEntry are set before InitProcess() in every
- * kind of process.  Counting starts with lockstat_track_changed().
+ * Zeroes the slot's rows, which still hold the counts of the slot's previous
+ * owner (already in the totals of exited processes), and records this
+ * process as the slot's owner.  MyBackendType and MyBgworkerEntry are set
+ * before InitProcess() in every kind of process.  Counting starts with
+ * lockstat_track_changed().
  */
 bool
 lockstat_attach_process(void)
 {
 	LockStatSlotOwner *owner;
-	int			num_rows;
+	LWLockStatsCounters *rows;
 
 	if (MyProcNumber < 0 || MyProcNumber >= lockstat_state->num_slots)
 	{
@@ -305,51 +332,64 @@ lockstat_attach_process(void)
 		return false;
 	}
 
-	lockstat_my_rows = (LWLockStatsCounters *)
-		(lockstat_state->slots + lockstat_state->slot_stride * MyProcNumber);
-
 	/*
-	 * The slot's previous owner has detached (see lockstat_detach_process),
-	 * and we do not count yet, so nobody writes the rows while we copy them.
+	 * The slot's previous owner has folded its rows and given up the slot
+	 * (see lockstat_detach_process) before ProcKill handed its ProcNumber on,
+	 * and we do not count yet: the rows are ours, and no reader adds them
+	 * while pid is 0.
 	 */
-	owner = lockstat_slot_owner(MyProcNumber);
-	num_rows = lockstat_state->num_rows;
+	owner = &lockstat_state->owners[MyProcNumber];
+	rows = lockstat_slot_rows(MyProcNumber);
+	Assert(owner->pid == 0);
 	lockstat_begin_owner_write(owner);
+	memset(rows, 0, sizeof(LWLockStatsCounters) * lockstat_state->num_rows);
+	/* a reader that sees our pid sees the rows zeroed */
+	pg_write_barrier();
 	owner->pid = MyProcPid;
 	owner->backend_type = MyBackendType;
 	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
 		strlcpy(owner->bgw_type, MyBgworkerEntry->bgw_type, BGW_MAXLEN);
 	else
 		owner->bgw_type[0] = '\0';
-	for (int row = 0; row < num_rows; row++)
-	{
-		memset(&owner->start[row], 0, sizeof(LockStatTrancheTotals));
-		lockstat_add_row(&owner->start[row], &lockstat_my_rows[row]);
-	}
 	lockstat_end_owner_write(owner);
 
 	/* a reader that sees our first count also sees the record complete */
 	pg_write_barrier();
+	lockstat_my_rows = rows;
 	return true;
 }
 
 /*
- * The process exits, and has stopped counting (MyLWLockStats is NULL): give
- * up the slot's owner record.
+ * The process exits, and has stopped counting (MyLWLockStats is NULL): add
+ * its rows to the totals of exited processes and give up the slot, in one
+ * odd period of exit_count (see the locking rules at the top).
  */
 void
 lockstat_detach_process(void)
 {
+	volatile LockStatSharedState *state = lockstat_state;
 	LockStatSlotOwner *owner;
+	LWLockStatsCounters *rows = lockstat_my_rows;
 
-	if (lockstat_my_rows == NULL)
+	if (rows == NULL)
 		return;
 	lockstat_my_rows = NULL;
+	owner = &lockstat_state->owners[MyProcNumber];
 
-	owner = lockstat_slot_owner(MyProcNumber);
+	LWLockAcquire(lockstat_state->exit_lock, LW_EXCLUSIVE);
+	state->exit_count++;
+	pg_write_barrier();
+
+	for (int row = 0; row < lockstat_state->num_rows; row++)
+		lockstat_add_row(&lockstat_state->exited[row], &rows[row]);
+
 	lockstat_begin_owner_write(owner);
 	owner->pid = 0;
 	lockstat_end_owner_write(owner);
+
+	pg_write_barrier();
+	state->exit_count++;
+	LWLockRelease(lockstat_state->exit_lock);
 }
 
 /*
@@ -386,26 +426,68 @@ lockstat_num_slots(void)
 }
 
 /*
- * Sum every process slot's rows into totals[num_rows].  Lock-free with
- * respect to the writers; see the locking rules at the top.  Checks for
- * interrupts, so must not be called with state->lock held.
+ * Add the rows of every live process slot to totals[num_rows].  Lock-free
+ * with respect to the writers; the caller checks that no process exited
+ * meanwhile.  Checks for interrupts (a no-op while exit_lock is held).
  */
 static void
-lockstat_sum_rows(LockStatTrancheTotals *totals)
+lockstat_add_live_rows(LockStatTrancheTotals *totals)
 {
 	int			num_rows = lockstat_state->num_rows;
 
-	memset(totals, 0, sizeof(LockStatTrancheTotals) * num_rows);
-
 	for (int slot = 0; slot < lockstat_state->num_slots; slot++)
 	{
-		volatile LWLockStatsCounters *rows = (volatile LWLockStatsCounters *)
-			(lockstat_state->slots + lockstat_state->slot_stride * slot);
+		volatile LWLockStatsCounters *rows = lockstat_slot_rows(slot);
 
 		CHECK_FOR_INTERRUPTS();
 
+		if (((volatile LockStatSlotOwner *) &lockstat_state->owners[slot])->pid == 0)
+			continue;
+		pg_read_barrier();
+
 		for (int row = 0; row < num_rows; row++)
 			lockstat_add_row(&totals[row], &rows[row]);
+	}
+}
+
+/*
+ * Fill totals[num_rows] with every count since start-up: the totals of
+ * exited processes plus the rows of the live slots, each process's counts
+ * exactly once (see the locking rules at the top).  Must not be called with
+ * state->lock held.  Checks for interrupts.
+ */
+static void
+lockstat_sum_all(LockStatTrancheTotals *totals)
+{
+	volatile LockStatSharedState *state = lockstat_state;
+	Size		size = sizeof(LockStatTrancheTotals) * lockstat_state->num_rows;
+
+	for (int attempt = 1;; attempt++)
+	{
+		bool		locked = (attempt > LOCKSTAT_OPTIMISTIC_READS);
+		uint64		before;
+
+		if (locked)
+			LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
+		before = state->exit_count;
+		pg_read_barrier();
+		if ((before & 1) == 0)
+		{
+			memcpy(totals, lockstat_state->exited, size);
+			lockstat_add_live_rows(totals);
+		}
+		pg_read_barrier();
+		if (locked)
+		{
+			/* no process can exit while we hold exit_lock */
+			Assert(state->exit_count == before && (before & 1) == 0);
+			LWLockRelease(lockstat_state->exit_lock);
+			return;
+		}
+		if (state->exit_count == before && (before & 1) == 0)
+			return;
+		/* a process exited meanwhile: a moment's work, try again */
+		CHECK_FOR_INTERRUPTS();
 	}
 }
 
@@ -424,15 +506,16 @@ lockstat_add_row(LockStatTrancheTotals *totals,
 	 * counts its block, so blocks never run ahead of acquisitions here, and
 	 * after the subtraction of a baseline computed the same way, neither.
 	 */
+	uint64	   *c = totals->counts;
 	uint64		ex_slept = row->acquires[false][LW_EXCLUSIVE];
 	uint64		sh_slept = row->acquires[false][LW_SHARED];
 
-	totals->ex_acquires += ex_slept + row->acquires[true][LW_EXCLUSIVE];
-	totals->sh_acquires += sh_slept + row->acquires[true][LW_SHARED];
-	totals->blocks += ex_slept + sh_slept + row->blocks;
-	totals->spin_delays += row->spin_delays;
-	totals->dequeue_self += row->dequeue_self;
-	totals->wait_time_ns += row->wait_time_ns;
+	c[LOCKSTAT_EX_ACQUIRES] += ex_slept + row->acquires[true][LW_EXCLUSIVE];
+	c[LOCKSTAT_SH_ACQUIRES] += sh_slept + row->acquires[true][LW_SHARED];
+	c[LOCKSTAT_BLOCKS] += ex_slept + sh_slept + row->blocks;
+	c[LOCKSTAT_SPIN_DELAYS] += row->spin_delays;
+	c[LOCKSTAT_DEQUEUE_SELF] += row->dequeue_self;
+	c[LOCKSTAT_WAIT_TIME_NS] += row->wait_time_ns;
 }
 
 /*
@@ -444,18 +527,14 @@ static void
 lockstat_subtract_totals(LockStatTrancheTotals *totals,
 						 const LockStatTrancheTotals *base)
 {
-	totals->sh_acquires -= base->sh_acquires;
-	totals->ex_acquires -= base->ex_acquires;
-	totals->blocks -= base->blocks;
-	totals->spin_delays -= base->spin_delays;
-	totals->dequeue_self -= base->dequeue_self;
-	totals->wait_time_ns -= base->wait_time_ns;
+	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+		totals->counts[c] -= base->counts[c];
 }
 
 /*
  * Read the counts of the process that owns process slot "slot", since it
- * attached: fills *process and totals[num_rows], and returns true; returns
- * false if no live process owns the slot.  Not affected by
+ * attached (its rows): fills *process and totals[num_rows], and returns
+ * true; returns false if no live process owns the slot.  Not affected by
  * pg_lockstat_reset().  Lock-free; see the locking rules at the top.
  * Checks for interrupts.  Errors: 55000 if not preloaded.
  */
@@ -465,22 +544,18 @@ lockstat_read_process(int slot, LockStatProcess *process,
 {
 	volatile LockStatSlotOwner *owner;
 	volatile LWLockStatsCounters *rows;
-	LockStatTrancheTotals *start;
 	int			num_rows;
 
 	lockstat_require_ready();
 	Assert(slot >= 0 && slot < lockstat_state->num_slots);
 
 	num_rows = lockstat_state->num_rows;
-	owner = lockstat_slot_owner(slot);
-	rows = (volatile LWLockStatsCounters *)
-		(lockstat_state->slots + lockstat_state->slot_stride * slot);
-	start = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	owner = &lockstat_state->owners[slot];
+	rows = lockstat_slot_rows(slot);
 
 	for (;;)
 	{
 		uint32		before;
-		uint32		after;
 
 		CHECK_FOR_INTERRUPTS();
 
@@ -493,22 +568,19 @@ lockstat_read_process(int slot, LockStatProcess *process,
 			process->backend_type = owner->backend_type;
 			memcpy(process->bgw_type, (const char *) owner->bgw_type,
 				   BGW_MAXLEN);
+			memset(totals, 0, sizeof(LockStatTrancheTotals) * num_rows);
 			if (process->pid != 0)
 			{
-				memcpy(start, (const LockStatTrancheTotals *) owner->start,
-					   sizeof(LockStatTrancheTotals) * num_rows);
-				memset(totals, 0, sizeof(LockStatTrancheTotals) * num_rows);
 				for (int row = 0; row < num_rows; row++)
 					lockstat_add_row(&totals[row], &rows[row]);
 			}
 
 			pg_read_barrier();
-			after = owner->changecount;
-			if (before == after)
+			if (owner->changecount == before)
 				break;
 		}
 
-		/* the owner is attaching or detaching right now: a moment's work */
+		/* the owner is attaching or exiting right now: a moment's work */
 		pg_spin_delay();
 	}
 	process->bgw_type[BGW_MAXLEN - 1] = '\0';
@@ -518,18 +590,8 @@ lockstat_read_process(int slot, LockStatProcess *process,
 	 * read it: ProcKill clears the PGPROC's pid after our detach callback
 	 * ran, and a new process there has another pid.
 	 */
-	if (process->pid == 0 ||
-		((volatile PGPROC *) GetPGProcByNumber(slot))->pid != process->pid)
-	{
-		pfree(start);
-		return false;
-	}
-
-	for (int row = 0; row < num_rows; row++)
-		lockstat_subtract_totals(&totals[row], &start[row]);
-
-	pfree(start);
-	return true;
+	return process->pid != 0 &&
+		((volatile PGPROC *) GetPGProcByNumber(slot))->pid == process->pid;
 }
 
 /*
@@ -555,7 +617,7 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 	stats_reset = lockstat_state->stats_reset;
 	LWLockRelease(lockstat_state->lock);
 
-	lockstat_sum_rows(totals);
+	lockstat_sum_all(totals);
 
 	for (int row = 0; row < num_rows; row++)
 		lockstat_subtract_totals(&totals[row], &baseline[row]);
@@ -564,12 +626,13 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 	return stats_reset;
 }
 
-/* raise *base to value; a baseline never moves back */
-static inline void
-lockstat_raise(uint64 *base, uint64 value)
+/* raise each counter of *base to that of *totals; a baseline never moves back */
+static void
+lockstat_raise_totals(LockStatTrancheTotals *base,
+					  const LockStatTrancheTotals *totals)
 {
-	if (value > *base)
-		*base = value;
+	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+		base->counts[c] = Max(base->counts[c], totals->counts[c]);
 }
 
 /*
@@ -590,21 +653,12 @@ lockstat_reset(void)
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
-	lockstat_sum_rows(totals);
+	lockstat_sum_all(totals);
 
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
 
 	for (int row = 0; row < num_rows; row++)
-	{
-		LockStatTrancheTotals *base = &lockstat_state->baseline[row];
-
-		lockstat_raise(&base->ex_acquires, totals[row].ex_acquires);
-		lockstat_raise(&base->sh_acquires, totals[row].sh_acquires);
-		lockstat_raise(&base->blocks, totals[row].blocks);
-		lockstat_raise(&base->spin_delays, totals[row].spin_delays);
-		lockstat_raise(&base->dequeue_self, totals[row].dequeue_self);
-		lockstat_raise(&base->wait_time_ns, totals[row].wait_time_ns);
-	}
+		lockstat_raise_totals(&lockstat_state->baseline[row], &totals[row]);
 
 	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
@@ -789,12 +843,8 @@ lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 		LockStatTrancheTotals *to = &totals[lockstat_tranche_row(row)];
 		LockStatTrancheTotals *from = &totals[row];
 
-		to->sh_acquires += from->sh_acquires;
-		to->ex_acquires += from->ex_acquires;
-		to->blocks += from->blocks;
-		to->spin_delays += from->spin_delays;
-		to->dequeue_self += from->dequeue_self;
-		to->wait_time_ns += from->wait_time_ns;
+		for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+			to->counts[c] += from->counts[c];
 		memset(from, 0, sizeof(LockStatTrancheTotals));
 	}
 }

@@ -100,8 +100,12 @@ lockstat_put_bucket(Datum *values, bool *nulls, int i, int b, uint64 count)
 static inline bool
 lockstat_totals_active(const LockStatTrancheTotals *t)
 {
-	return t->sh_acquires != 0 || t->ex_acquires != 0 || t->blocks != 0 ||
-		t->spin_delays != 0 || t->dequeue_self != 0 || t->wait_time_ns != 0;
+	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+	{
+		if (t->counts[c] != 0)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -136,12 +140,11 @@ lockstat_put_tranche(Datum *values, bool *nulls, int i, int tranche,
 static int
 lockstat_put_counters(Datum *values, int i, const LockStatTrancheTotals *t)
 {
-	values[i++] = lockstat_counter_datum(t->sh_acquires);
-	values[i++] = lockstat_counter_datum(t->ex_acquires);
-	values[i++] = lockstat_counter_datum(t->blocks);
-	values[i++] = lockstat_counter_datum(t->spin_delays);
-	values[i++] = lockstat_counter_datum(t->dequeue_self);
-	values[i++] = Float8GetDatum((double) t->wait_time_ns / 1000000.0);
+	/* the columns follow the order of LockStatCounter */
+	for (int c = 0; c < LOCKSTAT_WAIT_TIME_NS; c++)
+		values[i++] = lockstat_counter_datum(t->counts[c]);
+	values[i++] = Float8GetDatum((double) t->counts[LOCKSTAT_WAIT_TIME_NS] /
+								 1000000.0);
 	return i;
 }
 

@@ -62,8 +62,8 @@ static const struct config_enum_entry spin_strategy_options[] = {
 
 /* GUC variables of our own; the spin settings are the core's variables */
 bool		lockstat_track = true;
-int			lockstat_max_tranches = 256;
-int			lockstat_max_spin_sites = 32;
+int			lockstat_max_tranches = 128;
+int			lockstat_max_spin_sites = 16;
 
 /*
  * The core patch's interface, or, on a server without it, a stand-in whose
@@ -324,7 +324,7 @@ lockstat_define_counting_gucs(void)
 							"Sets the number of LWLock tranche IDs counted separately.",
 							"Tranche IDs at or above this value are counted together in one overflow row.",
 							&lockstat_max_tranches,
-							256,
+							128,
 							LWTRANCHE_FIRST_USER_DEFINED,
 							LOCKSTAT_MAX_TRANCHES,
 							PGC_POSTMASTER,
@@ -335,7 +335,7 @@ lockstat_define_counting_gucs(void)
 							"Sets the number of spin wait call sites counted per process.",
 							"Waits at further call sites are counted only as dropped.",
 							&lockstat_max_spin_sites,
-							32,
+							16,
 							1, LOCKSTAT_MAX_SPIN_SITES,
 							PGC_POSTMASTER,
 							0,

@@ -79,17 +79,31 @@ extern void lockstat_require_ready(void);
 
 
 /*
- * One tranche's counters as read by the SQL functions: the sum over all
- * process slots, minus the baseline taken at the last reset.
+ * The counters of one row (a tranche, the overflow row or a lock of the fixed
+ * main array) as the SQL functions report them, in the order of their
+ * columns: counts, except LOCKSTAT_WAIT_TIME_NS (nanoseconds).
+ */
+typedef enum LockStatCounter
+{
+	LOCKSTAT_SH_ACQUIRES,		/* shared acquisitions */
+	LOCKSTAT_EX_ACQUIRES,		/* exclusive acquisitions */
+	LOCKSTAT_BLOCKS,			/* acquisitions that had to sleep */
+	LOCKSTAT_SPIN_DELAYS,		/* spin delays on the wait-list lock */
+	LOCKSTAT_DEQUEUE_SELF,		/* waiters that dequeued themselves */
+	LOCKSTAT_WAIT_TIME_NS,		/* time slept in blocked calls */
+} LockStatCounter;
+
+#define LOCKSTAT_NUM_COUNTERS	(LOCKSTAT_WAIT_TIME_NS + 1)
+
+/*
+ * One row's counters, summed over processes (and minus the baseline taken
+ * at the last reset), or of one process; indexed by LockStatCounter.  Every
+ * counter only grows, so that sums, differences and baselines go counter
+ * by counter.
  */
 typedef struct LockStatTrancheTotals
 {
-	uint64		sh_acquires;
-	uint64		ex_acquires;
-	uint64		blocks;
-	uint64		spin_delays;
-	uint64		dequeue_self;
-	uint64		wait_time_ns;
+	uint64		counts[LOCKSTAT_NUM_COUNTERS];
 } LockStatTrancheTotals;
 
 /*

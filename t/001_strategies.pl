@@ -80,14 +80,14 @@ foreach my $bad ('10', 'abc', '70000')
 		qr/FATAL:  .*"pg_lockstat.max_tranches"/,
 		"the FATAL message names pg_lockstat.max_tranches ('$bad')");
 }
-$node->append_conf('postgresql.conf', "pg_lockstat.max_tranches = 128");
+$node->append_conf('postgresql.conf', "pg_lockstat.max_tranches = 200");
 
 # and starts again once the values are fixed
 $node->append_conf('postgresql.conf', "pg_lockstat.spin_strategy = 'ttas'");
 $node->start;
 is( $node->safe_psql(
 		'postgres', 'SELECT spin_strategy, max_tranches FROM pg_lockstat_status'),
-	'ttas|128',
+	'ttas|200',
 	'server starts again with valid settings, and they are in force');
 $node->stop;
 

@@ -1,0 +1,142 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# Shared memory and the counts of exited processes, on a server with
+# max_connections = 1000 and pg_lockstat's other settings at their defaults:
+# - the allocations of pg_lockstat (pg_shmem_allocations) take at most 40 MB;
+# - while pgbench -C opens thousands of short-lived connections, each taking
+#   the lockstat_test LWLock a known number of times, and 3 reader sessions
+#   read pg_lwlock_stats and pg_lwlock_backend_stats in a loop (and, in a
+#   first phase, one session resets every 20 ms): no read of a session is
+#   smaller than its previous read under the same reset, no process ever
+#   shows more acquisitions than it made (a slot's rows start from zero for
+#   each process), and once the connections are gone the total since the
+#   last reset is exactly the acquisitions made: no exited process is
+#   counted twice or lost.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use LockStatTest;
+
+my $node = LockStatTest::new_node('shmem_exits', "max_connections = 1000");
+
+# --- shared memory --------------------------------------------------------
+
+my $limit = 40 * 1024 * 1024;
+my ($slots, $bytes) = split /\|/, $node->safe_psql(
+	'postgres', q{
+SELECT (SELECT process_slots FROM pg_lockstat_status),
+       sum(allocated_size) FROM pg_shmem_allocations
+WHERE name IN ('pg_lockstat', 'pg_lockstat spin sites')});
+cmp_ok($slots, '>=', 1000, "$slots process slots at max_connections = 1000");
+cmp_ok($bytes, '<=', $limit,
+	"pg_lockstat's shared memory at max_connections = 1000: $bytes bytes");
+
+# --- exited processes racing with readers ---------------------------------
+
+my $per_connection = 7;
+my $clients = 4;
+my $connections = 300;			# per client and phase
+
+$node->safe_psql(
+	'postgres', q{
+CREATE UNLOGGED TABLE stop (what text);
+CREATE UNLOGGED TABLE reads (session int, n int, reset_before timestamptz,
+	reset_after timestamptz, ex bigint, backend_max bigint);
+
+-- read until told to stop; one row per read
+CREATE PROCEDURE reader(session int) LANGUAGE plpgsql AS $$
+DECLARE
+	i int := 0;
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'readers') LOOP
+		i := i + 1;
+		INSERT INTO reads
+		SELECT session, i, r0, r1, ex, bmax
+		FROM (SELECT stats_reset AS r0 FROM pg_lockstat_status) a,
+			 (SELECT coalesce(sum(ex_acquires), 0) AS ex FROM pg_lwlock_stats
+			  WHERE tranche = 'lockstat_test') b,
+			 (SELECT coalesce(max(ex_acquires), 0) AS bmax
+			  FROM pg_lwlock_backend_stats WHERE tranche = 'lockstat_test') c,
+			 (SELECT stats_reset AS r1 FROM pg_lockstat_status) d;
+		COMMIT;
+	END LOOP;
+END $$;
+
+CREATE PROCEDURE resetter() LANGUAGE plpgsql AS $$
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter') LOOP
+		PERFORM pg_lockstat_reset();
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END $$;
+});
+
+my @readers;
+foreach my $session (1 .. 3)
+{
+	my $h = $node->background_psql('postgres');
+	$h->query_until(qr/started/, "\\echo started\nCALL reader($session);\n");
+	push @readers, $h;
+}
+my $resetter = $node->background_psql('postgres');
+$resetter->query_until(qr/started/, "\\echo started\nCALL resetter();\n");
+
+my $script = $node->basedir . '/short.sql';
+PostgreSQL::Test::Utils::append_to_file($script,
+	"SELECT lockstat_test_lwlock('exclusive', $per_connection);\n");
+my @pgbench = (
+	'pgbench', '-n', '-C', '-c', $clients, '-t', $connections,
+	'-f', $script, '-h', $node->host, '-p', $node->port, 'postgres');
+
+# phase 1: short connections, readers and resets
+$node->command_ok(\@pgbench, 'short-lived connections with resets');
+$node->safe_psql('postgres', "INSERT INTO stop VALUES ('resetter')");
+$resetter->quit;
+
+# phase 2: one reset with no connection taking the test lock, then the same
+# connections again, with the readers still reading
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+$node->command_ok(\@pgbench, 'short-lived connections after the last reset');
+
+$node->poll_query_until(
+	'postgres', q{
+SELECT count(*) = 0 FROM pg_stat_activity
+WHERE query LIKE 'SELECT lockstat_test_lwlock%'})
+  or die 'the connections did not exit';
+my $expected = $clients * $connections * $per_connection;
+is( $node->safe_psql(
+		'postgres', q{
+SELECT sum(ex_acquires) FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'}),
+	$expected,
+	"exactly $clients x $connections exited processes x $per_connection acquisitions"
+);
+
+$node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
+$_->quit foreach @readers;
+
+my $num_reads = $node->safe_psql('postgres', 'SELECT count(*) FROM reads');
+cmp_ok($num_reads, '>=', 30, "the readers read $num_reads times");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM reads a JOIN reads b
+  ON b.session = a.session AND b.n = a.n + 1
+WHERE a.reset_before = a.reset_after AND b.reset_before = b.reset_after
+  AND a.reset_after = b.reset_before AND b.ex < a.ex}),
+	'0',
+	'no read is smaller than the previous read of its session under the same reset'
+);
+is( $node->safe_psql(
+		'postgres', "SELECT count(*) FROM reads WHERE backend_max > $per_connection"),
+	'0',
+	"no process shows more than its $per_connection acquisitions");
+is( $node->safe_psql(
+		'postgres', "SELECT count(*) FROM reads WHERE ex < 0 OR ex > $expected"),
+	'0',
+	'no read is negative or above what was acquired since the reset');
+$node->stop;
+done_testing();
