@@ -364,14 +364,15 @@ lockstat_spin_site(const char *file, int line, const char *func)
  * stopped by a debugger, inside that window.  So after SPIN_COPY_FAST_TRIES
  * quick retries, retry every 100 us, and give up after SPIN_COPY_MAX_USEC
  * with an error rather than wait for ever with interrupts held off.
- * Errors: 55P03 then.
+ * Errors: 55P03 then, unless missing_ok, when it returns false instead (and
+ * true once it has a copy).
  */
 #define SPIN_COPY_FAST_TRIES	1000
 #define SPIN_COPY_MAX_USEC		INT64CONST(2000000)
 
-static void
+static bool
 spin_copy_counters(LockStatSpinCounters *to,
-				   volatile LockStatSpinCounters *from)
+				   volatile LockStatSpinCounters *from, bool missing_ok)
 {
 	instr_time	start;
 
@@ -384,7 +385,7 @@ spin_copy_counters(LockStatSpinCounters *to,
 		memcpy(to, (const LockStatSpinCounters *) from, sizeof(*to));
 		pg_read_barrier();
 		if (before % 2 == 0 && from->core.changecount == before)
-			return;
+			return true;
 
 		if (tries < SPIN_COPY_FAST_TRIES)
 			pg_spin_delay();
@@ -397,12 +398,16 @@ spin_copy_counters(LockStatSpinCounters *to,
 				start = now;
 			INSTR_TIME_SUBTRACT(now, start);
 			if (INSTR_TIME_GET_MICROSEC(now) >= SPIN_COPY_MAX_USEC)
+			{
+				if (missing_ok)
+					return false;
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not read pg_lockstat spin wait counters consistently"),
 						 errdetail("A process has been adding a spin wait to its counters for more than %d ms.",
 								   (int) (SPIN_COPY_MAX_USEC / 1000)),
 						 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
+			}
 			pg_usleep(100);
 		}
 	}
@@ -528,7 +533,7 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		{
 			LockStatSpinCounters copy;
 
-			spin_copy_counters(&copy, &counters[i]);
+			(void) spin_copy_counters(&copy, &counters[i], false);
 			spin_add(&spin_read_entry(htab, &sites[i])->counts, &copy,
 					 baselines ? &base[s * max_sites + i] : NULL, epoch);
 		}
@@ -540,13 +545,45 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 }
 
 /*
+ * Copy the counters of every slot's entries into copy (num_slots by
+ * max_sites).  With missing_ok, an entry that cannot be read consistently
+ * keeps what copy held for it.  Errors: 55P03 without missing_ok.
+ */
+static void
+spin_copy_all(LockStatSpinCounters *copy, int num_slots, int max_sites,
+			  bool missing_ok)
+{
+	for (int s = 0; s < num_slots; s++)
+	{
+		LockStatSpinSlot *slot = spin_slot(s);
+		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
+		uint32		n;
+
+		n = slot->nsites;
+		pg_read_barrier();
+		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
+		{
+			LockStatSpinCounters one;
+
+			if (spin_copy_counters(&one, &counters[i], missing_ok))
+				copy[s * max_sites + i] = one;
+		}
+	}
+}
+
+/*
  * Make the current counters of every slot their new baselines, and start a
  * new epoch of longest waits; part of pg_lockstat_reset(), which calls it
- * before it touches anything else.  All counters are copied before any
- * baseline moves, so an error leaves the baselines as they were; only the
- * epoch, raised first so that waits can tell (see the locking rules), has
- * moved then.  A baseline never moves back.  Errors: 55P03 if an entry
- * cannot be read consistently.
+ * before it touches anything else.
+ *
+ * Everything is copied once before the epoch is raised: that is the step
+ * that can fail, and an error then leaves everything as it was.  Once the
+ * epoch is raised, each process's next wait starts a new maximum, so the
+ * reset must then complete: the counters are copied again, after the epoch
+ * (see the locking rules), and an entry whose owner stalls in between keeps
+ * its first copy as its baseline, which is older but whole.  A baseline
+ * never moves back.  Errors: 55P03 if an entry cannot be read consistently
+ * before the epoch is raised.
  */
 void
 lockstat_spin_reset(void)
@@ -563,20 +600,9 @@ lockstat_spin_reset(void)
 							mul_size(max_sites, num_slots)));
 
 	LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
+	spin_copy_all(copy, num_slots, max_sites, false);
 	pg_atomic_fetch_add_u64(&spin_state->reset_epoch, 1);
-
-	/* copy everything first: the only step that can fail */
-	for (int s = 0; s < num_slots; s++)
-	{
-		LockStatSpinSlot *slot = spin_slot(s);
-		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
-		uint32		n;
-
-		n = slot->nsites;
-		pg_read_barrier();
-		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
-			spin_copy_counters(&copy[s * max_sites + i], &counters[i]);
-	}
+	spin_copy_all(copy, num_slots, max_sites, true);
 
 	for (int s = 0; s < num_slots; s++)
 	{
