@@ -65,87 +65,6 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 		'no read during resets shows contended waits with max_wait_time 0');
 }
 
-# The line of the patched s_lock.c that matches $pattern, among the lines
-# that the last patch of patches/pg18 touching s_lock.c adds: its hunks count
-# the lines of the file as that patch leaves it, which is the final file.
-sub s_lock_line
-{
-	my ($pattern) = @_;
-	my ($last) = grep {
-		my $f = $_;
-		open(my $fh, '<', $f) or die $!;
-		my $touches = grep { m{^\+\+\+ b/src/backend/storage/lmgr/s_lock\.c} } <$fh>;
-		close $fh;
-		$touches;
-	} reverse sort glob('patches/pg18/*.patch');
-	die 'no patch touches s_lock.c' unless $last;
-
-	open(my $fh, '<', $last) or die $!;
-	my ($in, $n) = (0, 0);
-	while (<$fh>)
-	{
-		if (/^\+\+\+ b\/(\S+)/) { $in = $1 eq 'src/backend/storage/lmgr/s_lock.c'; next; }
-		next unless $in;
-		if (/^@@ -\d+(?:,\d+)? \+(\d+)/) { $n = $1; next; }
-		next if /^-/;
-		if (/^[+ ]/)
-		{
-			if (/^\+/ && /$pattern/) { close $fh; return $n; }
-			$n++;
-		}
-	}
-	close $fh;
-	die "$pattern not found among the lines that $last adds to s_lock.c";
-}
-
-# A waiter session waits once for the test spinlock, which a holder session
-# that is not counted keeps taken, and gdb stops the waiter at line $line of
-# s_lock.c when the wait ends.  Returns the stall: its gdb, input and
-# output, holder and waiter.
-sub stall_waiter
-{
-	my ($gdb, $line) = @_;
-	my %st = (in => '', out => '');
-
-	$st{holder} = $node->background_psql('postgres');
-	$st{holder}->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
-	$st{waiter} = $node->background_psql('postgres');
-	my $pid = $st{waiter}->query_safe('SELECT pg_backend_pid()');
-	$pid =~ s/\D//g;
-
-	$st{g} = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$st{in},
-		'>&' => \$st{out},
-		IPC::Run::timeout(120));
-	$st{in} .= "set breakpoint pending on\nset pagination off\n"
-	  . "break s_lock.c:$line\ncontinue\n";
-	$st{g}->pump until $st{out} =~ /Continuing/;
-	$st{attached} = $st{out} =~ /Breakpoint 1 at/;
-	$st{waiter}->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	$st{g}->pump until $st{out} =~ /Breakpoint 1,/;
-	return \%st;
-}
-
-# Let the stalled waiter go on, and end gdb.
-sub release_waiter
-{
-	my ($st) = @_;
-	$st->{in} .= "delete\ndetach\nquit\n";
-	$st->{g}->finish;
-}
-
-# End the sessions of a stall.
-sub end_stall
-{
-	my ($st) = @_;
-	$st->{waiter}->quit;
-	$st->{holder}->quit;
-}
-
 # 2. A wait stalled in finish_spin_delay() just before its counts are added,
 # while a reset runs (a debugger holds it there; skipped without gdb).  The
 # wait began before the reset, so it read the old epoch.
@@ -157,11 +76,12 @@ SKIP:
 
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	# stalled where the wait's duration is taken, before its counts
-	my $st = stall_waiter($gdb, s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/));
+	my $st = LockStatTest::stall_waiter($node, $gdb,
+		LockStatTest::s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/));
 	# the wait has ended and is about to be added: reset now
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-	release_waiter($st);
-	end_stall($st);
+	LockStatTest::release_waiter($st);
+	LockStatTest::end_stall($st);
 	ok($st->{attached}, 'gdb stopped the waiter in finish_spin_delay()');
 
 	is( $node->safe_psql(
@@ -190,7 +110,8 @@ SKIP:
 	  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
 
 	# stalled where it counts the wait, inside the window
-	my $st = stall_waiter($gdb, s_lock_line(qr/c->contended\+\+;/));
+	my $st = LockStatTest::stall_waiter($node, $gdb,
+		LockStatTest::s_lock_line(qr/c->contended\+\+;/));
 	ok($st->{out} =~ /Breakpoint 1,/,
 		'gdb stopped the waiter with its changecount odd');
 
@@ -220,11 +141,11 @@ SKIP:
 		'2>' => \$rerr,
 		IPC::Run::timeout(60));
 	usleep(500_000);
-	release_waiter($st);
+	LockStatTest::release_waiter($st);
 	$r->finish;
 	is($rout, "t\n", 'a reset that the waiter releases after 0.5 s succeeds');
 	is($rerr, '', 'and reports no error');
-	end_stall($st);
+	LockStatTest::end_stall($st);
 
 	is( $node->safe_psql(
 			'postgres',

@@ -29,88 +29,6 @@ my $node = LockStatTest::new_node('spin_failed_reset',
 
 my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 
-# The line of the patched s_lock.c that matches $pattern, among the lines
-# that the last patch of patches/pg18 touching s_lock.c adds: its hunks count
-# the lines of the file as that patch leaves it, which is the final file.
-sub s_lock_line
-{
-	my ($pattern) = @_;
-	my ($last) = grep {
-		my $f = $_;
-		open(my $fh, '<', $f) or die $!;
-		my $touches = grep { m{^\+\+\+ b/src/backend/storage/lmgr/s_lock\.c} } <$fh>;
-		close $fh;
-		$touches;
-	} reverse sort glob('patches/pg18/*.patch');
-	die 'no patch touches s_lock.c' unless $last;
-
-	open(my $fh, '<', $last) or die $!;
-	my ($in, $n) = (0, 0);
-	while (<$fh>)
-	{
-		if (/^\+\+\+ b\/(\S+)/) { $in = $1 eq 'src/backend/storage/lmgr/s_lock.c'; next; }
-		next unless $in;
-		if (/^@@ -\d+(?:,\d+)? \+(\d+)/) { $n = $1; next; }
-		next if /^-/;
-		if (/^[+ ]/)
-		{
-			if (/^\+/ && /$pattern/) { close $fh; return $n; }
-			$n++;
-		}
-	}
-	close $fh;
-	die "$pattern not found among the lines that $last adds to s_lock.c";
-}
-
-# A waiter session waits once for the test spinlock, which a holder session
-# that is not counted keeps taken, and gdb stops the waiter at line $line of
-# s_lock.c when the wait ends.  Returns the stall: its gdb, input and
-# output, holder and waiter.
-sub stall_waiter
-{
-	my ($gdb, $line) = @_;
-	my %st = (in => '', out => '');
-
-	$st{holder} = $node->background_psql('postgres');
-	$st{holder}->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
-	$st{waiter} = $node->background_psql('postgres');
-	my $pid = $st{waiter}->query_safe('SELECT pg_backend_pid()');
-	$pid =~ s/\D//g;
-
-	$st{g} = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$st{in},
-		'>&' => \$st{out},
-		IPC::Run::timeout(120));
-	$st{in} .= "set breakpoint pending on\nset pagination off\n"
-	  . "break s_lock.c:$line\ncontinue\n";
-	$st{g}->pump until $st{out} =~ /Continuing/;
-	$st{attached} = $st{out} =~ /Breakpoint 1 at/;
-	$st{waiter}->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	$st{g}->pump until $st{out} =~ /Breakpoint 1,/;
-	return \%st;
-}
-
-# Let the stalled waiter go on, and end gdb.
-sub release_waiter
-{
-	my ($st) = @_;
-	$st->{in} .= "delete\ndetach\nquit\n";
-	$st->{g}->finish;
-}
-
-# End the sessions of a stall.
-sub end_stall
-{
-	my ($st) = @_;
-	$st->{waiter}->quit;
-	$st->{holder}->quit;
-}
-
-
 # Short contended waits of session $w at the test site, against a holder
 # that is not counted.
 sub short_waits
@@ -126,20 +44,20 @@ sub short_waits
 	$holder->quit;
 }
 
-my $line = s_lock_line(qr/c->contended\+\+;/);
+my $line = LockStatTest::s_lock_line(qr/c->contended\+\+;/);
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 my $w = $node->background_psql('postgres');
 
 # 1. A long wait of W: it waits for the test spinlock while a stalled
 # waiter holds it for 3 s.  Then short waits of W, so that the long one is
 # not W's last.
-my $st = stall_waiter($gdb, $line);
+my $st = LockStatTest::stall_waiter($node, $gdb, $line);
 ok($st->{out} =~ /Breakpoint 1,/, 'gdb stopped the first waiter');
 $w->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
 usleep(3_000_000);
-release_waiter($st);
-end_stall($st);
+LockStatTest::release_waiter($st);
+LockStatTest::end_stall($st);
 $w->query_safe('SELECT 1');
 short_waits($w);
 
@@ -149,12 +67,12 @@ my ($contended_before, $max_before) = split /\|/,
 cmp_ok($max_before, '>=', 2000, 'the long wait is in max_wait_time (ms)');
 
 # 2. A reset that fails: another waiter is stalled with its changecount odd.
-$st = stall_waiter($gdb, $line);
+$st = LockStatTest::stall_waiter($node, $gdb, $line);
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT pg_lockstat_reset()");
 like($stderr, qr/ERROR:  55P03:/, 'the reset fails with 55P03');
-release_waiter($st);
-end_stall($st);
+LockStatTest::release_waiter($st);
+LockStatTest::end_stall($st);
 
 # 3. W waits again, briefly: still counted since the last good reset.
 short_waits($w);

@@ -7,6 +7,7 @@ package LockStatTest;
 use strict;
 use warnings FATAL => 'all';
 
+use IPC::Run;
 use PostgreSQL::Test::Cluster;
 
 # A started node that preloads pg_lockstat and lockstat_test, with both
@@ -236,6 +237,90 @@ sub app_count
 		  WHERE tranche = 'lockstat_test'},
 		extra_params => [ '-U', 'lockstat_reader' ]);
 	return ($stdout, $stderr);
+}
+
+# Debugger stalls of a spin waiter at the end of its wait, for the tests of
+# the reset protocol (t/021, t/026).
+
+# The line of the patched s_lock.c that matches $pattern, among the lines
+# that the last patch of patches/pg18 touching s_lock.c adds: its hunks count
+# the lines of the file as that patch leaves it, which is the final file.
+sub s_lock_line
+{
+	my ($pattern) = @_;
+	my ($last) = grep {
+		my $f = $_;
+		open(my $fh, '<', $f) or die $!;
+		my $touches = grep { m{^\+\+\+ b/src/backend/storage/lmgr/s_lock\.c} } <$fh>;
+		close $fh;
+		$touches;
+	} reverse sort glob('patches/pg18/*.patch');
+	die 'no patch touches s_lock.c' unless $last;
+
+	open(my $fh, '<', $last) or die $!;
+	my ($in, $n) = (0, 0);
+	while (<$fh>)
+	{
+		if (/^\+\+\+ b\/(\S+)/) { $in = $1 eq 'src/backend/storage/lmgr/s_lock.c'; next; }
+		next unless $in;
+		if (/^@@ -\d+(?:,\d+)? \+(\d+)/) { $n = $1; next; }
+		next if /^-/;
+		if (/^[+ ]/)
+		{
+			if (/^\+/ && /$pattern/) { close $fh; return $n; }
+			$n++;
+		}
+	}
+	close $fh;
+	die "$pattern not found among the lines that $last adds to s_lock.c";
+}
+
+# A waiter session of $node waits once for the test spinlock, which a holder
+# session that is not counted keeps taken, and $gdb stops the waiter at line
+# $line of s_lock.c when the wait ends.  Returns the stall: its gdb, input
+# and output, holder and waiter.
+sub stall_waiter
+{
+	my ($node, $gdb, $line) = @_;
+	my %st = (in => '', out => '');
+
+	$st{holder} = $node->background_psql('postgres');
+	$st{holder}->query_until(qr/started/,
+		"\\echo started\nSET pg_lockstat.track = off;\n"
+		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
+	$st{waiter} = $node->background_psql('postgres');
+	my $pid = $st{waiter}->query_safe('SELECT pg_backend_pid()');
+	$pid =~ s/\D//g;
+
+	$st{g} = IPC::Run::start(
+		[ $gdb, '-q', '-nx', '-p', $pid ],
+		'<' => \$st{in},
+		'>&' => \$st{out},
+		IPC::Run::timeout(120));
+	$st{in} .= "set breakpoint pending on\nset pagination off\n"
+	  . "break s_lock.c:$line\ncontinue\n";
+	$st{g}->pump until $st{out} =~ /Continuing/;
+	$st{attached} = $st{out} =~ /Breakpoint 1 at/;
+	$st{waiter}->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
+	$st{g}->pump until $st{out} =~ /Breakpoint 1,/;
+	return \%st;
+}
+
+# Let the stalled waiter go on, and end gdb.
+sub release_waiter
+{
+	my ($st) = @_;
+	$st->{in} .= "delete\ndetach\nquit\n";
+	$st->{g}->finish;
+}
+
+# End the sessions of a stall.
+sub end_stall
+{
+	my ($st) = @_;
+	$st->{waiter}->quit;
+	$st->{holder}->quit;
 }
 
 1;
