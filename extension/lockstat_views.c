@@ -179,11 +179,13 @@ lockstat_strategy_name(int strategy)
  *	blocks int8			acquisitions that had to sleep (count)
  *	spin_delays int8	spin delays on the wait-list lock (count)
  *	dequeue_self int8	waiters that dequeued themselves (count)
- *	wait_time float8	time spent sleeping in blocked calls (ms)
- *	max_wait_time float8	longest single sleep since the last reset (ms)
+ *	wait_time float8	time blocked calls waited, each from its first
+ *						sleep until it held the lock or returned (ms)
+ *	max_wait_time float8	longest wait of one blocked call since the last
+ *						reset (ms)
  * The counters come from the core patch's counting points in lwlock.c, the
  * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
- * dequeue_self; the longest sleep from its lwlock_stats_wait_hook.  Errors:
+ * dequeue_self; the longest wait from its lwlock_stats_wait_hook.  Errors:
  * 55000 if pg_lockstat is not preloaded.  The first time a backend shows an
  * overflow row, it also raises a WARNING.
  */
@@ -241,19 +243,19 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 /*
  * pg_lwlock_wait_histogram() returns setof record
  *
- * The distribution of the durations of sleeps on LWLocks since the last
+ * The distribution of the waits of blocked LWLock calls since the last
  * reset, one row per tranche and non-empty bucket:
  *	tranche_id int4			tranche ID; NULL for the overflow row
  *	tranche text			name as pg_stat_activity.wait_event shows it
- *	bucket_lower_us int8	the bucket holds sleeps of at least this many
- *							microseconds
+ *	bucket_lower_us int8	the bucket holds calls that waited at least this
+ *							many microseconds
  *	bucket_upper_us int8	and less than this many; NULL for the last bucket
  *							(4194304 us and more)
- *	count int8				sleeps in the bucket (count)
+ *	count int8				blocked calls in the bucket (count)
  * Buckets are powers of two (log2 histogram); the first is [0, 1) us.  Each
- * timed sleep on the process semaphore counts once, from the core patch's
- * lwlock_stats_wait_hook, so a call that slept twice counts twice.  Errors:
- * 55000 if pg_lockstat is not preloaded.
+ * blocked call counts once, with its whole wait, from the core patch's
+ * lwlock_stats_wait_hook, so a tranche's counts add up to its blocks.
+ * Errors: 55000 if pg_lockstat is not preloaded.
  */
 Datum
 pg_lwlock_wait_histogram(PG_FUNCTION_ARGS)
@@ -498,7 +500,7 @@ pg_lockstat_reset(PG_FUNCTION_ARGS)
  *							an individual LWLock
  *	main_index int4			position in the main LWLock array
  *	sh_acquires ... wait_time	as pg_lwlock_stats (counts, ms)
- *	max_wait_time float8	longest single sleep on this lock (ms)
+ *	max_wait_time float8	longest wait of one blocked call for this lock (ms)
  * They come from the same counting points as pg_lwlock_stats, which shows
  * their sums per tranche: the core patch gives each of these locks a row of
  * its own (LWLockStatsMainArrayRows).  Errors: 55000 if not preloaded.
@@ -569,8 +571,8 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
  *						lock was taken (ms)
  * tas_attempts and unlocked_skips are NULL where they are not counted:
  * sites other than s_lock(), and every site under spin_strategy default.
- * Each wait is counted whole when it ends, from the counts that the core
- * patch's s_lock.c hands to spin_stats_wait_hook.  Errors: 55000 if
+ * Each wait is counted whole when it ends: the core patch's s_lock.c adds
+ * it to the counters that lockstat_spin_site() gave it.  Errors: 55000 if
  * pg_lockstat is not preloaded; 55P03 if counters cannot be read
  * consistently.
  */
