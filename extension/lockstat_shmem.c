@@ -692,18 +692,6 @@ lockstat_last_reset(void)
 }
 
 /*
- * Bucket of a blocked LWLock call of wait_ns nanoseconds: the buckets of the
- * core's spin wait histogram, spin_wait_bucket() in storage/s_lock.h: 0 for
- * less than 1 us, b for [2^(b-1), 2^b) us, and the last bucket for
- * everything longer.
- */
-int
-lockstat_wait_bucket(uint64 wait_ns)
-{
-	return spin_wait_bucket(wait_ns);
-}
-
-/*
  * Lower bound of a bucket in microseconds.
  */
 uint64
@@ -728,7 +716,7 @@ lockstat_record_wait(int row, uint64 wait_ns)
 		return;
 
 	pg_atomic_fetch_add_u64(&lockstat_state->wait_hist[row * LOCKSTAT_WAIT_BUCKETS +
-													   lockstat_wait_bucket(wait_ns)], 1);
+													   spin_wait_bucket(wait_ns)], 1);
 
 	max = &lockstat_state->max_wait_ns[row];
 	cur = pg_atomic_read_u64(max);

@@ -119,8 +119,6 @@ typedef struct LockStatSpinState
 } LockStatSpinState;
 
 /* The sum words of the core's counters line up with LockStatSpinTotals. */
-StaticAssertDecl(LOCKSTAT_WAIT_BUCKETS == SPIN_WAIT_BUCKETS,
-				 "spin wait buckets must be the LWLock wait buckets");
 StaticAssertDecl(offsetof(SpinWaitCounters, max_wait_ns) -
 				 offsetof(SpinWaitCounters, contended) ==
 				 LOCKSTAT_SPIN_SUM_WORDS * sizeof(uint64),

@@ -90,7 +90,7 @@ typedef enum LockStatCounter
 	LOCKSTAT_BLOCKS,			/* acquisitions that had to sleep */
 	LOCKSTAT_SPIN_DELAYS,		/* spin delays on the wait-list lock */
 	LOCKSTAT_DEQUEUE_SELF,		/* waiters that dequeued themselves */
-	LOCKSTAT_WAIT_TIME_NS,		/* time slept in blocked calls */
+	LOCKSTAT_WAIT_TIME_NS,		/* time blocked calls waited (ns) */
 } LockStatCounter;
 
 #define LOCKSTAT_NUM_COUNTERS	(LOCKSTAT_WAIT_TIME_NS + 1)
@@ -107,11 +107,11 @@ typedef struct LockStatTrancheTotals
 } LockStatTrancheTotals;
 
 /*
- * Buckets of the distributions of LWLock sleep durations and of spin wait
- * durations: [0, 1) us, then [2^(b-1), 2^b) us for b = 1 .. 22, and 2^22 us
- * (4.2 s) or more.
+ * Buckets of the distributions of blocked LWLock calls and of spin waits:
+ * the core's spin_wait_bucket() (storage/s_lock.h), [0, 1) us, then
+ * [2^(b-1), 2^b) us for b = 1 .. 22, and 2^22 us (4.2 s) or more.
  */
-#define LOCKSTAT_WAIT_BUCKETS	24
+#define LOCKSTAT_WAIT_BUCKETS	SPIN_WAIT_BUCKETS
 
 /*
  * The process that owns a counter slot, as pg_lwlock_backend_stats shows
@@ -142,7 +142,6 @@ extern TimestampTz lockstat_reset(void);
 extern TimestampTz lockstat_last_reset(void);
 extern void lockstat_record_wait(int row, uint64 wait_ns);
 extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
-extern int	lockstat_wait_bucket(uint64 wait_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
