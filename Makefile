@@ -3,11 +3,14 @@
 # Two ways to use it:
 #
 #   make, make test, make run            (no PG_CONFIG given)
-#       Fetches PostgreSQL 18 with apt's source download, applies
-#       patches/pg18/*.patch, builds the server once (cached outside the
-#       checkout), copies it to build/pg18/ and installs pg_lockstat into it.
-#       CASSERT=1 adds --enable-cassert; PG_SOURCE=<dir or tarball> uses
-#       another 18.x source.
+#       Fetches PostgreSQL $(PG_MAJOR) (default 18; 15 is the other major
+#       with a patch series) with apt's source download, applies
+#       patches/pg$(PG_MAJOR)/*.patch, builds the server once (cached outside
+#       the checkout), copies it to build/pg$(PG_MAJOR)/ and installs
+#       pg_lockstat into it.  CASSERT=1 adds --enable-cassert;
+#       PG_SOURCE=<dir or tarball> uses another source of that major.
+#       "make PG_MAJOR=15 <target>" works for every target below;
+#       "make test-all" runs "make test" for each of $(PG_MAJORS).
 #
 #   make PG_CONFIG=/path/to/pg_config [install|installcheck|test]
 #       Plain PGXS build against a server that already has the core patch.
@@ -35,29 +38,34 @@ REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
 # The TAP tests in t/ need the test module and, as root, an unprivileged
 # user: "make test" runs them through scripts/run-tests.sh, not PGXS.
 
-PG_CONFIG_OWN := $(CURDIR)/build/pg18/bin/pg_config
+# The major to build for, and the majors that have a patch series.
+PG_MAJOR ?= 18
+PG_MAJORS ?= 18 15
+export PG_MAJOR
+BUILD_DIR := $(CURDIR)/build/pg$(PG_MAJOR)
+PG_CONFIG_OWN := $(BUILD_DIR)/bin/pg_config
 
 ifeq ($(origin PG_CONFIG),undefined)
 # ------------------------------------------------------------------------
-# Own patched server under build/pg18
+# Own patched server under build/pg$(PG_MAJOR)
 # ------------------------------------------------------------------------
 .DEFAULT_GOAL := all
 
-.PHONY: all server server-stock server-lwlock-stats install installcheck test test-cassert \
+.PHONY: all server server-stock server-lwlock-stats install installcheck test test-all test-cassert \
 	test-exec-backend test-asan run bench-cost bench-overhead check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
 all: server
-	@if ! cmp -s build/pg18/.pg_lockstat_build_key build/.extension_build_key; then \
+	@if ! cmp -s $(BUILD_DIR)/.pg_lockstat_build_key build/.extension_build_key; then \
 		rm -f $(OBJS) $(MODULE_big).so test/lockstat_test/*.o test/lockstat_test/*.so \
 			tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top; \
-		cp build/pg18/.pg_lockstat_build_key build/.extension_build_key; \
+		cp $(BUILD_DIR)/.pg_lockstat_build_key build/.extension_build_key; \
 	fi
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install
 
 server:
-	scripts/build-server.sh $(CURDIR)/build/pg18
+	scripts/build-server.sh $(BUILD_DIR)
 
 install installcheck: server
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) $@
@@ -66,19 +74,38 @@ install installcheck: server
 # preloading pg_lockstat into a server without the core patch fails cleanly,
 # and for instruction-cost comparisons.
 server-stock:
-	CASSERT= EXTRA_CFLAGS= STOCK=1 scripts/build-server.sh $(CURDIR)/build/pg18-stock
+	CASSERT= EXTRA_CFLAGS= STOCK=1 scripts/build-server.sh $(BUILD_DIR)-stock
 
 test: all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
-		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config test
+		STOCK_PG_CONFIG=$(BUILD_DIR)-stock/bin/pg_config test
+
+# "make test" for every major with a patch series (each major's servers are
+# built and cached the first time), oldest first; the newest one also tests
+# pg_upgrade into it from the next older major (t/032), with the server that
+# that major's run installed pg_lockstat into.
+test-all:
+	@set -e; majors=$$(printf '%s\n' $(PG_MAJORS) | sort -n); \
+	newest=$$(printf '%s\n' $$majors | tail -n 1); \
+	previous=$$(printf '%s\n' $$majors | tail -n 2 | head -n 1); \
+	for major in $$majors; do \
+		if [ $$major = $$newest ] && [ $$previous != $$newest ]; then \
+			echo "==== make PG_MAJOR=$$major test (with pg_upgrade from $$previous)"; \
+			$(MAKE) PG_MAJOR=$$major \
+				UPGRADE_FROM_PG_CONFIG=$(CURDIR)/build/pg$$previous/bin/pg_config test; \
+		else \
+			echo "==== make PG_MAJOR=$$major test"; \
+			$(MAKE) PG_MAJOR=$$major test; \
+		fi; \
+	done
 
 # What pg_lockstat costs: callgrind instructions and interleaved pgbench
 # pairs against stock; writes bench/results/overhead.md; fails if a goal is
 # missed.
 bench-overhead: all server-stock server-lwlock-stats
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
-		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config \
-		LWLOCK_STATS_PG_CONFIG=$(CURDIR)/build/pg18-lwlock-stats/bin/pg_config \
+		STOCK_PG_CONFIG=$(BUILD_DIR)-stock/bin/pg_config \
+		LWLOCK_STATS_PG_CONFIG=$(BUILD_DIR)-lwlock-stats/bin/pg_config \
 		bench-overhead
 
 # Memory-safety variants, each a server build of its own (cached): the whole
@@ -102,12 +129,12 @@ test-asan:
 # pg_lockstat replaces, for the cost comparison.
 server-lwlock-stats:
 	CASSERT= EXTRA_CFLAGS=-DLWLOCK_STATS STOCK=1 \
-		scripts/build-server.sh $(CURDIR)/build/pg18-lwlock-stats
+		scripts/build-server.sh $(BUILD_DIR)-lwlock-stats
 
 bench-cost: all server-stock server-lwlock-stats
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
-		STOCK_PG_CONFIG=$(CURDIR)/build/pg18-stock/bin/pg_config \
-		LWLOCK_STATS_PG_CONFIG=$(CURDIR)/build/pg18-lwlock-stats/bin/pg_config \
+		STOCK_PG_CONFIG=$(BUILD_DIR)-stock/bin/pg_config \
+		LWLOCK_STATS_PG_CONFIG=$(BUILD_DIR)-lwlock-stats/bin/pg_config \
 		bench-cost
 
 run: all
@@ -133,14 +160,14 @@ else
 # ------------------------------------------------------------------------
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 ifeq ($(PGXS),)
-$(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a PostgreSQL 18 server built with patches/pg18)
+$(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a PostgreSQL server built with its series from patches/)
 endif
 include $(PGXS)
 
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend: rebuild every object when the shared header changes, so
 # that no object keeps an old struct layout.
-$(filter-out $(WIN32RES),$(OBJS)): extension/pg_lockstat.h
+$(filter-out $(WIN32RES),$(OBJS)): extension/pg_lockstat.h extension/lockstat_compat.h
 
 .PHONY: test test-module run bench-cost bench-overhead
 
@@ -171,6 +198,7 @@ test-module:
 
 test: all install test-module
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
+	UPGRADE_FROM_PG_CONFIG=$(UPGRADE_FROM_PG_CONFIG) \
 	REGRESS="$(REGRESS)" scripts/run-tests.sh
 
 bench-overhead: all install

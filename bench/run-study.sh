@@ -315,7 +315,8 @@ stop_server() {
 	echo "server: $(postgres --version)"
 	echo "pgbench: $(pgbench --version)"
 	echo "pg_lockstat: $(git -c safe.directory='*' -C "$top" describe --always --dirty 2>/dev/null || echo unknown)"
-	echo "core patch: $(sha256sum "$top"/patches/pg18/*.patch | cut -c1-12 | tr '\n' ' ')"
+	major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+	echo "core patch: patches/pg$major $(sha256sum "$top"/patches/pg"$major"/*.patch | cut -c1-12 | tr '\n' ' ')"
 } >"$rundir/versions.txt"
 echo "SCALE=$SCALE STRATEGIES=\"$STRATEGIES\" CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS" \
 	>"$rundir/commands.txt"

@@ -324,11 +324,12 @@ lockstat_attach_process(void)
 {
 	LockStatSlotOwner *owner;
 	LWLockStatsCounters *rows;
+	int			slot = lockstat_my_proc_number();
 
-	if (MyProcNumber < 0 || MyProcNumber >= lockstat_state->num_slots)
+	if (slot < 0 || slot >= lockstat_state->num_slots)
 	{
 		elog(WARNING, "pg_lockstat: process number %d out of range, not counting",
-			 MyProcNumber);
+			 slot);
 		return false;
 	}
 
@@ -338,8 +339,8 @@ lockstat_attach_process(void)
 	 * and we do not count yet: the rows are ours, and no reader adds them
 	 * while pid is 0.
 	 */
-	owner = &lockstat_state->owners[MyProcNumber];
-	rows = lockstat_slot_rows(MyProcNumber);
+	owner = &lockstat_state->owners[slot];
+	rows = lockstat_slot_rows(slot);
 	Assert(owner->pid == 0);
 	lockstat_begin_owner_write(owner);
 	memset(rows, 0, sizeof(LWLockStatsCounters) * lockstat_state->num_rows);
@@ -374,7 +375,7 @@ lockstat_detach_process(void)
 	if (rows == NULL)
 		return;
 	lockstat_my_rows = NULL;
-	owner = &lockstat_state->owners[MyProcNumber];
+	owner = &lockstat_state->owners[lockstat_my_proc_number()];
 
 	LWLockAcquire(lockstat_state->exit_lock, LW_EXCLUSIVE);
 	state->exit_count++;

@@ -24,7 +24,6 @@
 #include "storage/s_lock.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
-#include "utils/wait_classes.h"
 
 #include "pg_lockstat.h"
 

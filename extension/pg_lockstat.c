@@ -5,7 +5,7 @@
  *	  counters in each process
  *
  * pg_lockstat counts when it is loaded with shared_preload_libraries into a
- * server built with the pg_lockstat core patch (patches/pg18).  The patch
+ * server built with the pg_lockstat core patch (patches/pg<major>).  The patch
  * adds counting points to lwlock.c and s_lock.c, a run-time spin strategy,
  * and one exported struct, LockStatsCore, with the addresses of all of them.
  * This library does not link against the patch's symbols: it looks up that
@@ -45,10 +45,7 @@
 
 #include "pg_lockstat.h"
 
-PG_MODULE_MAGIC_EXT(
-					.name = "pg_lockstat",
-					.version = "1.0"
-);
+LOCKSTAT_MODULE_MAGIC("pg_lockstat", "1.0");
 
 /* Values of pg_lockstat.spin_strategy; same order as SpinStrategy. */
 static const struct config_enum_entry spin_strategy_options[] = {
@@ -553,7 +550,7 @@ lockstat_shmem_startup_hook(void)
 	 * runs this hook: the attach hook found no shared state then.  Attach
 	 * now.  (With fork(), the state is inherited and the hook attached.)
 	 */
-	if (MyProcNumber != INVALID_PROC_NUMBER)
+	if (lockstat_my_proc_number() >= 0)
 		lockstat_attach_hook();
 }
 
@@ -571,12 +568,12 @@ lockstat_attach_hook(void)
 		prev_lwlock_stats_attach_hook();
 
 	if (attached || !lockstat_shmem_ready() ||
-		MyProcNumber == INVALID_PROC_NUMBER)
+		lockstat_my_proc_number() < 0)
 		return;
 
 	if (!lockstat_attach_process())
 		return;
-	lockstat_spin_attach(MyProcNumber);
+	lockstat_spin_attach(lockstat_my_proc_number());
 	attached = true;
 
 	/* runs before ProcKill, which hands our ProcNumber to the next process */

@@ -32,6 +32,8 @@
 #include "storage/s_lock.h"
 #include "utils/hsearch.h"
 
+#include "lockstat_compat.h"
+
 /*
  * GUC values of our own (pg_lockstat.c); the spin strategy and limits are
  * bound to the core's variables, read through lockstat_core.
@@ -52,9 +54,12 @@ extern const char *lockstat_inactive_reason;
 /* pg_lockstat.c: errors 55000 unless counting works */
 extern void lockstat_require_ready(void);
 
-/* the hint of every message about a missing or incompatible core patch */
+/*
+ * The hint of every message about a missing or incompatible core patch; it
+ * names the series of the server's major (patches/pg15, patches/pg18).
+ */
 #define LOCKSTAT_CORE_PATCH_HINT \
-	"Apply the patch series in patches/pg18 of the same pg_lockstat release to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\"."
+	"Apply the patch series in patches/pg" PG_MAJORVERSION " of the same pg_lockstat release to the PostgreSQL source, rebuild and reinstall the server, or remove pg_lockstat from \"shared_preload_libraries\"."
 
 /* longest file or function name kept for a spin wait's call site, with NUL */
 #define LOCKSTAT_SITE_NAME_LEN		64

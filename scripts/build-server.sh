@@ -1,12 +1,12 @@
 #!/bin/bash
 #
-# build-server.sh - build PostgreSQL 18 (with the pg_lockstat core patches)
-# once into a cache outside the checkout, and copy the installation to
-# <dest_dir>.
+# build-server.sh - build PostgreSQL (one major, with the pg_lockstat core
+# patches for it) once into a cache outside the checkout, and copy the
+# installation to <dest_dir>.
 #
 # Usage: build-server.sh <dest_dir>
 #
-# Steps: scripts/deps.sh; scripts/fetch-source.sh (pristine 18.x source);
+# Steps: scripts/deps.sh; scripts/fetch-source.sh (pristine <major>.x source);
 # compute the build key; unless <cache>/builds/<key> is complete: copy the
 # source, apply the patches (patch -p1 --batch --forward), configure
 # (--enable-tap-tests --enable-debug [--enable-cassert]; ICU, readline and
@@ -29,12 +29,14 @@
 # <cache>/builds/<key>/key.txt.
 #
 # Environment:
-#   PG_SOURCE     optional PostgreSQL 18 source directory or tarball (see
-#                 fetch-source.sh); default: Debian's postgresql-18 source
+#   PG_MAJOR      PostgreSQL major: 15 or 18 (default 18); selects the
+#                 source (fetch-source.sh) and the series patches/pg<major>
+#   PG_SOURCE     optional source directory or tarball of that major (see
+#                 fetch-source.sh); default: Debian's postgresql-<major>
 #   CASSERT       1 adds --enable-cassert (key gets "-cassert")
 #   PATCHES       space-separated patch files (relative to the current
 #                 directory or to the checkout); unset or empty: all
-#                 patches/pg18/*.patch in sort order
+#                 patches/pg<major>/*.patch in sort order
 #   STOCK         1 builds an unpatched server (PATCHES must be empty)
 #   EXTRA_CFLAGS  extra compiler flags, e.g. -DLWLOCK_STATS; configure then
 #                 gets CFLAGS="-O2 $EXTRA_CFLAGS" (plus -g from
@@ -55,7 +57,9 @@
 #     <cache>/builds/<key>/key.txt     what the key was computed from
 #     <cache>/builds/<key>/complete    stamp, written last
 #     <cache>/builds/<key>.lock        flock for concurrent builds
-#   <dest_dir>/.pg_lockstat_build_key holds the key of the copied build.
+#   <dest_dir>/.pg_lockstat_build_key holds the key of the copied build,
+#   <dest_dir>/.pg_lockstat_build_src the path of its built source tree
+#   (for PostgreSQL's own regression and isolation suites).
 # Exit status: 0 success; 1 failure (message names the failing step);
 #   2 usage error.
 #
@@ -125,6 +129,12 @@ dest_is_ours() {
 dest_is_ours ||
 	die "step 'destination': $dest exists and is not a server installed by $me; remove it or choose another directory"
 
+major=${PG_MAJOR:-18}
+if [ ! -d "$top/patches/pg$major" ] && ! truthy "${STOCK:-}"; then
+	die "step 'patches': PostgreSQL $major has no patch series (no $top/patches/pg$major); the supported majors are those with a directory patches/pg<major> (see README, \"PostgreSQL majors\")"
+fi
+export PG_MAJOR=$major
+
 # --- dependencies and source --------------------------------------------
 "$scripts/deps.sh" || die "step 'deps': missing build dependencies (see above)"
 
@@ -152,11 +162,11 @@ elif [ -n "${PATCHES:-}" ]; then
 		fi
 	done
 else
-	for p in "$top"/patches/pg18/*.patch; do
+	for p in "$top"/patches/pg"$major"/*.patch; do
 		[ -f "$p" ] && patches+=("$p")
 	done
 	[ ${#patches[@]} -gt 0 ] ||
-		die "step 'patches': no patches in $top/patches/pg18/; set STOCK=1 for an unpatched server"
+		die "step 'patches': no patches in $top/patches/pg$major/; set STOCK=1 for an unpatched server"
 fi
 
 # --- build key --------------------------------------------------------------
@@ -311,6 +321,11 @@ else
 	"$dest"/*) ;;
 	*) die "step 'check destination': pg_config --pkglibdir is $pkglibdir, outside $dest (installation not relocatable?)" ;;
 	esac
+fi
+
+if [ "$(cat "$dest/.pg_lockstat_build_src" 2>/dev/null)" != "$bdir/src" ]; then
+	printf '%s\n' "$bdir/src" >"$dest/.pg_lockstat_build_src" ||
+		die "step 'copy to destination': cannot write $dest/.pg_lockstat_build_src"
 fi
 
 echo "$me: key $key"

@@ -9,12 +9,13 @@
 # a git repository of it in a scratch directory under the cache, configures
 # it once (--enable-depend, so that each step rebuilds what a changed header
 # touches; -O0, since only "does it build" is asked, with -Werror for the
-# warnings the patches could add), then for each patch of patches/pg18 in
+# warnings the patches could add), then for each patch of patches/pg<major> in
 # order: git am, make.  A patch that does not apply, or a prefix that does not
 # build, stops the check with the patch's name and the end of its log.
 #
-# Environment: PG_CACHE_DIR as for build-server.sh; BUILD_JOBS (default:
-# nproc).  Takes about 10 minutes on 2 CPUs for four patches; not part of
+# Environment: PG_MAJOR (default 18; the series patches/pg<major> on the
+# source of that major), PG_CACHE_DIR as for build-server.sh; BUILD_JOBS
+# (default: nproc).  Takes about 10 minutes on 2 CPUs for four patches; not part of
 # "make test" (run it with "make check-series").
 #
 # Exit status: 0 if every prefix builds, 1 otherwise.
@@ -37,13 +38,15 @@ else
 fi
 mkdir -p "$cache" || die "cannot create the cache directory $cache"
 
+major=${PG_MAJOR:-18}
+export PG_MAJOR=$major
 "$scripts/deps.sh" || die "missing build dependencies (see above)"
 src=$("$scripts/fetch-source.sh" "$cache" | tail -n 1) ||
 	die "fetch-source.sh failed (see above)"
 [ -f "$src/configure" ] || die "$src is not a PostgreSQL source tree"
 
-patches=("$top"/patches/pg18/*.patch)
-[ -f "${patches[0]}" ] || die "no patches in $top/patches/pg18"
+patches=("$top"/patches/pg"$major"/*.patch)
+[ -f "${patches[0]}" ] || die "no patches in $top/patches/pg$major"
 
 work=$(mktemp -d "$cache/check-series.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -80,4 +83,4 @@ for p in "${patches[@]}"; do
 	fi
 	echo "$me: up to $name: applies and builds ($((SECONDS - start)) s)"
 done
-echo "$me: all ${#patches[@]} prefixes of patches/pg18 apply and build"
+echo "$me: all ${#patches[@]} prefixes of patches/pg$major apply and build"

@@ -1,7 +1,7 @@
 #!/bin/bash
 #
 # deps.sh - check (and, as root, install) the Debian packages needed to
-# build PostgreSQL 18 with pg_lockstat and to run its tests and studies.
+# build PostgreSQL (15 or 18) with pg_lockstat and to run its tests and studies.
 #
 # Each package is checked with dpkg-query; a package counts as present only
 # when its status is "install ok installed" (or "hold ok installed").

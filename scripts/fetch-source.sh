@@ -1,22 +1,23 @@
 #!/bin/bash
 #
-# fetch-source.sh - provide a pristine PostgreSQL 18.x source tree
+# fetch-source.sh - provide a pristine PostgreSQL source tree of one major
 #
 # Usage: fetch-source.sh <cache_dir>
 #
-# Where the source comes from:
+# The major is PG_MAJOR (default 18).  Where the source comes from:
 #   - PG_SOURCE set to a directory: that directory, after checking that its
-#     configure script says PACKAGE_VERSION='18.x' and that it has not been
+#     configure script says PACKAGE_VERSION='<major>.x' and that it has not been
 #     configured in place (config.status).  It is used as is, not copied.
 #   - PG_SOURCE set to a tarball (.tar.bz2, .tar.gz, .tgz, .tar.xz): it is
 #     extracted into <cache_dir>/src/ (once; identified by its SHA-256).
-#   - otherwise: the newest postgresql-18 source package that Debian's
+#   - otherwise: the newest postgresql-<major> source package that Debian's
 #     archive offers in the suites $PG_APT_SUITES.  The archive URIs (and
 #     their Signed-By keys) are taken from the machine's active apt sources
-#     (the entries for the machine's own Debian release, not security), and a
+#     (the entries for the machine's own Debian release; the security
+#     archive's entry serves the *-security suites of the list), and a
 #     private apt configuration and state under <cache_dir>/apt is used: the
 #     machine's apt configuration is neither read for lists nor modified.
-#     Only the upstream tarball (postgresql-18_<ver>.orig.tar.*) is used;
+#     Only the upstream tarball (postgresql-<major>_<ver>.orig.tar.*) is used;
 #     Debian's patches are ignored.  It is extracted into
 #     <cache_dir>/src/postgresql-<ver>/.  Once a tree has been extracted
 #     completely (stamp file <cache_dir>/src/postgresql-<ver>.stamp) later
@@ -25,9 +26,13 @@
 #     with a warning.
 #
 # Environment:
-#   PG_SOURCE          optional; a PostgreSQL 18 source directory or tarball
+#   PG_MAJOR           PostgreSQL major to fetch (default 18)
+#   PG_SOURCE          optional; a source directory or tarball of that major
 #   PG_APT_SUITES      suites to search (default "sid forky trixie-backports
-#                      trixie"); suites the archive does not have are skipped
+#                      trixie trixie-security bookworm-backports bookworm
+#                      bookworm-updates bookworm-security", the same for
+#                      every major: the newest version found wins); suites
+#                      the archive does not have are skipped
 #   PG_SOURCE_REFRESH  if 1, ask apt for a newer version even when a tree
 #                      was already extracted
 #
@@ -58,8 +63,12 @@ aptdir=$cache/apt
 mkdir -p "$srcdir" "$dldir" "$aptdir" ||
 	die "step 'create cache dir': cannot create directories under $cache"
 
-suites=${PG_APT_SUITES:-sid forky trixie-backports trixie}
-pkg=postgresql-18
+major=${PG_MAJOR:-18}
+case "$major" in
+''|*[!0-9]*) echo "$me: PG_MAJOR must be a PostgreSQL major number such as 15, 17 or 18, not '$major'" >&2; exit 2 ;;
+esac
+suites=${PG_APT_SUITES:-sid forky trixie-backports trixie trixie-security bookworm-backports bookworm bookworm-updates bookworm-security}
+pkg=postgresql-$major
 
 # Serialize concurrent runs on the same cache (extraction, apt state).
 exec 9>"$cache/fetch.lock"
@@ -81,9 +90,10 @@ tree_version() {
 	sed -n "s/^PACKAGE_VERSION='\\(.*\\)'\$/\\1/p" "$1/configure" 2>/dev/null | head -n 1
 }
 
-is_pg18() {
+# Whether version $1 belongs to the requested major.
+is_major() {
 	case "$1" in
-	18.*|18beta*|18rc*) return 0 ;;
+	"$major".*|"$major"beta*|"$major"rc*) return 0 ;;
 	*) return 1 ;;
 	esac
 }
@@ -136,8 +146,8 @@ extract_tarball() {
 		die "step 'extract': $tarball does not contain a single PostgreSQL source directory"
 	fi
 	ver=$(tree_version "$top")
-	is_pg18 "$ver" ||
-		die "step 'check version': $tarball contains PostgreSQL '${ver:-unknown}', not 18.x"
+	is_major "$ver" ||
+		die "step 'check version': $tarball contains PostgreSQL '${ver:-unknown}', not $major.x (PG_MAJOR=$major)"
 
 	dest=$srcdir/postgresql-$ver
 	if [ -e "$dest" ]; then
@@ -169,8 +179,8 @@ if [ -n "${PG_SOURCE:-}" ]; then
 		[ -f "$tree/configure" ] ||
 			die "step 'check PG_SOURCE': $tree has no configure script; is it a PostgreSQL source tree?"
 		ver=$(tree_version "$tree")
-		is_pg18 "$ver" ||
-			die "step 'check PG_SOURCE': $tree is PostgreSQL '${ver:-unknown}' (configure's PACKAGE_VERSION), not 18.x"
+		is_major "$ver" ||
+			die "step 'check PG_SOURCE': $tree is PostgreSQL '${ver:-unknown}' (configure's PACKAGE_VERSION), not $major.x (PG_MAJOR=$major)"
 		if [ -f "$tree/config.status" ]; then
 			die "step 'check PG_SOURCE': $tree has been configured in place (config.status exists); run 'make distclean' there or use a pristine tree"
 		fi
@@ -203,6 +213,7 @@ if [ "${PG_SOURCE_REFRESH:-0}" != 1 ]; then
 		fi
 		[ "$(stamp_get "$stamp" origin)" = apt ] || continue
 		v=$(stamp_get "$stamp" version)
+		is_major "$v" || continue
 		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
 			best=$v besttree=${stamp%.stamp}
 		fi
@@ -254,7 +265,7 @@ if [ -n "$SP" ] && [ -d "$SP" ]; then
 	done
 fi
 [ ${#source_files[@]} -gt 0 ] ||
-	die "step 'read apt sources': no apt source files found (${SL:-sources.list}, ${SP:-sources.list.d}/*.list|*.sources); set PG_SOURCE=<PostgreSQL 18 source dir or tarball>"
+	die "step 'read apt sources': no apt source files found (${SL:-sources.list}, ${SP:-sources.list.d}/*.list|*.sources); set PG_SOURCE=<PostgreSQL $major source dir or tarball>"
 
 mkdir -p "$aptdir/etc/sources.list.d" "$aptdir/etc/preferences.d" \
 	"$aptdir/state/lists/partial" "$aptdir/cache/archives/partial"
@@ -262,32 +273,46 @@ mkdir -p "$aptdir/etc/sources.list.d" "$aptdir/etc/preferences.d" \
 : >>"$aptdir/state/status"
 
 # Turn every active entry for the machine's release (deb822 stanzas or
-# one-line entries) into a deb822 deb-src stanza for $suites, keeping the
-# URIs and the Signed-By value (a key file or an inline key block).
+# one-line entries) into a deb822 deb-src stanza, keeping the URIs and the
+# Signed-By value (a key file or an inline key block): the archive's entry
+# gets the suites of $suites that are not *-security, the security
+# archive's entry (its URI or suite says security) gets the *-security ones.
 # shellcheck disable=SC2016
 awk -v codename="$codename" -v suites="$suites" '
 function archive_suite(s,    n, i, a) {
 	n = split(s, a, /[ \t]+/)
 	for (i = 1; i <= n; i++) {
 		if (a[i] == "") continue
-		if (a[i] ~ /-security$|\/updates$/) continue
-		if (codename != "" && a[i] == codename) return 1
-		if (a[i] ~ /^(stable|oldstable|oldoldstable|testing|unstable|sid)$/) return 1
+		if (codename != "" && (a[i] == codename || a[i] == codename "-security" || a[i] == codename "/updates")) return 1
+		if (a[i] ~ /^(stable|oldstable|oldoldstable|testing|unstable|sid)(-security)?$/) return 1
 		if (codename == "" && a[i] !~ /-(updates|backports|proposed-updates)$/) return 1
 	}
 	return 0
 }
-function emit(types, uris, s, enabled, signedby,    key) {
+function pick(security,    n, i, a, out) {
+	n = split(suites, a, /[ \t]+/)
+	out = ""
+	for (i = 1; i <= n; i++) {
+		if (a[i] == "") continue
+		if ((a[i] ~ /-security$/) != security) continue
+		out = out (out == "" ? "" : " ") a[i]
+	}
+	return out
+}
+function emit(types, uris, s, enabled, signedby,    key, security, want) {
 	if (tolower(enabled) == "no") return
 	if ((" " types " ") !~ /[ \t]deb(-src)?[ \t]/) return
-	if (uris == "" || uris ~ /security/ || uris ~ /^cdrom:/) return
+	if (uris == "" || uris ~ /^cdrom:/) return
 	if (!archive_suite(s)) return
+	security = (uris ~ /security/ || s ~ /-security|\/updates/) ? 1 : 0
+	want = pick(security)
+	if (want == "") return
 	key = uris SUBSEP signedby
 	if (key in seen) return
 	seen[key] = 1
 	print "Types: deb-src"
 	print "URIs: " uris
-	print "Suites: " suites
+	print "Suites: " want
 	print "Components: main"
 	if (signedby != "") print signedby
 	print ""
@@ -357,7 +382,7 @@ mv "$aptdir/etc/sources.list.d/pg_lockstat.sources.tmp" "$aptdir/etc/sources.lis
 
 if [ ! -s "$aptdir/etc/sources.list.d/pg_lockstat.sources" ]; then
 	fallback_to_cache "no Debian archive entry for release '${codename:-?}' in ${source_files[*]}" ||
-		die "step 'read apt sources': found no Debian archive entry for release '${codename:-?}' in ${source_files[*]}; set PG_SOURCE=<PostgreSQL 18 source dir or tarball>"
+		die "step 'read apt sources': found no Debian archive entry for release '${codename:-?}' in ${source_files[*]}; set PG_SOURCE=<PostgreSQL $major source dir or tarball>"
 fi
 uris=$(sed -n 's/^URIs: //p' "$aptdir/etc/sources.list.d/pg_lockstat.sources" | tr '\n' ' ')
 uris=${uris% }
@@ -403,32 +428,55 @@ versions=$(apt-cache "${apt_opts[@]}" showsrc --only-source "$pkg" 2>/dev/null |
 if [ -z "$versions" ]; then
 	if [ "$reached" = 0 ]; then
 		fallback_to_cache "apt-get update could not reach $uris" ||
-			die "step 'apt-get update': could not reach $uris (log: $update_log) and nothing is cached in $dldir; set PG_SOURCE=<PostgreSQL 18 source dir or tarball>"
+			die "step 'apt-get update': could not reach $uris (log: $update_log) and nothing is cached in $dldir; set PG_SOURCE=<PostgreSQL $major source dir or tarball>"
 	fi
 	fallback_to_cache "no $pkg source package found" ||
-		die "step 'find source package': no $pkg source package in suites '$suites' of $uris (from ${source_files[*]}); set PG_SOURCE=<PostgreSQL 18 source dir or tarball>"
+		die "step 'find source package': no $pkg source package in suites '$suites' of $uris (from ${source_files[*]}); set PG_SOURCE=<PostgreSQL $major source dir or tarball>"
 fi
-# shellcheck disable=SC2086
-version=$(newest_version $versions)
-upstream=${version#*:}
-upstream=${upstream%-*}
-note "newest $pkg source: $version (available: $(printf '%s' "$versions" | tr '\n' ' '))"
+note "$pkg sources listed: $(printf '%s' "$versions" | tr '\n' ' ')"
 
-# A complete tree of that upstream version may exist (PG_SOURCE_REFRESH=1).
-if [ -f "$srcdir/postgresql-$upstream.stamp" ] && [ -d "$srcdir/postgresql-$upstream" ] &&
-	[ "$(stamp_get "$srcdir/postgresql-$upstream.stamp" origin)" = apt ]; then
-	note "PostgreSQL $upstream is already extracted"
-	printf '%s\n' "$srcdir/postgresql-$upstream"
-	exit 0
-fi
+# Newest first.  An archive may list a version that it does not serve (a
+# mirror without a suite's or the security archive's source files): then
+# the next older version is tried, and the failures are reported.
+ordered=$versions
+sorted=()
+while [ -n "$ordered" ]; do
+	# shellcheck disable=SC2086
+	best=$(newest_version $ordered)
+	sorted+=("$best")
+	# shellcheck disable=SC2086
+	ordered=$(printf '%s\n' $ordered | grep -vxF "$best" || true)
+done
 
-note "downloading $pkg=$version"
-if ! (cd "$dldir" && apt-get "${apt_opts[@]}" -q source --download-only "$pkg=$version") \
-	>"$aptdir/download.log" 2>&1; then
-	sed "s/^/$me:   /" "$aptdir/download.log" | tail -n 10 >&2
-	fallback_to_cache "downloading $pkg=$version failed (log: $aptdir/download.log)" ||
-		die "step 'download': apt-get source --download-only $pkg=$version failed; log: $aptdir/download.log; set PG_SOURCE=<PostgreSQL 18 source dir or tarball> to use a local copy"
+failed=()
+version=""
+for candidate in "${sorted[@]}"; do
+	upstream=${candidate#*:}
+	upstream=${upstream%-*}
+	# A complete tree of that upstream version may exist (PG_SOURCE_REFRESH=1).
+	if [ -f "$srcdir/postgresql-$upstream.stamp" ] && [ -d "$srcdir/postgresql-$upstream" ] &&
+		[ "$(stamp_get "$srcdir/postgresql-$upstream.stamp" origin)" = apt ]; then
+		note "PostgreSQL $upstream is already extracted"
+		printf '%s\n' "$srcdir/postgresql-$upstream"
+		exit 0
+	fi
+	note "downloading $pkg=$candidate"
+	if (cd "$dldir" && apt-get "${apt_opts[@]}" -q source --download-only "$pkg=$candidate") \
+		>"$aptdir/download.log" 2>&1; then
+		version=$candidate
+		break
+	fi
+	why=$(grep -Eo '[0-9]{3} +[A-Za-z ]+' "$aptdir/download.log" | head -n 1)
+	note "the archive lists $pkg $candidate but its download failed (${why:-see $aptdir/download-$candidate.log})"
+	cp "$aptdir/download.log" "$aptdir/download-$candidate.log"
+	failed+=("$candidate")
+done
+if [ -z "$version" ]; then
+	fallback_to_cache "every listed $pkg source failed to download (${failed[*]})" ||
+		die "step 'download': the archive lists $pkg ${failed[*]} in suites '$suites' of $uris, but none of them could be downloaded (logs: $aptdir/download-*.log); set PG_SOURCE=<PostgreSQL $major source dir or tarball> to use a local copy"
 fi
+[ ${#failed[@]} -eq 0 ] ||
+	note "WARNING: using $pkg $version, not the newest listed version ${failed[0]}, which could not be downloaded"
 
 tarball=""
 for f in "$dldir"/"$pkg"_"$upstream".orig.tar.*; do

@@ -12,8 +12,9 @@
 #
 # Environment: PG_CONFIG (required), REGRESS (test names; "none" skips
 # pg_regress), PROVE_TESTS (optional subset of t/*.pl), PROVE_FLAGS,
-# STOCK_PG_CONFIG (unpatched server for t/005), TEST_OUTDIR (default
-# build/test).
+# STOCK_PG_CONFIG (unpatched server for t/005), UPGRADE_FROM_PG_CONFIG (a
+# patched server of an older major with pg_lockstat installed, for t/032),
+# TEST_OUTDIR (default build/test).
 # Exit status: 0 if every test passed, 1 otherwise.
 #
 set -euo pipefail
@@ -66,15 +67,18 @@ fi
 
 echo "run-tests: TAP tests"
 mkdir -p "$outdir/tap"
+# PostgreSQL 16 and later write the logs to TESTLOGDIR and the data to
+# TESTDATADIR; 15 writes both under $TESTDIR/tmp_check.
 if ! TESTLOGDIR="$outdir/tap/log" \
 	TESTDATADIR="$outdir/tap" \
+	TESTDIR="$outdir/tap" \
 	PATH="$bindir:$PATH" \
 	PG_REGRESS="$pg_regress" \
 	PG_CONFIG="$PG_CONFIG" \
 	prove -I "$pgxs/src/test/perl" -I "$top/t" ${PROVE_FLAGS:-} \
 		${PROVE_TESTS:-t/*.pl}; then
 	status=1
-	echo "run-tests: TAP tests failed; logs are in $outdir/tap/log" >&2
+	echo "run-tests: TAP tests failed; logs are in $outdir/tap/log (PostgreSQL 15: $outdir/tap/tmp_check/log)" >&2
 fi
 
 if [ $status -eq 0 ]; then

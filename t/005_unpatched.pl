@@ -14,7 +14,11 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Cwd ();
 
+use LockStatTest;
+
+my $patch_dir = LockStatTest::patch_dir();
 my $stock_pg_config = $ENV{STOCK_PG_CONFIG};
 plan skip_all => 'STOCK_PG_CONFIG is not set: no unpatched server to test'
   unless defined $stock_pg_config && -x $stock_pg_config;
@@ -31,22 +35,39 @@ my $stock_prefix = `$stock_pg_config --bindir`;
 chomp $stock_prefix;
 $stock_prefix =~ s{/bin$}{};
 
-# our library, built against the patched headers, lives with the patched
-# server found on PATH; the unpatched server finds it and its SQL script
-# through dynamic_library_path and extension_control_path
+# Our library, built against the patched headers, lives with the patched
+# server found on PATH.  The test installs it into a private copy of the
+# unpatched installation (bin, lib, share; the builds are relocatable), as a
+# user would install it, so that the same test runs on every major.
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
 my $sharedir = `pg_config --sharedir`;
 chomp $sharedir;
 ok(-e "$pkglibdir/pg_lockstat.so", 'pg_lockstat library is installed');
 
+my $install = Cwd::realpath(PostgreSQL::Test::Utils::tempdir) . '/unpatched';
+mkdir $install or die "mkdir $install: $!";
+for my $dir (qw(bin lib share))
+{
+	system('cp', '-a', "$stock_prefix/$dir", "$install/$dir") == 0
+	  or die "cannot copy $stock_prefix/$dir";
+}
+my $stock_pkglibdir = `$install/bin/pg_config --pkglibdir`;
+chomp $stock_pkglibdir;
+my $stock_sharedir = `$install/bin/pg_config --sharedir`;
+chomp $stock_sharedir;
+like($stock_pkglibdir, qr{^\Q$install\E/}, 'the copied installation is relocated');
+system('cp', "$pkglibdir/pg_lockstat.so", "$stock_pkglibdir/") == 0
+  or die 'cannot install pg_lockstat.so';
+system('cp', glob("$sharedir/extension/pg_lockstat*"),
+	"$stock_sharedir/extension/") == 0
+  or die 'cannot install the pg_lockstat extension files';
+
 my $node =
-  PostgreSQL::Test::Cluster->new('unpatched', install_path => $stock_prefix);
+  PostgreSQL::Test::Cluster->new('unpatched', install_path => $install);
 $node->init;
 $node->append_conf(
 	'postgresql.conf', qq{
-dynamic_library_path = '$pkglibdir:\$libdir'
-extension_control_path = '$sharedir:\$system'
 shared_preload_libraries = 'pg_lockstat'
 pg_lockstat.spin_strategy = 'ttas'
 });
@@ -62,7 +83,7 @@ sub check_inactive
 	my @warnings = ($log =~ /WARNING:  pg_lockstat is inactive/g);
 	is(scalar(@warnings), 1, "$what: one WARNING at start-up");
 	like($log, $why, "$what: the WARNING says why");
-	like($log, qr/HINT:  Apply the patch series in patches\/pg18 /,
+	like($log, qr/HINT:  Apply the patch series in \Q$patch_dir\E /,
 		"$what: the hint names the patch directory");
 	unlike($log, qr/undefined symbol/, "$what: no dynamic-linker error");
 
@@ -76,7 +97,7 @@ sub check_inactive
 		isnt($rc, 0, "$what: $view fails");
 		like($err, qr/ERROR:  55000: pg_lockstat is inactive/,
 			"$what: $view fails with 55000");
-		like($err, qr/HINT:  Apply the patch series in patches\/pg18 /,
+		like($err, qr/HINT:  Apply the patch series in \Q$patch_dir\E /,
 			"$what: $view gives the same hint");
 	}
 	my ($rc, $out, $err) = $node->psql('postgres',

@@ -40,7 +40,9 @@ foreach my $i (1 .. 4)
 {
 	my $h = $node->background_psql('postgres');
 	$h->query_until(qr/started/,
-		"\\echo started\nSELECT count(*) FROM pg_lwlock_stats \\watch interval=0 count=400\n");
+		"\\echo started\n"
+		  . LockStatTest::watch_sql('SELECT count(*) FROM pg_lwlock_stats',
+			count => 400));
 	push @readers, $h;
 }
 my $t0 = time();

@@ -100,18 +100,22 @@ foreach my $s (1 .. @intervals)
 	my $h = $node->background_psql('postgres');
 	$h->query_until(qr/started/,
 			"\\o /dev/null\n\\echo started\n"
-		  . "SELECT id FROM take_sample($s) AS id WHERE id IS NOT NULL\n"
-		  . "\\watch interval=$intervals[$s - 1] min_rows=1\n");
+		  . LockStatTest::watch_sql(
+			"SELECT id FROM take_sample($s) AS id WHERE id IS NOT NULL",
+			interval => $intervals[ $s - 1 ],
+			until_empty => 1));
 	push @readers, $h;
 }
 
 my $resetter = $node->background_psql('postgres');
 $resetter->query_until(qr/started/,
 		"\\o /dev/null\n\\echo started\n"
-	  . "INSERT INTO resets (ts) SELECT pg_lockstat_reset()\n"
-	  . "  WHERE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter')\n"
-	  . "  RETURNING id\n"
-	  . "\\watch interval=0.05 min_rows=1\n");
+	  . LockStatTest::watch_sql(
+		"INSERT INTO resets (ts) SELECT pg_lockstat_reset()\n"
+		  . "  WHERE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter')\n"
+		  . "  RETURNING id",
+		interval => 0.05,
+		until_empty => 1));
 
 $node->poll_query_until(
 	'postgres',
@@ -163,9 +167,10 @@ foreach my $w (1 .. $num_writers)
 	my $h = $node->background_psql('postgres');
 	$h->query_until(qr/started/,
 			"\\o /dev/null\n\\echo started\n"
-		  . "SELECT lockstat_test_lwlock('exclusive', 100, 1)\n"
-		  . "  WHERE NOT EXISTS (SELECT FROM stop WHERE what = 'writers')\n"
-		  . "\\watch interval=0 min_rows=1\n");
+		  . LockStatTest::watch_sql(
+			"SELECT lockstat_test_lwlock('exclusive', 100, 1)\n"
+			  . "  WHERE NOT EXISTS (SELECT FROM stop WHERE what = 'writers')",
+			until_empty => 1));
 	push @excl, $h;
 }
 $node->poll_query_until(

@@ -50,8 +50,8 @@ my %victims = (
 	END LOOP; END $$;},
 	cross_join => q{SELECT count(*) FROM pg_lwlock_stats a,
 		pg_lwlock_stats b, pg_lwlock_stats c, generate_series(1, 1000000000);},
-	watch => "SELECT * FROM pg_lwlock_stats, pg_lockstat_status\n"
-	  . "\\watch interval=0\n",
+	watch => LockStatTest::watch_sql(
+		'SELECT * FROM pg_lwlock_stats, pg_lockstat_status'),
 	writer => q{SELECT lockstat_test_lwlock('exclusive', 2000000000, 1);});
 my @victim_names = sort keys %victims;
 

@@ -127,8 +127,10 @@ like(
 @load = start_load(2);
 my $resetter = $node->background_psql('postgres');
 $resetter->query_until(qr/started/,
-	"\\echo started\nSELECT pg_lockstat_reset() \\watch interval=0.3 count=30\n"
-);
+	"\\echo started\n"
+	  . LockStatTest::watch_sql('SELECT pg_lockstat_reset()',
+		interval => 0.3,
+		count => 30));
 ($rc, $out, $err) =
   run_top('--csv', '-n', '6', '-i', '0.5', '-t', '0', '-d', $connstr);
 $resetter->quit;

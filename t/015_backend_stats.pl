@@ -120,12 +120,8 @@ is( $node->safe_psql(
 # t/009).
 my $leader = $node->background_psql('postgres', on_error_stop => 1);
 my $leader_pid = $leader->query_safe('SELECT pg_backend_pid()');
-$leader->query_until(
-	qr/started/, q{
-SET debug_parallel_query = on;
-SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0;
-SET max_parallel_workers_per_gather = 1;
+$leader->query_until(qr/started/,
+	LockStatTest::single_copy_gather_sql() . q{
 \echo started
 SELECT lockstat_test_lwlock('shared', 3, 1000000);
 });

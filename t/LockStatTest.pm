@@ -10,6 +10,61 @@ use warnings FATAL => 'all';
 use IPC::Run;
 use PostgreSQL::Test::Cluster;
 
+# The major version of the server under test (from PG_CONFIG, which
+# scripts/run-tests.sh sets, else the pg_config on PATH), e.g. 15 or 18.
+sub server_major
+{
+	my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
+	my $version = `$pg_config --version`;
+	die "cannot run $pg_config --version" if $? != 0;
+	$version =~ /PostgreSQL (\d+)/ or die "unexpected pg_config --version: $version";
+	return $1;
+}
+
+# The core patch series of the server under test, e.g. "patches/pg18".
+sub patch_dir
+{
+	return 'patches/pg' . server_major();
+}
+
+# The SET commands that make the planner put a single-copy Gather with one
+# planned worker on top of a parallel-safe plan.  The setting is
+# debug_parallel_query from 16 on, force_parallel_mode before.
+sub single_copy_gather_sql
+{
+	my $guc = server_major() >= 16 ? 'debug_parallel_query' : 'force_parallel_mode';
+	return "SET $guc = on;\nSET parallel_setup_cost = 0;\n"
+	  . "SET parallel_tuple_cost = 0;\nSET max_parallel_workers_per_gather = 1;\n";
+}
+
+# psql input that runs the statement $sql over and over, as "\watch" does:
+# every $interval seconds, $count times if given, until it returns no row
+# if $until_empty, else until the session ends.  PostgreSQL 17's psql has
+# these \watch options (count and min_rows); before, a DO block does the
+# same, one transaction per round (COMMIT), so that other sessions see each
+# round's effects at once.
+sub watch_sql
+{
+	my ($sql, %opts) = @_;
+	my $interval = $opts{interval} // 0;
+	$sql =~ s/\s+\z//;
+	if (server_major() >= 17)
+	{
+		my $watch = "\\watch interval=$interval";
+		$watch .= " count=$opts{count}" if defined $opts{count};
+		$watch .= ' min_rows=1' if $opts{until_empty};
+		return "$sql\n$watch\n";
+	}
+	my $stop = join(' OR ',
+		($opts{until_empty} ? ("n_rows = 0") : ()),
+		(defined $opts{count} ? ("rounds >= $opts{count}") : ()));
+	$stop = 'false' if $stop eq '';
+	return "DO \$watch\$DECLARE n_rows bigint; rounds int := 0; BEGIN LOOP "
+	  . "EXECUTE \$sql\$$sql\$sql\$; GET DIAGNOSTICS n_rows = ROW_COUNT; "
+	  . "rounds := rounds + 1; COMMIT; EXIT WHEN $stop; "
+	  . "PERFORM pg_sleep($interval); END LOOP; END \$watch\$;\n";
+}
+
 # A started node that preloads pg_lockstat and lockstat_test, with both
 # extensions created in database "postgres".  $extra_conf is appended to
 # postgresql.conf before the start.
@@ -143,9 +198,9 @@ ORDER BY 1});
 }
 
 # A plain-format dump of database $dbname ("all" for pg_dumpall) of $node
-# into $file, made with the given node's tools, without statistics and with
-# a fixed \restrict key, so that two dumps can be compared as text.  Returns
-# the dump's text.
+# into $file, made with the given node's tools, without statistics (which
+# pg_dump dumps from 18 on) and with a fixed \restrict key, so that two
+# dumps can be compared as text.  Returns the dump's text.
 sub dump_for_comparison
 {
 	my ($node, $dbname, $file) = @_;
@@ -156,7 +211,9 @@ sub dump_for_comparison
 
 	$node->command_ok(
 		[
-			@cmd, '--no-sync', '--no-statistics', '--restrict-key=lockstat',
+			@cmd, '--no-sync',
+			(server_major() >= 18 ? ('--no-statistics') : ()),
+			'--restrict-key=lockstat',
 			'--file' => $file
 		],
 		"plain dump of $dbname on " . $node->name);
@@ -243,7 +300,8 @@ sub app_count
 # the reset protocol (t/021, t/026).
 
 # The line of the patched s_lock.c that matches $pattern, among the lines
-# that the last patch of patches/pg18 touching s_lock.c adds: its hunks count
+# that the last patch of the server's series (patch_dir) touching s_lock.c
+# adds: its hunks count
 # the lines of the file as that patch leaves it, which is the final file.
 sub s_lock_line
 {
@@ -254,7 +312,7 @@ sub s_lock_line
 		my $touches = grep { m{^\+\+\+ b/src/backend/storage/lmgr/s_lock\.c} } <$fh>;
 		close $fh;
 		$touches;
-	} reverse sort glob('patches/pg18/*.patch');
+	} reverse sort glob(patch_dir() . '/*.patch');
 	die 'no patch touches s_lock.c' unless $last;
 
 	open(my $fh, '<', $last) or die $!;

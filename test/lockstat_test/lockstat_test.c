@@ -28,10 +28,9 @@
 #include "storage/spin.h"
 #include "utils/builtins.h"
 
-PG_MODULE_MAGIC_EXT(
-					.name = "lockstat_test",
-					.version = "1.0"
-);
+#include "lockstat_compat.h"
+
+LOCKSTAT_MODULE_MAGIC("lockstat_test", "1.0");
 
 typedef struct LockStatTestState
 {
@@ -382,7 +381,7 @@ lockstat_test_raise_counter(PG_FUNCTION_ARGS)
 	if (value < row->acquires[true][LW_SHARED])
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("counters never go down: current value is %" PRIu64,
+				 errmsg("counters never go down: current value is " UINT64_FORMAT,
 						row->acquires[true][LW_SHARED])));
 	row->acquires[true][LW_SHARED] = value;
 
