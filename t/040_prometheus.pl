@@ -323,7 +323,8 @@ foreach my $k (sort keys %all)
 	  unless ($b // 0) <= $s && $s <= $a;
 }
 is_deeply(\@problems, [],
-	'every pg_lockstat sample lies between the views read before and after the scrape');
+	'every pg_lockstat sample lies between the views read before and after the scrape')
+  or diag(join("\n", @problems));
 note('samples compared: ' . scalar(keys %$scraped));
 
 # known values of the load
@@ -369,7 +370,8 @@ foreach my $tranche (sort keys %buckets)
 	  unless $b[-1]->[0] eq '+Inf' && $b[-1]->[1] == $counts{$tranche};
 }
 is_deeply(\@bad, [],
-	'every histogram: le = 2^0 .. 2^22 us in seconds and +Inf, cumulative, +Inf = _count');
+	'every histogram: le = 2^0 .. 2^22 us in seconds and +Inf, cumulative, +Inf = _count')
+  or diag(join("\n", @bad));
 note('lockstat_test buckets: '
 	  . join(' ', map { "$_->[0]:$_->[1]" } grep { $_->[1] > 0 } @{ $buckets{lockstat_test} }));
 is( $node->safe_psql(

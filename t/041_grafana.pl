@@ -104,7 +104,8 @@ foreach my $v (grep { $_->{type} eq 'query' } values %vars)
 		push @problems, "variable $v->{name}: not label_values(<selector>, <label>): $q";
 	}
 }
-is_deeply(\@problems, [], 'panels: unique ids, titles, descriptions, known types, places, queries');
+is_deeply(\@problems, [], 'panels: unique ids, titles, descriptions, known types, places, queries')
+  or diag(join("\n", @problems));
 note(scalar(@{ $dash->{panels} }) . ' panels, ' . scalar(@queries) . ' queries');
 
 # variables used in queries and data sources are defined
@@ -217,7 +218,8 @@ foreach my $q (@queries)
 	}
 }
 is_deeply(\@problems, [],
-	'every metric and label of every query is in the exporter\'s scrape');
+	'every metric and label of every query is in the exporter\'s scrape')
+  or diag(join("\n", @problems));
 note('metrics used: ' . join(', ', sort keys %metrics_used));
 
 # the reader's side: README says what each panel answers
