@@ -261,6 +261,7 @@ my $before = view_samples($node);
 ($body, $samples) = LockStatTest::scrape($exp);
 my $after = view_samples($node);
 my $scraped = scraped_samples($samples);
+append_to_file("$PostgreSQL::Test::Utils::log_path/040_metrics.txt", $body);
 
 # every family, with its type and help, and no other
 foreach my $family (sort keys %families)
@@ -326,6 +327,7 @@ is_deeply(\@problems, [],
 	'every pg_lockstat sample lies between the views read before and after the scrape')
   or diag(join("\n", @problems));
 note('samples compared: ' . scalar(keys %$scraped));
+note("scrape duration: $1 s") if $body =~ /^pg_exporter_last_scrape_duration_seconds (\S+)$/m;
 
 # known values of the load
 my %lt = map { /^(\w+)\{(?:mode=(\w+),)?/; (($2 ? "$1:$2" : $1) => $scraped->{$_}) }
