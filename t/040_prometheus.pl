@@ -19,7 +19,9 @@
 #     _sum equal to the wait time;
 #   - a reset makes the counters fall and stats_reset move forward;
 #   - pg_read_all_stats alone suffices, also beside the exporter's default
-#     metrics, and a role without it gets no pg_lockstat sample.
+#     metrics, and a role without it gets no pg_lockstat sample;
+#   - on a server without the core patch (STOCK_PG_CONFIG, as t/005), only
+#     pg_lockstat_info, with empty labels.
 # Skipped, with the apt-get command, where the exporter or the Prometheus
 # Python client is not installed.
 
@@ -435,5 +437,48 @@ ok(($reset->{$ex_key} // 0) < $scraped->{$ex_key}
 	  && ($reset->{$blk_key} // 0) < $scraped->{$blk_key},
 	'and the lockstat_test counters fell (to a new series start)');
 LockStatTest::stop_exporter($exp);
+
+# --- a server without the core patch: only the status answers ------------
+SKIP:
+{
+	my $stock_pg_config = $ENV{STOCK_PG_CONFIG};
+	skip 'STOCK_PG_CONFIG is not set: no unpatched server', 3
+	  unless defined $stock_pg_config && -x $stock_pg_config;
+	skip 'pg_lockstat is built with a sanitizer, the unpatched server is not', 3
+	  if `pg_config --cflags` =~ /-fsanitize=/;
+	my $stock_prefix = `$stock_pg_config --bindir`;
+	chomp $stock_prefix;
+	$stock_prefix =~ s{/bin$}{};
+	my $pkglibdir = `pg_config --pkglibdir`;
+	chomp $pkglibdir;
+	my $sharedir = `pg_config --sharedir`;
+	chomp $sharedir;
+
+	# as t/005: our library and script through the paths of the stock server
+	my $stock = PostgreSQL::Test::Cluster->new('prometheus_unpatched',
+		install_path => $stock_prefix);
+	$stock->init;
+	$stock->append_conf(
+		'postgresql.conf', qq{
+dynamic_library_path = '$pkglibdir:\$libdir'
+extension_control_path = '$sharedir:\$system'
+shared_preload_libraries = 'pg_lockstat'
+});
+	$stock->start;
+	$stock->safe_psql('postgres',
+		'CREATE EXTENSION pg_lockstat; CREATE ROLE regress_exporter LOGIN IN ROLE pg_monitor;');
+	$other = LockStatTest::start_exporter($stock, 'regress_exporter', name => 'unpatched');
+	($other_body, $other_samples) = LockStatTest::scrape($other);
+	LockStatTest::stop_exporter($other);
+	my @ours = grep { $_->{name} =~ /^pg_lockstat/ } @$other_samples;
+	is_deeply(
+		[ map { [ $_->{name}, $_->{labels}{spin_strategy}, $_->{labels}{core_patch_version}, 0 + $_->{value} ] } @ours ],
+		[ [ 'pg_lockstat_info', '', '', 1 ] ],
+		'without the core patch: pg_lockstat_info with empty labels, and no other pg_lockstat sample');
+	like($other_body, qr/^pg_exporter_last_scrape_error 1$/m, 'and a scrape error');
+	like(slurp_file($other->{log}), qr/pg_lockstat_lwlock.*inactive/,
+		'the exporter logs that pg_lockstat is inactive');
+	$stock->stop;
+}
 
 done_testing();
