@@ -14,7 +14,6 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Cwd ();
 
 use LockStatTest;
 
@@ -31,37 +30,12 @@ plan skip_all =>
   'pg_lockstat is built with a sanitizer, the unpatched server is not'
   if $our_cflags =~ /-fsanitize=/ && $stock_cflags !~ /-fsanitize=/;
 
-my $stock_prefix = `$stock_pg_config --bindir`;
-chomp $stock_prefix;
-$stock_prefix =~ s{/bin$}{};
-
-# Our library, built against the patched headers, lives with the patched
-# server found on PATH.  The test installs it into a private copy of the
-# unpatched installation (bin, lib, share; the builds are relocatable), as a
-# user would install it, so that the same test runs on every major.
+# our library, built against the patched headers, installed into a copy of
+# the unpatched installation
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
-my $sharedir = `pg_config --sharedir`;
-chomp $sharedir;
 ok(-e "$pkglibdir/pg_lockstat.so", 'pg_lockstat library is installed');
-
-my $install = Cwd::realpath(PostgreSQL::Test::Utils::tempdir) . '/unpatched';
-mkdir $install or die "mkdir $install: $!";
-for my $dir (qw(bin lib share))
-{
-	system('cp', '-a', "$stock_prefix/$dir", "$install/$dir") == 0
-	  or die "cannot copy $stock_prefix/$dir";
-}
-my $stock_pkglibdir = `$install/bin/pg_config --pkglibdir`;
-chomp $stock_pkglibdir;
-my $stock_sharedir = `$install/bin/pg_config --sharedir`;
-chomp $stock_sharedir;
-like($stock_pkglibdir, qr{^\Q$install\E/}, 'the copied installation is relocated');
-system('cp', "$pkglibdir/pg_lockstat.so", "$stock_pkglibdir/") == 0
-  or die 'cannot install pg_lockstat.so';
-system('cp', glob("$sharedir/extension/pg_lockstat*"),
-	"$stock_sharedir/extension/") == 0
-  or die 'cannot install the pg_lockstat extension files';
+my $install = LockStatTest::unpatched_install($stock_pg_config);
 
 my $node =
   PostgreSQL::Test::Cluster->new('unpatched', install_path => $install);

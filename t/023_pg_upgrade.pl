@@ -69,7 +69,8 @@ sub upgrade_command
 		'--socketdir' => $to->host,
 		'--old-port' => $from->port,
 		'--new-port' => $to->port,
-		'--copy');
+		# copy mode is the default; the option exists from 16 on
+		(LockStatTest::server_major() >= 16 ? ('--copy') : ()));
 }
 
 # pg_upgrade writes into the current directory

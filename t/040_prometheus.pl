@@ -446,22 +446,12 @@ SKIP:
 	  unless defined $stock_pg_config && -x $stock_pg_config;
 	skip 'pg_lockstat is built with a sanitizer, the unpatched server is not', 3
 	  if `pg_config --cflags` =~ /-fsanitize=/;
-	my $stock_prefix = `$stock_pg_config --bindir`;
-	chomp $stock_prefix;
-	$stock_prefix =~ s{/bin$}{};
-	my $pkglibdir = `pg_config --pkglibdir`;
-	chomp $pkglibdir;
-	my $sharedir = `pg_config --sharedir`;
-	chomp $sharedir;
-
-	# as t/005: our library and script through the paths of the stock server
+	# as t/005: our library installed into a copy of the stock installation
 	my $stock = PostgreSQL::Test::Cluster->new('prometheus_unpatched',
-		install_path => $stock_prefix);
+		install_path => LockStatTest::unpatched_install($stock_pg_config));
 	$stock->init;
 	$stock->append_conf(
 		'postgresql.conf', qq{
-dynamic_library_path = '$pkglibdir:\$libdir'
-extension_control_path = '$sharedir:\$system'
 shared_preload_libraries = 'pg_lockstat'
 });
 	$stock->start;

@@ -9,9 +9,11 @@ use warnings FATAL => 'all';
 
 use Cwd ();
 use HTTP::Tiny;
+use Cwd ();
 use IPC::Run;
 use JSON::PP;
 use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils ();
 use PostgreSQL::Test::Utils;
 
 # The major version of the server under test (from PG_CONFIG, which
@@ -67,6 +69,44 @@ sub watch_sql
 	  . "EXECUTE \$sql\$$sql\$sql\$; GET DIAGNOSTICS n_rows = ROW_COUNT; "
 	  . "rounds := rounds + 1; COMMIT; EXIT WHEN $stop; "
 	  . "PERFORM pg_sleep($interval); END LOOP; END \$watch\$;\n";
+}
+
+# A private copy of the unpatched installation of STOCK_PG_CONFIG (bin, lib
+# and share; the builds are relocatable) with pg_lockstat installed into it
+# from the patched server found on PATH, as a user would install it; the
+# same on every major (extension_control_path, which would spare the copy,
+# is new in 18).  Returns its prefix, for install_path.
+sub unpatched_install
+{
+	my ($stock_pg_config) = @_;
+	my $stock_prefix = `$stock_pg_config --bindir`;
+	chomp $stock_prefix;
+	$stock_prefix =~ s{/bin$}{};
+	my $pkglibdir = `pg_config --pkglibdir`;
+	chomp $pkglibdir;
+	my $sharedir = `pg_config --sharedir`;
+	chomp $sharedir;
+
+	my $install =
+	  Cwd::realpath(PostgreSQL::Test::Utils::tempdir) . '/unpatched';
+	mkdir $install or die "mkdir $install: $!";
+	for my $dir (qw(bin lib share))
+	{
+		system('cp', '-a', "$stock_prefix/$dir", "$install/$dir") == 0
+		  or die "cannot copy $stock_prefix/$dir";
+	}
+	my $to_pkglibdir = `$install/bin/pg_config --pkglibdir`;
+	chomp $to_pkglibdir;
+	my $to_sharedir = `$install/bin/pg_config --sharedir`;
+	chomp $to_sharedir;
+	die "the copy of $stock_prefix is not relocated: $to_pkglibdir"
+	  unless $to_pkglibdir =~ m{^\Q$install\E/};
+	system('cp', "$pkglibdir/pg_lockstat.so", "$to_pkglibdir/") == 0
+	  or die 'cannot install pg_lockstat.so';
+	system('cp', glob("$sharedir/extension/pg_lockstat*"),
+		"$to_sharedir/extension/") == 0
+	  or die 'cannot install the pg_lockstat extension files';
+	return $install;
 }
 
 # A started node that preloads pg_lockstat and lockstat_test, with both
