@@ -131,7 +131,8 @@ dest_is_ours ||
 
 major=${PG_MAJOR:-18}
 if [ ! -d "$top/patches/pg$major" ] && ! truthy "${STOCK:-}"; then
-	die "step 'patches': PostgreSQL $major has no patch series (no $top/patches/pg$major); the supported majors are those with a directory patches/pg<major> (see README, \"PostgreSQL majors\")"
+	have=$(cd "$top/patches" && ls -d pg[0-9]* 2>/dev/null | sed 's/^pg//' | sort -n | tr '\n' ' ')
+	die "step 'patches': PostgreSQL $major has no patch series (no $top/patches/pg$major); PG_MAJOR can be: ${have% } (see README, \"PostgreSQL majors\")"
 fi
 export PG_MAJOR=$major
 
