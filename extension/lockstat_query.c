@@ -70,11 +70,14 @@
  *	 new generation, at its next blocked call or fold.  A call counted while
  *	 a reset runs may count on either side of it, as in the wait histogram.
  *
- * - query_lock is a leaf lock: whoever holds it takes no other LWLock, and
- *	 it is never taken with another LWLock held (the end of a transaction,
- *	 process exit, the SQL functions), so it cannot deadlock.  A process
- *	 that sleeps for it counts that block like any other, into its table,
- *	 before it changes anything; the hook itself never takes it.
+ * - query_lock is a leaf lock: whoever holds it takes no other LWLock.  It
+ *	 is taken with no other LWLock held (the end of a transaction, process
+ *	 exit, the SQL functions), except by a reset, which holds the
+ *	 "pg_lockstat" lock around it (lockstat_reset() in lockstat_shmem.c), so
+ *	 that the per-query counts start again together with stats_reset.  So
+ *	 it cannot deadlock.  A process that sleeps for it counts that block
+ *	 like any other, into its table, before it changes anything; the hook
+ *	 itself never takes it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -756,8 +759,8 @@ lockstat_query_read(LockStatQueryCounts *residual)
 /*
  * Start the per-query counts again from zero: empty the shared table and
  * the residual rows, and start a new generation, which makes readers skip
- * and owners empty the process tables.  Part of pg_lockstat_reset().
- * Cannot fail.
+ * and owners empty the process tables.  Part of pg_lockstat_reset(), called
+ * by lockstat_reset() with the "pg_lockstat" lock held.  Cannot fail.
  */
 void
 lockstat_query_reset(void)

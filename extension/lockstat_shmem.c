@@ -66,7 +66,9 @@
  *
  * - The baseline and stats_reset are protected by state->lock, held only
  *	 to copy them (shared) or to update them (exclusive), never while
- *	 summing, so that readers cannot starve a reset.  A reader copies the
+ *	 summing, so that readers cannot starve a reset.  (A reset also starts
+ *	 the per-query counts of lockstat_query.c again while it holds
+ *	 state->lock.)  A reader copies the
  *	 baseline first and sums afterwards; since the baseline is itself a
  *	 sum taken earlier, sum minus baseline is never negative.  A reset sums
  *	 first, as a reader, and then raises each baseline entry to its sum,
@@ -636,8 +638,8 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
 }
 
 /*
- * Make the current sums the new baseline, and empty the wait histogram.
- * Returns the reset time.  Cannot fail once counting works, so that
+ * Make the current sums the new baseline, and empty the wait histogram and
+ * the per-query counts (lockstat_query_reset()).  Returns the reset time.  Cannot fail once counting works, so that
  * pg_lockstat_reset() calls it after the spin-wait reset, which can.
  * Errors: 55000 if not counting.
  */
@@ -662,6 +664,13 @@ lockstat_reset(void)
 
 	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
+
+	/*
+	 * The per-query counts start again together with the baseline and
+	 * stats_reset, under the same lock, so that a reader who sees them reset
+	 * also sees the new stats_reset.
+	 */
+	lockstat_query_reset();
 
 	/* stats_reset only moves forward, even if the clock steps back */
 	now = GetCurrentTimestamp();

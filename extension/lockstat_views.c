@@ -651,7 +651,6 @@ pg_lockstat_reset(PG_FUNCTION_ARGS)
 
 	/* first the spin sites, whose reset alone can fail */
 	lockstat_spin_reset();
-	lockstat_query_reset();
 	PG_RETURN_TIMESTAMPTZ(lockstat_reset());
 }
 
