@@ -67,17 +67,24 @@
  * - A reset does not write into the process tables, which only their owners
  *	 do.  It raises the generation instead: readers skip the tables of an
  *	 older generation, and each owner empties its table when it sees the
- *	 new generation, at its next blocked call or fold.  A call counted while
- *	 a reset runs may count on either side of it, as in the wait histogram.
+ *	 new generation, at its next blocked call or fold.  A call of another
+ *	 process that ends while a reset runs may count on either side of it,
+ *	 as in the wait histogram.
  *
- * - query_lock is a leaf lock: whoever holds it takes no other LWLock.  It
- *	 is taken with no other LWLock held (the end of a transaction, process
- *	 exit, the SQL functions), except by a reset, which holds the
- *	 "pg_lockstat" lock around it (lockstat_reset() in lockstat_shmem.c), so
- *	 that the per-query counts start again together with stats_reset.  So
- *	 it cannot deadlock.  A process that sleeps for it counts that block
- *	 like any other, into its table, before it changes anything; the hook
- *	 itself never takes it.
+ * - query_lock is taken with no other LWLock held (the end of a
+ *	 transaction, process exit, the SQL functions), and whoever holds it
+ *	 takes no other LWLock, except a reset: lockstat_reset() in
+ *	 lockstat_shmem.c empties the per-query counts first and holds
+ *	 query_lock while it sums the counters for its baseline (which may take
+ *	 the exit lock shared) and while it holds the "pg_lockstat" lock to
+ *	 store the baseline and stats_reset.  Nobody takes query_lock holding
+ *	 either of those, so it cannot deadlock.  So the reset's cut is the
+ *	 same for both views: a reader that sees the per-query counts empty
+ *	 took query_lock after the reset, and sees its stats_reset; a block of
+ *	 the resetting process on query_lock counts before the reset in both,
+ *	 one on the "pg_lockstat" lock after it in both.  A process that sleeps
+ *	 for query_lock counts that block like any other, into its table,
+ *	 before it changes anything; the hook itself never takes it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -759,19 +766,19 @@ lockstat_query_read(LockStatQueryCounts *residual)
 /*
  * Start the per-query counts again from zero: empty the shared table and
  * the residual rows, and start a new generation, which makes readers skip
- * and owners empty the process tables.  Part of pg_lockstat_reset(), called
- * by lockstat_reset() with the "pg_lockstat" lock held.  Cannot fail.
+ * and owners empty the process tables.  Part of pg_lockstat_reset(): called
+ * by lockstat_reset() before it sums the counters for its baseline, and
+ * returns with query_lock held exclusively, until
+ * lockstat_query_reset_finish(), so that no reader sees the empty counts
+ * before the new stats_reset.  Cannot fail.
  */
 void
-lockstat_query_reset(void)
+lockstat_query_reset_start(void)
 {
 	volatile LockStatQueryState *state = query_state;
 	HASH_SEQ_STATUS seq;
 	LockStatQueryEntry *e;
 	int			nwords;
-
-	if (query_state == NULL)
-		return;
 
 	LWLockAcquire(query_state->lock, LW_EXCLUSIVE);
 	state->fold_count++;
@@ -785,6 +792,12 @@ lockstat_query_reset(void)
 	nwords = query_state->num_rows * RESIDUAL_WORDS;
 	for (int i = 0; i < nwords; i++)
 		pg_atomic_write_u64(&query_state->residual[i], 0);
+}
+
+/* the reset is complete: let readers and folds in again */
+void
+lockstat_query_reset_finish(void)
+{
 	LWLockRelease(query_state->lock);
 }
 

@@ -66,9 +66,9 @@
  *
  * - The baseline and stats_reset are protected by state->lock, held only
  *	 to copy them (shared) or to update them (exclusive), never while
- *	 summing, so that readers cannot starve a reset.  (A reset also starts
- *	 the per-query counts of lockstat_query.c again while it holds
- *	 state->lock.)  A reader copies the
+ *	 summing, so that readers cannot starve a reset.  (A reset holds the
+ *	 per-query lock of lockstat_query.c around its sum and state->lock.)
+ *	 A reader copies the
  *	 baseline first and sums afterwards; since the baseline is itself a
  *	 sum taken earlier, sum minus baseline is never negative.  A reset sums
  *	 first, as a reader, and then raises each baseline entry to its sum,
@@ -639,7 +639,7 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
 
 /*
  * Make the current sums the new baseline, and empty the wait histogram and
- * the per-query counts (lockstat_query_reset()).  Returns the reset time.  Cannot fail once counting works, so that
+ * the per-query counts (lockstat_query.c).  Returns the reset time.  Cannot fail once counting works, so that
  * pg_lockstat_reset() calls it after the spin-wait reset, which can.
  * Errors: 55000 if not counting.
  */
@@ -655,6 +655,15 @@ lockstat_reset(void)
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
+	/*
+	 * The per-query counts start again at the same cut as the baseline:
+	 * lockstat_query_reset_start() empties them holding the per-query lock,
+	 * which we keep until stats_reset has moved.  A reader that sees them
+	 * empty took that lock later, and so sees the new stats_reset; and a
+	 * block of ours on the locks below counts after the reset in both.
+	 */
+	lockstat_query_reset_start();
+
 	lockstat_sum_all(totals);
 
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
@@ -665,13 +674,6 @@ lockstat_reset(void)
 	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
 
-	/*
-	 * The per-query counts start again together with the baseline and
-	 * stats_reset, under the same lock, so that a reader who sees them reset
-	 * also sees the new stats_reset.
-	 */
-	lockstat_query_reset();
-
 	/* stats_reset only moves forward, even if the clock steps back */
 	now = GetCurrentTimestamp();
 	if (now > lockstat_state->stats_reset)
@@ -679,6 +681,7 @@ lockstat_reset(void)
 	now = lockstat_state->stats_reset;
 
 	LWLockRelease(lockstat_state->lock);
+	lockstat_query_reset_finish();
 
 	pfree(totals);
 	return now;

@@ -253,7 +253,8 @@ extern void lockstat_query_attach(int slot);
 extern void lockstat_query_detach(void);
 extern void lockstat_query_record_wait(int stats_row, uint64 wait_ns);
 extern HTAB *lockstat_query_read(LockStatQueryCounts *residual);
-extern void lockstat_query_reset(void);
+extern void lockstat_query_reset_start(void);
+extern void lockstat_query_reset_finish(void);
 extern void lockstat_query_status(LockStatQueryStatus *status);
 
 #endif							/* PG_LOCKSTAT_H */
