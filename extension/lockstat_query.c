@@ -141,8 +141,8 @@ typedef struct LockStatQuerySlot
 	uint32		changecount;	/* odd while the owner writes */
 	uint32		nused;			/* entries[0 .. nused) are in use */
 	uint64		generation;		/* of the counts in entries[] */
-	uint64		unattributed;	/* calls counted in a residual row because
-								 * the table was full, since start */
+	uint64		unattributed;	/* calls counted in a residual row because the
+								 * table was full, since start */
 	LockStatQueryEntry entries[LOCKSTAT_QUERY_SLOT_ENTRIES];
 } LockStatQuerySlot;
 

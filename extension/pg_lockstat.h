@@ -9,7 +9,7 @@
  * pieces are:
  *
  *	pg_lockstat.c		_PG_init, GUCs, the link to the core patch, and the
- *						life cycle of both counter tables in each process
+ *						life cycle of the counter tables in each process
  *	lockstat_shmem.c	the LWLock counter array: attach/detach, reset, read
  *	lockstat_spin.c		the spin-wait counters per call site, the same steps
  *	lockstat_query.c	blocked LWLock calls per query, database, role and
@@ -241,8 +241,8 @@ typedef struct LockStatQueryStatus
 {
 	int64		entries;		/* entries in the shared table now */
 	uint64		evicted;		/* entries evicted since start */
-	uint64		unattributed;	/* calls counted in a residual row since
-								 * start because a process's table was full */
+	uint64		unattributed;	/* calls counted in a residual row since start
+								 * because a process's table was full */
 } LockStatQueryStatus;
 
 /* lockstat_query.c */

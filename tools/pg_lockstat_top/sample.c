@@ -749,7 +749,7 @@ label_queries(Report *report)
 		{
 			text = find_query_text(q);
 			q->text = text ? pg_strdup(text) :
-				psprintf("queryid " INT64_FORMAT, q->queryid);
+						psprintf("queryid " INT64_FORMAT, q->queryid);
 		}
 		else if (q->backend_type[0] != '\0')
 			q->text = psprintf("(no query ID) %s", q->backend_type);
