@@ -25,7 +25,8 @@ OBJS = \
 	extension/pg_lockstat.o \
 	extension/lockstat_shmem.o \
 	extension/lockstat_views.o \
-	extension/lockstat_spin.o
+	extension/lockstat_spin.o \
+	extension/lockstat_query.o
 DATA = extension/pg_lockstat--1.0.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 

@@ -66,7 +66,9 @@
  *
  * - The baseline and stats_reset are protected by state->lock, held only
  *	 to copy them (shared) or to update them (exclusive), never while
- *	 summing, so that readers cannot starve a reset.  A reader copies the
+ *	 summing, so that readers cannot starve a reset.  (A reset holds the
+ *	 per-query lock of lockstat_query.c around its sum and state->lock.)
+ *	 A reader copies the
  *	 baseline first and sums afterwards; since the baseline is itself a
  *	 sum taken earlier, sum minus baseline is never negative.  A reset sums
  *	 first, as a reader, and then raises each baseline entry to its sum,
@@ -637,8 +639,8 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
 }
 
 /*
- * Make the current sums the new baseline, and empty the wait histogram.
- * Returns the reset time.  Cannot fail once counting works, so that
+ * Make the current sums the new baseline, and empty the wait histogram and
+ * the per-query counts (lockstat_query.c).  Returns the reset time.  Cannot fail once counting works, so that
  * pg_lockstat_reset() calls it after the spin-wait reset, which can.
  * Errors: 55000 if not counting.
  */
@@ -653,6 +655,15 @@ lockstat_reset(void)
 
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+
+	/*
+	 * The per-query counts start again at the same cut as the baseline:
+	 * lockstat_query_reset_start() empties them holding the per-query lock,
+	 * which we keep until stats_reset has moved.  A reader that sees them
+	 * empty took that lock later, and so sees the new stats_reset; and a
+	 * block of ours on the locks below counts after the reset in both.
+	 */
+	lockstat_query_reset_start();
 
 	lockstat_sum_all(totals);
 
@@ -671,6 +682,7 @@ lockstat_reset(void)
 	now = lockstat_state->stats_reset;
 
 	LWLockRelease(lockstat_state->lock);
+	lockstat_query_reset_finish();
 
 	pfree(totals);
 	return now;

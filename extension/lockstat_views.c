@@ -3,8 +3,9 @@
  * lockstat_views.c
  *	  SQL-callable functions of pg_lockstat, behind the views
  *	  pg_lwlock_stats, pg_lwlock_wait_histogram, pg_lwlock_instance_stats,
- *	  pg_lwlock_backend_stats, pg_spinlock_stats, pg_spinlock_wait_histogram
- *	  and pg_lockstat_status, and pg_lockstat_reset()
+ *	  pg_lwlock_backend_stats, pg_lwlock_query_stats, pg_spinlock_stats,
+ *	  pg_spinlock_wait_histogram and pg_lockstat_status, and
+ *	  pg_lockstat_reset()
  *
  * One C function per SQL function of pg_lockstat--1.0.sql, of the same
  * name, with one result shape: each checks that its SQL definition has the
@@ -21,7 +22,9 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
+#include "nodes/queryjumble.h"
 #include "storage/s_lock.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
@@ -31,6 +34,7 @@ PG_FUNCTION_INFO_V1(pg_lwlock_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats);
+PG_FUNCTION_INFO_V1(pg_lwlock_query_stats);
 PG_FUNCTION_INFO_V1(pg_spinlock_stats);
 PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram);
 PG_FUNCTION_INFO_V1(pg_lockstat_status);
@@ -41,9 +45,10 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 #define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
 #define PG_LWLOCK_INSTANCE_STATS_COLS	11
 #define PG_LWLOCK_BACKEND_STATS_COLS	10
+#define PG_LWLOCK_QUERY_STATS_COLS		9
 #define PG_SPINLOCK_STATS_COLS			10
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
-#define PG_LOCKSTAT_STATUS_COLS			15
+#define PG_LOCKSTAT_STATUS_COLS			20
 
 /* has this backend warned about the overflow row yet? */
 static bool lockstat_overflow_warned = false;
@@ -377,6 +382,144 @@ pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Put the columns queryid int8, dbid oid, userid oid and backend_type text
+ * of a pg_lwlock_query_stats() row for key at values[i]; 0 shows as NULL,
+ * and backend_type is NULL for a query's row.  Returns the next column.
+ */
+static int
+lockstat_put_query_key(Datum *values, bool *nulls, int i,
+					   const LockStatQueryKey *key)
+{
+	if (key->queryid != 0)
+		values[i++] = Int64GetDatum(key->queryid);
+	else
+		nulls[i++] = true;
+	if (OidIsValid(key->dbid))
+		values[i++] = ObjectIdGetDatum(key->dbid);
+	else
+		nulls[i++] = true;
+	if (OidIsValid(key->userid))
+		values[i++] = ObjectIdGetDatum(key->userid);
+	else
+		nulls[i++] = true;
+	if (key->queryid != 0)
+		nulls[i++] = true;
+	else if (key->kind == LOCKSTAT_KIND_PARALLEL_WORKER)
+		values[i++] = CStringGetTextDatum("parallel worker");
+	else
+		values[i++] = CStringGetTextDatum(GetBackendTypeDesc((BackendType) key->kind));
+	return i;
+}
+
+/*
+ * Put the columns blocks int8, wait_time float8 (ms) and max_wait_time
+ * float8 (ms) of counts c at values[i].  Returns the next column.
+ */
+static int
+lockstat_put_query_counts(Datum *values, int i, const LockStatQueryCounts *c)
+{
+	values[i++] = lockstat_counter_datum(c->blocks);
+	values[i++] = Float8GetDatum((double) c->wait_ns / 1000000.0);
+	values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
+	return i;
+}
+
+/*
+ * pg_lwlock_query_stats() returns setof record
+ *
+ * Blocked LWLock calls since the last reset per query, database, role and
+ * tranche, one row per key that blocked at least once:
+ *	queryid int8		the running query's ID, as pg_stat_statements.queryid
+ *						(in a parallel worker, its leader's); NULL for calls
+ *						outside any query with an ID
+ *	dbid oid			MyDatabaseId; NULL in processes without a database
+ *	userid oid			the current user at the call; NULL if none
+ *	backend_type text	for a row with queryid NULL, the kind of process
+ *						(client backend, checkpointer, parallel worker,
+ *						...); NULL for a query's row and for the residual
+ *						row of each tranche, where queryid, dbid and userid
+ *						are NULL too: the calls whose process's table was
+ *						full and the evicted entries
+ *	tranche_id int4, tranche text	as in pg_lwlock_stats (NULL and
+ *						"overflow" for IDs >= max_tranches)
+ *	blocks int8			calls that slept on the process semaphore (count)
+ *	wait_time float8	their waits, each from its first sleep until it held
+ *						the lock or returned (ms)
+ *	max_wait_time float8	longest of them (ms)
+ * Per tranche, the rows add up to pg_lwlock_stats.blocks and wait_time
+ * exactly (read when no call is in progress).  The counts come from the
+ * core patch's lwlock_stats_wait_hook, once per blocked call.  Errors:
+ * 55000 if pg_lockstat is not preloaded; 55P03 if a process's table cannot
+ * be read consistently (a process stopped while it counts a call).
+ */
+Datum
+pg_lwlock_query_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_QUERY_STATS_COLS);
+	LockStatQueryCounts *residual;
+	HTAB	   *htab;
+	HASH_SEQ_STATUS seq;
+	LockStatQueryEntry *entry;
+	int			overflow_row;
+
+	overflow_row = lockstat_overflow_row();
+	residual = palloc(sizeof(LockStatQueryCounts) * (overflow_row + 1));
+	htab = lockstat_query_read(residual);
+
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[PG_LWLOCK_QUERY_STATS_COLS];
+		bool		nulls[PG_LWLOCK_QUERY_STATS_COLS] = {0};
+		int			i = 0;
+
+		if (entry->counts.blocks == 0)
+			continue;
+		i = lockstat_put_query_key(values, nulls, i, &entry->key);
+		i = lockstat_put_tranche(values, nulls, i, entry->key.row,
+								 entry->key.row == overflow_row);
+		i = lockstat_put_query_counts(values, i, &entry->counts);
+		Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	for (int row = 0; row <= overflow_row; row++)
+	{
+		Datum		values[PG_LWLOCK_QUERY_STATS_COLS];
+		bool		nulls[PG_LWLOCK_QUERY_STATS_COLS] = {0};
+		int			i = 0;
+
+		if (residual[row].blocks == 0)
+			continue;
+		for (int c = 0; c < 4; c++)
+			nulls[i++] = true;	/* queryid, dbid, userid, backend_type */
+		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
+		i = lockstat_put_query_counts(values, i, &residual[row]);
+		Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	hash_destroy(htab);
+	pfree(residual);
+	return (Datum) 0;
+}
+
+/*
+ * Do this session's queries get query IDs, which pg_lwlock_query_stats
+ * counts by?  They need compute_query_id = on (or regress), or auto with a
+ * module that asks for them (pg_stat_statements), and track_activities,
+ * which is where the core keeps the running query's ID.
+ */
+static bool
+lockstat_query_ids_available(void)
+{
+	return IsQueryIdEnabled() && pgstat_track_activities;
+}
+
+/*
  * pg_lockstat_status() on a server without a compatible core patch: the
  * settings of our own, and why nothing is counted.
  */
@@ -397,6 +540,11 @@ lockstat_inactive_status(TupleDesc tupdesc)
 		nulls[i++] = true;		/* the spin-and-sleep limits */
 	values[i++] = Int32GetDatum(lockstat_max_spin_sites);
 	nulls[i++] = true;			/* spin_sites_dropped */
+	values[i++] = Int32GetDatum(lockstat_max_query_entries);
+	nulls[i++] = true;			/* query_entries */
+	nulls[i++] = true;			/* query_entries_evicted */
+	nulls[i++] = true;			/* query_waits_unattributed */
+	values[i++] = BoolGetDatum(lockstat_query_ids_available());
 	values[i++] = BoolGetDatum(false);
 	values[i++] = CStringGetTextDatum(lockstat_inactive_reason);
 	Assert(i == PG_LOCKSTAT_STATUS_COLS);
@@ -423,6 +571,16 @@ lockstat_inactive_status(TupleDesc tupdesc)
  *	max_spin_sites int4			pg_lockstat.max_spin_sites
  *	spin_sites_dropped int8		spin waits not counted since start because a
  *								process's table of call sites was full
+ *	max_query_entries int4		pg_lockstat.max_query_entries
+ *	query_entries int8			entries in the shared table of
+ *								pg_lwlock_query_stats now (count)
+ *	query_entries_evicted int8	entries evicted from it into the residual
+ *								rows since start (count)
+ *	query_waits_unattributed int8	blocked calls counted in a residual row
+ *								since start because their process's table
+ *								was full (count)
+ *	query_ids_available bool	whether this session's queries get query
+ *								IDs (compute_query_id, track_activities)
  *	counting bool				false if the server lacks a compatible core
  *								patch; then every column that describes what
  *								is in force is NULL
@@ -435,6 +593,7 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[PG_LOCKSTAT_STATUS_COLS];
 	bool		nulls[PG_LOCKSTAT_STATUS_COLS] = {0};
+	LockStatQueryStatus query_status;
 	int			i = 0;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
@@ -461,6 +620,12 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
 	values[i++] = Int32GetDatum(*lockstat_core->spin_backoff_max_pauses);
 	values[i++] = Int32GetDatum(lockstat_max_spin_sites);
 	values[i++] = lockstat_counter_datum(lockstat_spin_dropped());
+	lockstat_query_status(&query_status);
+	values[i++] = Int32GetDatum(lockstat_max_query_entries);
+	values[i++] = Int64GetDatum(query_status.entries);
+	values[i++] = lockstat_counter_datum(query_status.evicted);
+	values[i++] = lockstat_counter_datum(query_status.unattributed);
+	values[i++] = BoolGetDatum(lockstat_query_ids_available());
 	values[i++] = BoolGetDatum(true);
 	nulls[i++] = true;
 	Assert(i == PG_LOCKSTAT_STATUS_COLS);
@@ -473,6 +638,8 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
  *
  * Starts all counters of pg_lwlock_stats again from zero, by taking the
  * current sums as the new baseline; no process's own counters are written.
+ * pg_lwlock_query_stats starts a new generation of its counts instead (see
+ * lockstat_query.c).
  * Returns the new stats_reset.  Executable by superusers and whoever has
  * been granted EXECUTE.  Errors: 55000 if pg_lockstat is not preloaded.
  */

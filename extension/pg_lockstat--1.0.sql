@@ -241,6 +241,62 @@ REVOKE ALL ON pg_lwlock_backend_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_backend_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_backend_stats TO pg_read_all_stats;
 
+-- pg_lwlock_query_stats(): blocked LWLock calls per query, database, role
+-- and tranche since the last reset, with a residual row per tranche, so that
+-- per tranche the rows add up to pg_lwlock_stats.blocks and wait_time.
+-- Columns and units: see the view below.  Errors with SQLSTATE 55000 unless
+-- pg_lockstat is in shared_preload_libraries, 55P03 if a process's table
+-- cannot be read consistently.
+CREATE FUNCTION pg_lwlock_query_stats(
+    OUT queryid bigint,
+    OUT dbid oid,
+    OUT userid oid,
+    OUT backend_type text,
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT blocks bigint,
+    OUT wait_time double precision,
+    OUT max_wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_query_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_query_stats() IS
+'blocked LWLock calls per query, database, role and tranche since the last reset; backs the view pg_lwlock_query_stats (errors: 55000 if not preloaded, 55P03 if a process''s table cannot be read consistently)';
+
+CREATE VIEW pg_lwlock_query_stats AS
+    SELECT s.queryid, s.dbid, s.userid, s.backend_type,
+           s.tranche_id, s.tranche, s.blocks, s.wait_time, s.max_wait_time
+    FROM pg_lwlock_query_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_query_stats IS
+'blocked LWLock calls per (queryid, dbid, userid, tranche) since the last pg_lockstat_reset(), joinable with pg_stat_statements USING (queryid, dbid, userid); rows with queryid NULL hold the calls outside any query with an ID (per backend type) and, with backend_type NULL too, each tranche''s residual row; per tranche the rows add up to pg_lwlock_stats.blocks and wait_time';
+COMMENT ON COLUMN pg_lwlock_query_stats.queryid IS
+'ID of the query that was running, as pg_stat_statements.queryid (in a parallel worker, its leader''s); NULL outside any query with an ID (compute_query_id off, utility statements without one, background processes) and in the residual row';
+COMMENT ON COLUMN pg_lwlock_query_stats.dbid IS
+'OID of the database of the process; NULL in processes without one and in the residual row';
+COMMENT ON COLUMN pg_lwlock_query_stats.userid IS
+'OID of the current user at the blocked call; NULL if none and in the residual row';
+COMMENT ON COLUMN pg_lwlock_query_stats.backend_type IS
+'for a row with queryid NULL, the kind of process (client backend, autovacuum worker, checkpointer, parallel worker, background worker, ...); NULL for a query''s row and for the residual row of each tranche, which holds the calls of processes whose table was full and the evicted entries';
+COMMENT ON COLUMN pg_lwlock_query_stats.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_query_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_query_stats.blocks IS
+'calls that slept on the process semaphore at least once (count), as pg_lwlock_stats.blocks';
+COMMENT ON COLUMN pg_lwlock_query_stats.wait_time IS
+'time that those calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_query_stats.max_wait_time IS
+'longest wait of one of those calls (milliseconds)';
+
+-- the same audience as pg_lwlock_stats
+REVOKE ALL ON FUNCTION pg_lwlock_query_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_query_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_query_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_query_stats TO pg_read_all_stats;
+
 -- pg_spinlock_stats(): contended spin waits per call site since the last
 -- reset.  Errors with SQLSTATE 55000 unless pg_lockstat is in
 -- shared_preload_libraries.
@@ -353,6 +409,11 @@ CREATE FUNCTION pg_lockstat_status(
     OUT backoff_max_pauses integer,
     OUT max_spin_sites integer,
     OUT spin_sites_dropped bigint,
+    OUT max_query_entries integer,
+    OUT query_entries bigint,
+    OUT query_entries_evicted bigint,
+    OUT query_waits_unattributed bigint,
+    OUT query_ids_available boolean,
     OUT counting boolean,
     OUT inactive_reason text
 )
@@ -394,6 +455,16 @@ COMMENT ON COLUMN pg_lockstat_status.max_spin_sites IS
 'pg_lockstat.max_spin_sites: call sites of spin waits counted per process (count)';
 COMMENT ON COLUMN pg_lockstat_status.spin_sites_dropped IS
 'spin waits not counted in pg_spinlock_stats since server start because a process already had max_spin_sites call sites (count)';
+COMMENT ON COLUMN pg_lockstat_status.max_query_entries IS
+'pg_lockstat.max_query_entries: entries of the shared table of pg_lwlock_query_stats (count)';
+COMMENT ON COLUMN pg_lockstat_status.query_entries IS
+'entries in the shared table of pg_lwlock_query_stats now, at most max_query_entries (count); entries still in the tables of running processes are not included';
+COMMENT ON COLUMN pg_lockstat_status.query_entries_evicted IS
+'entries evicted from the shared table of pg_lwlock_query_stats into the residual row of their tranche since server start, least-waited first (count)';
+COMMENT ON COLUMN pg_lockstat_status.query_waits_unattributed IS
+'blocked calls counted in the residual row of their tranche in pg_lwlock_query_stats since server start because their process''s table of entries was full (count)';
+COMMENT ON COLUMN pg_lockstat_status.query_ids_available IS
+'whether this session''s queries get query IDs, which pg_lwlock_query_stats counts by: compute_query_id = on or regress, or auto with a module that enables them (pg_stat_statements), and track_activities on';
 COMMENT ON COLUMN pg_lockstat_status.counting IS
 'true if the server has a compatible core patch, so that pg_lockstat counts (while track is on); false if it is inactive, and then every column in force is NULL and the other views fail with 55000';
 COMMENT ON COLUMN pg_lockstat_status.inactive_reason IS

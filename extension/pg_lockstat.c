@@ -21,10 +21,11 @@
  * that the library must be preloaded; CREATE EXTENSION itself works, so that
  * dumps restore anywhere.
  *
- * This file drives the life cycle of the two kinds of counters, as peers:
- * the LWLock counters (lockstat_shmem.c) and the spin-wait counters
- * (lockstat_spin.c).  Each has a request, start-up, attach and detach step,
- * and this file's hooks call both.
+ * This file drives the life cycle of the three kinds of counters, as peers:
+ * the LWLock counters (lockstat_shmem.c), the spin-wait counters
+ * (lockstat_spin.c) and the blocked calls per query (lockstat_query.c).
+ * Each has a request, start-up, attach and detach step, and this file's
+ * hooks call all three.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -61,6 +62,7 @@ static const struct config_enum_entry spin_strategy_options[] = {
 bool		lockstat_track = true;
 int			lockstat_max_tranches = 128;
 int			lockstat_max_spin_sites = 16;
+int			lockstat_max_query_entries = 5000;
 
 /*
  * The core patch's interface, or, on a server without it, a stand-in whose
@@ -148,6 +150,7 @@ _PG_init(void)
 	char	   *spin_strategy_setting;
 	char	   *max_tranches_setting;
 	char	   *max_spin_sites_setting;
+	char	   *max_query_entries_setting;
 
 	/*
 	 * Counting needs shared memory sized at postmaster start and the core
@@ -164,6 +167,7 @@ _PG_init(void)
 	spin_strategy_setting = lockstat_placeholder_value("pg_lockstat.spin_strategy");
 	max_tranches_setting = lockstat_placeholder_value("pg_lockstat.max_tranches");
 	max_spin_sites_setting = lockstat_placeholder_value("pg_lockstat.max_spin_sites");
+	max_query_entries_setting = lockstat_placeholder_value("pg_lockstat.max_query_entries");
 
 	lockstat_defining = true;
 	lockstat_define_spin_gucs();
@@ -183,6 +187,7 @@ _PG_init(void)
 	lockstat_check_setting("pg_lockstat.spin_strategy", spin_strategy_setting);
 	lockstat_check_setting("pg_lockstat.max_tranches", max_tranches_setting);
 	lockstat_check_setting("pg_lockstat.max_spin_sites", max_spin_sites_setting);
+	lockstat_check_setting("pg_lockstat.max_query_entries", max_query_entries_setting);
 
 	if (lockstat_inactive_reason == NULL)
 		lockstat_install_hooks();
@@ -337,6 +342,16 @@ lockstat_define_counting_gucs(void)
 							PGC_POSTMASTER,
 							0,
 							NULL, NULL, NULL);
+
+	DefineCustomIntVariable("pg_lockstat.max_query_entries",
+							"Sets the number of (query, database, role, tranche) entries kept in pg_lwlock_query_stats.",
+							"When the table is full, the least-waited entries are evicted into the residual row of their tranche.",
+							&lockstat_max_query_entries,
+							5000,
+							1, LOCKSTAT_MAX_QUERY_ENTRIES,
+							PGC_POSTMASTER,
+							0,
+							NULL, NULL, NULL);
 }
 
 /*
@@ -375,6 +390,9 @@ lockstat_install_hooks(void)
 	prev_lwlock_stats_wait_hook = *lockstat_core->wait_hook;
 	*lockstat_core->wait_hook = lockstat_wait_hook;
 	*lockstat_core->spin_site_hook = lockstat_spin_site;
+
+	/* where processes fold their per-query tables */
+	lockstat_query_init();
 }
 
 /*
@@ -526,6 +544,7 @@ lockstat_shmem_request_hook(void)
 
 	lockstat_shmem_request();
 	lockstat_spin_shmem_request();
+	lockstat_query_shmem_request();
 }
 
 /*
@@ -542,6 +561,7 @@ lockstat_shmem_startup_hook(void)
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	lockstat_shmem_startup();
 	lockstat_spin_shmem_startup();
+	lockstat_query_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
 
 	/*
@@ -574,6 +594,7 @@ lockstat_attach_hook(void)
 	if (!lockstat_attach_process())
 		return;
 	lockstat_spin_attach(lockstat_my_proc_number());
+	lockstat_query_attach(lockstat_my_proc_number());
 	attached = true;
 
 	/* runs before ProcKill, which hands our ProcNumber to the next process */
@@ -583,19 +604,22 @@ lockstat_attach_hook(void)
 }
 
 /*
- * on_shmem_exit callback: stop counting, and give up both slots.
+ * on_shmem_exit callback: stop counting, fold the per-query table, and give
+ * up the slots.
  */
 static void
 lockstat_detach(int code, Datum arg)
 {
 	*lockstat_core->my_lwlock_stats = NULL;
 	lockstat_spin_detach();
+	lockstat_query_detach();
 	lockstat_detach_process();
 }
 
 /*
  * Called by the core once per blocked LWLock call while this process counts:
- * adds the call's wait to the distribution of its tranche.
+ * adds the call's wait to the distribution of its tranche, and counts it
+ * under the running query in this process's table.
  */
 static void
 lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
@@ -604,4 +628,5 @@ lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
 		prev_lwlock_stats_wait_hook(lock, wait_ns);
 
 	lockstat_record_wait(lock->stats_row, wait_ns);
+	lockstat_query_record_wait(lock->stats_row, wait_ns);
 }

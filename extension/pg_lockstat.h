@@ -9,9 +9,11 @@
  * pieces are:
  *
  *	pg_lockstat.c		_PG_init, GUCs, the link to the core patch, and the
- *						life cycle of both counter tables in each process
+ *						life cycle of the counter tables in each process
  *	lockstat_shmem.c	the LWLock counter array: attach/detach, reset, read
  *	lockstat_spin.c		the spin-wait counters per call site, the same steps
+ *	lockstat_query.c	blocked LWLock calls per query, database, role and
+ *						tranche: per-process tables and the shared table
  *	lockstat_views.c	the SQL-callable functions behind the views
  *
  * Copyright (c) 2026, pg_lockstat developers
@@ -41,6 +43,7 @@
 extern bool lockstat_track;
 extern int	lockstat_max_tranches;
 extern int	lockstat_max_spin_sites;
+extern int	lockstat_max_query_entries;
 
 /*
  * The core patch's interface (storage/lwlockstats.h), looked up once when
@@ -81,6 +84,7 @@ extern void lockstat_require_ready(void);
 #define LOCKSTAT_MAX_SPINS			1000000
 #define LOCKSTAT_MAX_DELAY_US		10000000
 #define LOCKSTAT_MAX_BACKOFF_PAUSES	65536
+#define LOCKSTAT_MAX_QUERY_ENTRIES	1000000
 
 
 /*
@@ -202,5 +206,60 @@ extern SpinWaitCounters *lockstat_spin_site(const char *file, int line,
 extern HTAB *lockstat_spin_read(bool baselines, uint64 *dropped);
 extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);
+
+/*
+ * What blocked LWLock calls are counted by in pg_lwlock_query_stats: the
+ * running query's ID (0 if none), database and role, and the tranche's row
+ * (a tranche ID below max_tranches, or the overflow row).  Calls outside any
+ * query with an ID are counted per kind of process: kind is 0 when queryid
+ * is not, else the process's BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER.
+ * Keys are compared as bytes (HASH_BLOBS): pad is always 0.
+ */
+typedef struct LockStatQueryKey
+{
+	int64		queryid;
+	Oid			dbid;
+	Oid			userid;
+	uint16		row;
+	uint16		kind;
+	uint32		pad;
+} LockStatQueryKey;
+
+#define LOCKSTAT_KIND_PARALLEL_WORKER	BACKEND_NUM_TYPES
+
+/* the counts of one key: blocked calls, their wait and the longest (ns) */
+typedef struct LockStatQueryCounts
+{
+	uint64		blocks;
+	uint64		wait_ns;
+	uint64		max_wait_ns;
+} LockStatQueryCounts;
+
+typedef struct LockStatQueryEntry
+{
+	LockStatQueryKey key;
+	LockStatQueryCounts counts;
+} LockStatQueryEntry;
+
+/* what pg_lockstat_status shows of the per-query counts */
+typedef struct LockStatQueryStatus
+{
+	int64		entries;		/* entries in the shared table now */
+	uint64		evicted;		/* entries evicted since start */
+	uint64		unattributed;	/* calls counted in a residual row since start
+								 * because a process's table was full */
+} LockStatQueryStatus;
+
+/* lockstat_query.c */
+extern void lockstat_query_shmem_request(void);
+extern void lockstat_query_shmem_startup(void);
+extern void lockstat_query_init(void);
+extern void lockstat_query_attach(int slot);
+extern void lockstat_query_detach(void);
+extern void lockstat_query_record_wait(int stats_row, uint64 wait_ns);
+extern HTAB *lockstat_query_read(LockStatQueryCounts *residual);
+extern void lockstat_query_reset_start(void);
+extern void lockstat_query_reset_finish(void);
+extern void lockstat_query_status(LockStatQueryStatus *status);
 
 #endif							/* PG_LOCKSTAT_H */

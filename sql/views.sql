@@ -19,15 +19,21 @@ FROM pg_attribute
 WHERE attrelid = 'pg_lwlock_backend_stats'::regclass AND attnum > 0
 ORDER BY attnum;
 
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_lwlock_query_stats'::regclass AND attnum > 0
+ORDER BY attnum;
+
 -- every view and column is documented
 SELECT c.relname, a.attname
 FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
-WHERE c.relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats')
+WHERE c.relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats',
+                    'pg_lwlock_query_stats')
   AND a.attnum > 0
   AND col_description(c.oid, a.attnum) IS NULL;
 SELECT relname FROM pg_class
 WHERE relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats',
-                  'pg_lockstat_status')
+                  'pg_lwlock_query_stats', 'pg_lockstat_status')
   AND obj_description(oid, 'pg_class') IS NULL;
 
 -- one status row; the strategy is read back from the server core
@@ -35,6 +41,25 @@ SELECT spin_strategy, track, core_patch_version, max_tranches,
        process_slots > 0 AS has_slots,
        stats_reset <= now() AS reset_in_past
 FROM pg_lockstat_status;
+
+-- the per-query table: its limit, and query IDs as compute_query_id says
+SELECT max_query_entries, query_entries >= 0 AS has_entries,
+       query_entries_evicted, query_waits_unattributed
+FROM pg_lockstat_status;
+SET compute_query_id = on;
+SELECT query_ids_available FROM pg_lockstat_status;
+SET compute_query_id = off;
+SELECT query_ids_available FROM pg_lockstat_status;
+RESET compute_query_id;
+
+-- a single session blocks on nothing: no row of the test tranche; nothing
+-- is negative
+SELECT count(*) AS test_rows FROM pg_lwlock_query_stats
+WHERE tranche = 'lockstat_test';
+SELECT count(*) AS bad_rows FROM pg_lwlock_query_stats
+WHERE blocks <= 0 OR wait_time < 0 OR max_wait_time < 0
+   OR max_wait_time > wait_time
+   OR (queryid IS NOT NULL AND backend_type IS NOT NULL);
 
 -- a query touches shared buffers: BufferMapping and BufferContent show up,
 -- named as pg_stat_activity.wait_event names them
@@ -62,7 +87,7 @@ BEGIN
                   (SELECT name FROM pg_wait_events
                    WHERE type = 'LWLock' AND name = s.tranche)
               AND s.tranche NOT IN ('pg_lockstat', 'pg_lockstat_spin',
-                                    'lockstat_test')$q$ INTO n;
+                                    'pg_lockstat_query', 'lockstat_test')$q$ INTO n;
     ELSE
         EXECUTE $q$
             SELECT count(*) FROM pg_lwlock_stats s

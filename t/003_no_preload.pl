@@ -41,8 +41,8 @@ my $members = $node->safe_psql(
 	  AND d.classid IN ('pg_proc'::regclass, 'pg_class'::regclass)
 	ORDER BY 1});
 my @queries = split /\n/, $members;
-is(scalar(grep { /\(\)$/ } @queries), 8, 'the extension has 8 functions');
-is(scalar(grep { !/\(\)$/ } @queries), 7, 'the extension has 7 views');
+is(scalar(grep { /\(\)$/ } @queries), 9, 'the extension has 9 functions');
+is(scalar(grep { !/\(\)$/ } @queries), 8, 'the extension has 8 views');
 
 foreach my $query (@queries)
 {

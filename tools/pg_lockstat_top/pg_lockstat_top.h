@@ -79,6 +79,22 @@ typedef struct SiteCounters
 	double		wait_ms;
 } SiteCounters;
 
+/*
+ * one row of pg_lwlock_query_stats, in extension versions that have it:
+ * blocked calls of one (queryid, dbid, userid, backend_type) key in one
+ * tranche; NULLs are 0 and ""
+ */
+typedef struct QueryCounters
+{
+	int64		queryid;		/* 0: none */
+	unsigned int dbid;
+	unsigned int userid;
+	char	   *backend_type;	/* "" for a query's row and the residual row */
+	char	   *tranche;
+	int64		blocks;
+	double		wait_ms;
+} QueryCounters;
+
 /* everything read in one round trip */
 typedef struct Sample
 {
@@ -96,6 +112,9 @@ typedef struct Sample
 	bool		have_sites;		/* pg_spinlock_stats was read */
 	int			nsites;
 	SiteCounters *sites;		/* sorted by site */
+	bool		have_queries;	/* pg_lwlock_query_stats was read */
+	int			nqueries;
+	QueryCounters *queries;		/* sorted by key, then tranche */
 } Sample;
 
 /* one tranche's activity over an interval */
@@ -126,6 +145,19 @@ typedef struct SiteRate
 	double		wait_ms_per_s;
 } SiteRate;
 
+/* one key's blocked calls over an interval, summed over its tranches */
+typedef struct QueryRate
+{
+	int64		queryid;		/* 0: none */
+	unsigned int dbid;
+	unsigned int userid;
+	char	   *backend_type;	/* "" for a query's row and the residual row */
+	char	   *top_tranche;	/* the tranche it waited on most */
+	double		blocks_per_s;
+	double		wait_ms_per_s;
+	char	   *text;			/* what the row shows: query text or label */
+} QueryRate;
+
 /* what is shown for one interval */
 typedef struct Report
 {
@@ -143,6 +175,9 @@ typedef struct Report
 	bool		have_sites;		/* the spinlock section is shown */
 	int			nsites;
 	SiteRate   *sites;
+	bool		have_queries;	/* the query section is shown */
+	int			nqueries;
+	QueryRate  *queries;		/* keys that blocked in the interval */
 } Report;
 
 /* options.c: the options, set once by parse_options (sort_key by keys too) */
@@ -166,6 +201,9 @@ extern bool connection_lost(void);
 extern void free_sample(Sample *sample);
 extern int	compare_tranche_id(const void *a, const void *b);
 extern int	compare_site(const void *a, const void *b);
+extern int	compare_query_key(const void *a, const void *b);
+extern int	compare_query_row(const void *a, const void *b);
+extern void label_queries(Report *report);
 
 /* rates.c */
 extern bool make_report(const Sample *prev, const Sample *cur,

@@ -16,6 +16,11 @@
  * reset; when stats_reset lies inside the interval, rates are over the time
  * since the reset.  No rate is ever negative.
  *
+ * Blocked calls per query: a key's counts can also go down without a reset,
+ * when its entry was evicted into the residual row and came back; its count
+ * in the interval is then its count now.  The residual row grows by what is
+ * evicted into it.
+ *
  * Copyright (c) 2026, pg_lockstat developers
  *
  * IDENTIFICATION
@@ -35,8 +40,11 @@ static void make_tranche_rates(const Sample *prev, const Sample *cur,
 							   Report *report);
 static void make_site_rates(const Sample *prev, const Sample *cur,
 							Report *report);
+static void make_query_rates(const Sample *prev, const Sample *cur,
+							 Report *report);
 static int	compare_rates(const void *a, const void *b);
 static int	compare_site_rates(const void *a, const void *b);
+static int	compare_query_rates(const void *a, const void *b);
 
 
 /*
@@ -66,6 +74,7 @@ make_report(const Sample *prev, const Sample *cur, Report *report)
 	make_header(prev, cur, seconds, reset, report);
 	make_tranche_rates(prev, cur, report);
 	make_site_rates(prev, cur, report);
+	make_query_rates(prev, cur, report);
 	sort_report(report);
 	return true;
 }
@@ -240,6 +249,71 @@ make_site_rates(const Sample *prev, const Sample *cur, Report *report)
 }
 
 /*
+ * make_query_rates
+ *		The query rows of a report whose header is made: one per key that
+ *		blocked in the interval, summed over its tranches, with the tranche
+ *		it waited on most, over report->rate_interval.  The rows of cur are
+ *		sorted by key and tranche, so a key's rows are consecutive.
+ */
+static void
+make_query_rates(const Sample *prev, const Sample *cur, Report *report)
+{
+	double		seconds = report->rate_interval;
+	int			i = 0;
+
+	report->have_queries = cur->have_queries;
+	report->nqueries = 0;
+	report->queries = pg_malloc0(sizeof(QueryRate) * Max(cur->nqueries, 1));
+	while (i < cur->nqueries)
+	{
+		const QueryCounters *first = &cur->queries[i];
+		int64		blocks = 0;
+		double		wait_ms = 0;
+		double		top_wait = -1;
+		const char *top_tranche = "";
+
+		for (; i < cur->nqueries &&
+			 compare_query_key(first, &cur->queries[i]) == 0; i++)
+		{
+			const QueryCounters *c = &cur->queries[i];
+			const QueryCounters *p = NULL;
+			int64		b;
+			double		w;
+
+			if (!report->reset)
+				p = bsearch(c, prev->queries, prev->nqueries,
+							sizeof(QueryCounters), compare_query_row);
+			b = c->blocks;
+			w = c->wait_ms;
+			if (p && p->blocks <= c->blocks && p->wait_ms <= c->wait_ms)
+			{
+				b -= p->blocks;
+				w -= p->wait_ms;
+			}
+			blocks += b;
+			wait_ms += w;
+			if (b > 0 && w > top_wait)
+			{
+				top_wait = w;
+				top_tranche = c->tranche;
+			}
+		}
+		if (blocks > 0)
+		{
+			QueryRate  *r = &report->queries[report->nqueries++];
+
+			r->queryid = first->queryid;
+			r->dbid = first->dbid;
+			r->userid = first->userid;
+			r->backend_type = pg_strdup(first->backend_type);
+			r->top_tranche = pg_strdup(top_tranche);
+			r->blocks_per_s = blocks / seconds;
+			r->wait_ms_per_s = wait_ms / seconds;
+		}
+	}
+}
+
+/*
  * sort_report
  *		Order a report's tranche rows by the current sort_key, and its
  *		spinlock call sites by delays and spins per second.
@@ -250,6 +324,8 @@ sort_report(Report *report)
 	qsort(report->rows, report->nrows, sizeof(TrancheRate), compare_rates);
 	qsort(report->sites, report->nsites, sizeof(SiteRate),
 		  compare_site_rates);
+	qsort(report->queries, report->nqueries, sizeof(QueryRate),
+		  compare_query_rates);
 }
 
 /*
@@ -309,6 +385,24 @@ compare_site_rates(const void *a, const void *b)
 }
 
 /*
+ * compare_query_rates
+ *		qsort order of QueryRate: most wait, then most blocks, first, then by
+ *		queryid.
+ */
+static int
+compare_query_rates(const void *a, const void *b)
+{
+	const QueryRate *ra = a;
+	const QueryRate *rb = b;
+
+	if (ra->wait_ms_per_s != rb->wait_ms_per_s)
+		return ra->wait_ms_per_s < rb->wait_ms_per_s ? 1 : -1;
+	if (ra->blocks_per_s != rb->blocks_per_s)
+		return ra->blocks_per_s < rb->blocks_per_s ? 1 : -1;
+	return (ra->queryid > rb->queryid) - (ra->queryid < rb->queryid);
+}
+
+/*
  * free_report
  *		Release what a report points to and clear it.
  */
@@ -326,5 +420,12 @@ free_report(Report *report)
 	for (i = 0; i < report->nsites; i++)
 		pg_free(report->sites[i].site);
 	pg_free(report->sites);
+	for (i = 0; i < report->nqueries; i++)
+	{
+		pg_free(report->queries[i].backend_type);
+		pg_free(report->queries[i].top_tranche);
+		pg_free(report->queries[i].text);
+	}
+	pg_free(report->queries);
 	memset(report, 0, sizeof(Report));
 }

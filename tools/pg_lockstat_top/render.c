@@ -29,6 +29,7 @@ static void render_header(const Report *report, PQExpBuffer out);
 static void render_tranches(const Report *report, PQExpBuffer out,
 							int max_rows);
 static void render_sites(const Report *report, PQExpBuffer out);
+static void render_queries(const Report *report, PQExpBuffer out);
 static void format_pct(char *buf, size_t len, double pct);
 static void clip_to_screen(const char *text, int rows, int cols,
 						   PQExpBuffer screen);
@@ -41,15 +42,17 @@ static void write_csv_text(const char *text);
  * render_report
  *		The text of a report, into out: the header line, a line if the
  *		counters were reset, the column names, at most max_rows tranches (0:
- *		no limit besides -t), then the spinlock call sites if the report has
- *		them.  Tranche IDs are only in the CSV output; the names tell the
- *		tranches apart.
+ *		no limit besides -t), then the queries that blocked and the spinlock
+ *		call sites if the report has them.  Tranche IDs are only in the CSV
+ *		output; the names tell the tranches apart.
  */
 static void
 render_report(const Report *report, PQExpBuffer out, int max_rows)
 {
 	render_header(report, out);
 	render_tranches(report, out, max_rows);
+	if (report->have_queries)
+		render_queries(report, out);
 	if (report->have_sites)
 		render_sites(report, out);
 }
@@ -119,6 +122,40 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 	}
 	if (report->nrows == 0)
 		appendPQExpBufferStr(out, "(no LWLock activity since the last reset)\n");
+}
+
+/*
+ * render_queries
+ *		The table of the queries (and the calls without a query ID) that
+ *		blocked in the interval, most wait first: column names, then the top
+ *		-t, with the tranche each waited on most and its text (see
+ *		label_queries()).  A text longer than the line is cut off by the
+ *		screen, not here.
+ */
+static void
+render_queries(const Report *report, PQExpBuffer out)
+{
+	int			nrows = report->nqueries;
+	int			width = 16;
+	int			i;
+
+	if (top_n > 0 && nrows > top_n)
+		nrows = top_n;
+	for (i = 0; i < nrows; i++)
+		width = Max(width, (int) strlen(report->queries[i].top_tranche));
+
+	appendPQExpBuffer(out, "%9s %9s %-*s %s\n",
+					  "Wait ms/s", "Blk/s", width, "Top tranche", "Query");
+	for (i = 0; i < nrows; i++)
+	{
+		const QueryRate *q = &report->queries[i];
+
+		appendPQExpBuffer(out, "%9.2f %9.1f %-*s %s\n",
+						  q->wait_ms_per_s, q->blocks_per_s, width,
+						  q->top_tranche, q->text ? q->text : "");
+	}
+	if (nrows == 0)
+		appendPQExpBufferStr(out, "(no blocked LWLock calls of queries in this interval)\n");
 }
 
 /*
@@ -254,6 +291,7 @@ clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
 		if (nlines > 0)
 			appendPQExpBufferChar(screen, '\n');
 		if (strncmp(line, "Tranche ", 8) == 0 ||
+			strncmp(line, "Wait ms/s ", 10) == 0 ||
 			strncmp(line, "Spinlock call site ", 19) == 0)
 			appendPQExpBufferStr(screen, "\033[7m");
 		appendBinaryPQExpBuffer(screen, line, Min(len, cols));

@@ -12,7 +12,11 @@
  * Spinlock call sites: the view pg_spinlock_stats
  * (func, file, line, contended, spins, delays, wait_time, ...).  When the
  * extension's schema has it, it is read too; if it cannot be read it is
- * left out from then on, with a note.
+ * left out from then on, with a note.  The same goes for the blocked calls
+ * per query, pg_lwlock_query_stats.  Their query texts come from
+ * pg_stat_statements when the database has that extension: looked up by
+ * (queryid, dbid, userid) for the queries shown only, and kept (see
+ * label_queries()).
  *
  * Errors that mean pg_lockstat cannot be used here (extension missing,
  * library not preloaded, permission denied) end the program with
@@ -38,9 +42,33 @@ static PGconn *conn;
 static char *ext_schema;		/* quoted schema of the extension */
 static bool have_spinlock_view;
 static bool spinlock_view_failed = false;	/* not read again after an error */
+static bool have_query_view;
+static bool query_view_failed = false;	/* likewise */
+static char *pgss_schema;		/* quoted schema of pg_stat_statements, or
+								 * NULL if the database does not have it */
+static bool pgss_failed = false;	/* texts not looked up after an error */
 
-/* queries of a sample: status, tranches, and spinlock sites if there */
-#define MAX_SAMPLE_RESULTS	3
+/* query texts looked up so far, by (queryid, dbid, userid) */
+typedef struct QueryText
+{
+	int64		queryid;
+	unsigned int dbid;
+	unsigned int userid;
+	char	   *text;
+} QueryText;
+
+static QueryText *query_texts = NULL;
+static int	nquery_texts = 0;
+static int	max_query_texts = 0;
+
+/* longest query text kept, in bytes */
+#define QUERY_TEXT_LEN		200
+
+/*
+ * queries of a sample: status, tranches, and spinlock sites and blocked
+ * calls per query if there
+ */
+#define MAX_SAMPLE_RESULTS	4
 
 static void connect_or_exit(const ConnParams *cparams);
 static void notice_processor(void *arg, const char *message);
@@ -53,6 +81,11 @@ static bool check_results(PGresult **results, int nresults, char **error);
 static void read_status(const PGresult *res, Sample *sample);
 static void read_tranches(const PGresult *res, Sample *sample);
 static void read_sites(const PGresult *res, Sample *sample);
+static void read_queries(const PGresult *res, Sample *sample);
+static int	sites_result(void);
+static int	queries_result(void);
+static const char *find_query_text(const QueryRate *q);
+static void look_up_query_texts(const Report *report, int nshown);
 static char *first_line(const char *msg);
 
 
@@ -194,7 +227,11 @@ find_extension(void)
 
 	res = PQexec(conn,
 				 "SELECT n.nspname, e.extversion, "
-				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_spinlock_stats')) IS NOT NULL "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_spinlock_stats')) IS NOT NULL, "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_query_stats')) IS NOT NULL, "
+				 "       (SELECT pn.nspname FROM pg_catalog.pg_extension pe "
+				 "        JOIN pg_catalog.pg_namespace pn ON pn.oid = pe.extnamespace "
+				 "        WHERE pe.extname = 'pg_stat_statements') "
 				 "FROM pg_catalog.pg_extension e "
 				 "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
 				 "WHERE e.extname = 'pg_lockstat'");
@@ -220,6 +257,14 @@ find_extension(void)
 		setup_failure("%s", first_line(PQerrorMessage(conn)));
 	have_spinlock_view = (strcmp(PQgetvalue(res, 0, 2), "t") == 0 &&
 						  !spinlock_view_failed);
+	have_query_view = (strcmp(PQgetvalue(res, 0, 3), "t") == 0 &&
+					   !query_view_failed);
+	if (pgss_schema)
+		PQfreemem(pgss_schema);
+	pgss_schema = NULL;
+	if (!PQgetisnull(res, 0, 4))
+		pgss_schema = PQescapeIdentifier(conn, PQgetvalue(res, 0, 4),
+										 strlen(PQgetvalue(res, 0, 4)));
 	PQclear(res);
 	return true;
 }
@@ -289,7 +334,10 @@ take_sample(Sample *sample, char **error)
 		read_tranches(results[1], sample);
 		sample->have_sites = have_spinlock_view;
 		if (have_spinlock_view)
-			read_sites(results[2], sample);
+			read_sites(results[sites_result()], sample);
+		sample->have_queries = have_query_view;
+		if (have_query_view)
+			read_queries(results[queries_result()], sample);
 	}
 
 	for (i = 0; i < nresults; i++)
@@ -298,10 +346,28 @@ take_sample(Sample *sample, char **error)
 }
 
 /*
+ * sites_result, queries_result
+ *		The index of the result of the spinlock sites and of the blocked
+ *		calls per query in a sample, or -1 if the view is not read.
+ */
+static int
+sites_result(void)
+{
+	return have_spinlock_view ? 2 : -1;
+}
+
+static int
+queries_result(void)
+{
+	return have_query_view ? 2 + (have_spinlock_view ? 1 : 0) : -1;
+}
+
+/*
  * append_sample_query
  *		The statements of a sample, into sql: the status first, then the
  *		counters (see the file header for why this order makes every reset
- *		visible), then the spinlock sites if the view is read.
+ *		visible), then the spinlock sites and the blocked calls per query if
+ *		those views are read.
  */
 static void
 append_sample_query(PQExpBuffer sql)
@@ -327,6 +393,13 @@ append_sample_query(PQExpBuffer sql)
 		appendPQExpBuffer(sql,
 						  "SELECT func, file, line, contended, spins, delays, wait_time "
 						  "FROM %s.pg_spinlock_stats;\n",
+						  ext_schema);
+	if (have_query_view)
+		appendPQExpBuffer(sql,
+						  "SELECT COALESCE(queryid, 0), COALESCE(dbid, 0), "
+						  "       COALESCE(userid, 0), COALESCE(backend_type, ''), "
+						  "       tranche, blocks, wait_time "
+						  "FROM %s.pg_lwlock_query_stats;\n",
 						  ext_schema);
 }
 
@@ -360,7 +433,8 @@ collect_results(PGresult **results)
 static bool
 check_results(PGresult **results, int nresults, char **error)
 {
-	int			nexpected = have_spinlock_view ? 3 : 2;
+	int			nexpected = 2 + (have_spinlock_view ? 1 : 0) +
+		(have_query_view ? 1 : 0);
 	int			i;
 
 	for (i = 0; i < nresults; i++)
@@ -370,7 +444,7 @@ check_results(PGresult **results, int nresults, char **error)
 		*error = first_line(PQresultErrorMessage(results[i]));
 		if (PQstatus(conn) == CONNECTION_BAD)
 			return false;
-		if (i == 2)
+		if (i == sites_result())
 		{
 			/*
 			 * The spinlock view is not what this program expects (its columns
@@ -379,6 +453,13 @@ check_results(PGresult **results, int nresults, char **error)
 			have_spinlock_view = false;
 			spinlock_view_failed = true;
 			note_event("spinlock call sites not shown: %s", *error);
+		}
+		else if (i == queries_result())
+		{
+			/* likewise for the blocked calls per query */
+			have_query_view = false;
+			query_view_failed = true;
+			note_event("blocked calls per query not shown: %s", *error);
 		}
 		else
 			check_setup_error(results[i]);
@@ -419,22 +500,28 @@ connection_lost(void)
 
 /*
  * take_baseline
- *		take_sample, tried a second time if the first failed only because the
- *		spinlock view could not be read.
+ *		take_sample, tried again (at most twice) if it failed only because the
+ *		spinlock view or the per-query view could not be read.
  */
 static bool
 take_baseline(Sample *sample, char **error)
 {
-	bool		had_view = have_spinlock_view;
-
-	if (take_sample(sample, error))
-		return true;
-	if (had_view && !have_spinlock_view && PQstatus(conn) == CONNECTION_OK)
+	for (int attempt = 0;; attempt++)
 	{
-		pg_free(*error);
-		return take_sample(sample, error);
+		bool		had_sites = have_spinlock_view;
+		bool		had_queries = have_query_view;
+
+		if (take_sample(sample, error))
+			return true;
+		if (attempt < 2 && PQstatus(conn) == CONNECTION_OK &&
+			((had_sites && !have_spinlock_view) ||
+			 (had_queries && !have_query_view)))
+		{
+			pg_free(*error);
+			continue;
+		}
+		return false;
 	}
-	return false;
 }
 
 /*
@@ -510,6 +597,168 @@ read_sites(const PGresult *res, Sample *sample)
 }
 
 /*
+ * read_queries
+ *		Fill the blocked calls per query of a sample, sorted by key and
+ *		tranche.
+ */
+static void
+read_queries(const PGresult *res, Sample *sample)
+{
+	int			n = PQntuples(res);
+	int			i;
+
+	sample->nqueries = n;
+	sample->queries = pg_malloc0(sizeof(QueryCounters) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		QueryCounters *q = &sample->queries[i];
+
+		q->queryid = strtoi64(PQgetvalue(res, i, 0), NULL, 10);
+		q->dbid = (unsigned int) strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		q->userid = (unsigned int) strtoul(PQgetvalue(res, i, 2), NULL, 10);
+		q->backend_type = pg_strdup(PQgetvalue(res, i, 3));
+		q->tranche = pg_strdup(PQgetvalue(res, i, 4));
+		q->blocks = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
+		q->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
+	}
+	qsort(sample->queries, n, sizeof(QueryCounters), compare_query_row);
+}
+
+/*
+ * find_query_text
+ *		The text looked up for a query's key, or NULL.
+ */
+static const char *
+find_query_text(const QueryRate *q)
+{
+	for (int i = 0; i < nquery_texts; i++)
+	{
+		if (query_texts[i].queryid == q->queryid &&
+			query_texts[i].dbid == q->dbid &&
+			query_texts[i].userid == q->userid)
+			return query_texts[i].text;
+	}
+	return NULL;
+}
+
+/*
+ * look_up_query_texts
+ *		Read from pg_stat_statements the texts of the first nshown queries of
+ *		a report that have none yet, in one query, and keep them: the text of
+ *		a (queryid, dbid, userid) never changes.  pg_stat_statements reads
+ *		all of its texts for that query, so this runs only for queries not
+ *		seen before (and again for those it did not know yet, such as a
+ *		statement still running).  An error turns the lookups off, with a
+ *		note.
+ */
+static void
+look_up_query_texts(const Report *report, int nshown)
+{
+	PQExpBufferData sql;
+	PGresult   *res;
+	int			nmissing = 0;
+
+	if (pgss_schema == NULL || pgss_failed)
+		return;
+
+	initPQExpBuffer(&sql);
+	appendPQExpBuffer(&sql,
+					  "SELECT queryid, dbid, userid, "
+					  "       pg_catalog.left(pg_catalog.regexp_replace(query, '\\s+', ' ', 'g'), %d) "
+					  "FROM %s.pg_stat_statements "
+					  "WHERE toplevel AND (queryid, dbid, userid) IN (VALUES ",
+					  QUERY_TEXT_LEN, pgss_schema);
+	for (int i = 0; i < nshown; i++)
+	{
+		const QueryRate *q = &report->queries[i];
+
+		if (q->queryid == 0 || find_query_text(q) != NULL)
+			continue;
+		appendPQExpBuffer(&sql, "%s(" INT64_FORMAT "::int8, %u::oid, %u::oid)",
+						  nmissing > 0 ? ", " : "", q->queryid, q->dbid,
+						  q->userid);
+		nmissing++;
+	}
+	appendPQExpBufferStr(&sql, ")");
+	if (nmissing == 0)
+	{
+		termPQExpBuffer(&sql);
+		return;
+	}
+
+	SetCancelConn(conn);
+	res = PQexec(conn, sql.data);
+	ResetCancelConn();
+	termPQExpBuffer(&sql);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+	{
+		char	   *error = first_line(PQresultErrorMessage(res));
+
+		/* a lost connection shows at the next sample */
+		if (PQstatus(conn) == CONNECTION_OK)
+		{
+			pgss_failed = true;
+			note_event("query texts not shown: %s", error);
+		}
+		pg_free(error);
+		PQclear(res);
+		return;
+	}
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		QueryText  *t;
+
+		if (nquery_texts == max_query_texts)
+		{
+			max_query_texts = Max(64, max_query_texts * 2);
+			query_texts = pg_realloc(query_texts,
+									 sizeof(QueryText) * max_query_texts);
+		}
+		t = &query_texts[nquery_texts++];
+		t->queryid = strtoi64(PQgetvalue(res, i, 0), NULL, 10);
+		t->dbid = (unsigned int) strtoul(PQgetvalue(res, i, 1), NULL, 10);
+		t->userid = (unsigned int) strtoul(PQgetvalue(res, i, 2), NULL, 10);
+		t->text = pg_strdup(PQgetvalue(res, i, 3));
+	}
+	PQclear(res);
+}
+
+/*
+ * label_queries
+ *		Set the text of each query row of a report that will be shown (the
+ *		top -t): its query text from pg_stat_statements, looked up if need
+ *		be; "queryid N" when there is none; "(no query ID) <backend type>"
+ *		for the calls outside any query with an ID; and "(residual)" for the
+ *		residual row.
+ */
+void
+label_queries(Report *report)
+{
+	int			nshown = report->nqueries;
+
+	if (top_n > 0 && nshown > top_n)
+		nshown = top_n;
+	look_up_query_texts(report, nshown);
+	for (int i = 0; i < nshown; i++)
+	{
+		QueryRate  *q = &report->queries[i];
+		const char *text;
+
+		pg_free(q->text);
+		if (q->queryid != 0)
+		{
+			text = find_query_text(q);
+			q->text = text ? pg_strdup(text) :
+						psprintf("queryid " INT64_FORMAT, q->queryid);
+		}
+		else if (q->backend_type[0] != '\0')
+			q->text = psprintf("(no query ID) %s", q->backend_type);
+		else
+			q->text = pg_strdup("(residual: evicted, or no entry left)");
+	}
+}
+
+/*
  * free_sample
  *		Release what a sample points to and clear it.
  */
@@ -528,6 +777,12 @@ free_sample(Sample *sample)
 	for (i = 0; i < sample->nsites; i++)
 		pg_free(sample->sites[i].site);
 	pg_free(sample->sites);
+	for (i = 0; i < sample->nqueries; i++)
+	{
+		pg_free(sample->queries[i].backend_type);
+		pg_free(sample->queries[i].tranche);
+	}
+	pg_free(sample->queries);
 	memset(sample, 0, sizeof(Sample));
 }
 
@@ -553,6 +808,41 @@ compare_site(const void *a, const void *b)
 {
 	return strcmp(((const SiteCounters *) a)->site,
 				  ((const SiteCounters *) b)->site);
+}
+
+/*
+ * compare_query_key
+ *		Order of the keys of QueryCounters: queryid, dbid, userid,
+ *		backend_type.
+ */
+int
+compare_query_key(const void *a, const void *b)
+{
+	const QueryCounters *qa = a;
+	const QueryCounters *qb = b;
+
+	if (qa->queryid != qb->queryid)
+		return qa->queryid < qb->queryid ? -1 : 1;
+	if (qa->dbid != qb->dbid)
+		return qa->dbid < qb->dbid ? -1 : 1;
+	if (qa->userid != qb->userid)
+		return qa->userid < qb->userid ? -1 : 1;
+	return strcmp(qa->backend_type, qb->backend_type);
+}
+
+/*
+ * compare_query_row
+ *		qsort and bsearch order of QueryCounters: by key, then tranche.
+ */
+int
+compare_query_row(const void *a, const void *b)
+{
+	int			c = compare_query_key(a, b);
+
+	if (c != 0)
+		return c;
+	return strcmp(((const QueryCounters *) a)->tranche,
+				  ((const QueryCounters *) b)->tranche);
 }
 
 /*

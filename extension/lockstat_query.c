@@ -1,0 +1,822 @@
+/*-------------------------------------------------------------------------
+ *
+ * lockstat_query.c
+ *	  Blocked LWLock calls per query, database, role and tranche: the
+ *	  counts behind pg_lwlock_query_stats
+ *
+ * The core patch calls lwlock_stats_wait_hook once per blocked LWLock call,
+ * on the blocked path only, with the call's whole wait (see
+ * lockstat_record_wait() in lockstat_shmem.c, which the same hook feeds).
+ * There lockstat_query_record_wait() counts the call under the running
+ * query's ID (pgstat_get_my_query_id()), MyDatabaseId, the current user and
+ * the tranche's row, in a small table that the process owns.  Nothing is
+ * counted anywhere else, so the uncontended path of an acquisition runs no
+ * instruction of this file.
+ *
+ * Layout: a LockStatQueryState header; one LockStatQuerySlot per process
+ * slot (ProcNumber), each a table of LOCKSTAT_QUERY_SLOT_ENTRIES entries;
+ * the residual rows (three atomic counters per tranche row); and a shared
+ * dynahash table of at most pg_lockstat.max_query_entries entries, which
+ * processes fold their tables into.  pg_lwlock_query_stats is the shared
+ * table plus the tables of the process slots plus the residual rows.
+ *
+ * The residual row of a tranche (queryid, dbid, userid and backend_type
+ * NULL in the view) holds what has no entry of its own: the calls of a
+ * process whose table was full, and the entries evicted from the shared
+ * table.  So every blocked call is counted exactly once, and per tranche
+ * the view adds up to pg_lwlock_stats' blocks and wait_time.
+ *
+ * Locking rules:
+ *
+ * - A slot's table is written only by the process that owns the slot, with
+ *	 plain stores: by the wait hook, which takes no lock and allocates
+ *	 nothing, and by the fold.  Every change happens between two increments
+ *	 of the slot's changecount (odd while the owner writes), as
+ *	 PgBackendStatus.st_changecount, and readers copy a table until they see
+ *	 the same even changecount before and after the copy.
+ *
+ * - When the hook finds its table full, it adds the call to the tranche's
+ *	 residual row with atomic operations (as the wait histogram of
+ *	 lockstat_shmem.c does) and asks for a fold.  The process folds at the
+ *	 end of its next transaction if it can take query_lock at once
+ *	 (LWLockConditionalAcquire never sleeps, so it never calls the wait
+ *	 hook, and a commit never waits for it), or else at a later one, and
+ *	 always when it exits (lockstat_query_detach(), from the on_shmem_exit
+ *	 callback of pg_lockstat.c, after counting stopped).  Once its table is
+ *	 three quarters full it asks for a fold too, so that spills stay rare.
+ *
+ * - The shared table, the residual rows' contents as moved by folds, and
+ *	 the generation are changed only with query_lock held exclusively, and
+ *	 each such change raises fold_count first, behind a write barrier: a
+ *	 fold moves a process's entries from its table into the shared table
+ *	 (evicting entries into the residual rows when it is full) and empties
+ *	 the table; a reset (lockstat_query_reset()) empties the shared table
+ *	 and the residual rows and raises the generation.  The only change
+ *	 without the lock is the hook's: new counts, into the owner's table or
+ *	 a residual row.
+ *
+ * - A reader copies the shared table, the residual rows, the generation
+ *	 and fold_count under query_lock held shared, then the process tables,
+ *	 and reads fold_count again.  If it has not moved, no fold or reset ran
+ *	 in between, so every call was counted exactly once: in a process table
+ *	 or in the shared table or residual rows.  Otherwise it tries again,
+ *	 and after LOCKSTAT_QUERY_OPTIMISTIC_READS disturbed attempts it holds
+ *	 the lock until it has copied the process tables too, so folds wait for
+ *	 that one read instead of starving it.
+ *
+ * - A reset does not write into the process tables, which only their owners
+ *	 do.  It raises the generation instead: readers skip the tables of an
+ *	 older generation, and each owner empties its table when it sees the
+ *	 new generation, at its next blocked call or fold.  A call of another
+ *	 process that ends while a reset runs may count on either side of it,
+ *	 as in the wait histogram.
+ *
+ * - query_lock is taken with no other LWLock held (the end of a
+ *	 transaction, process exit, the SQL functions), and whoever holds it
+ *	 takes no other LWLock, except a reset: lockstat_reset() in
+ *	 lockstat_shmem.c empties the per-query counts first and holds
+ *	 query_lock while it sums the counters for its baseline (which may take
+ *	 the exit lock shared) and while it holds the "pg_lockstat" lock to
+ *	 store the baseline and stats_reset.  Nobody takes query_lock holding
+ *	 either of those, so it cannot deadlock.  So the reset's cut is the
+ *	 same for both views: a reader that sees the per-query counts empty
+ *	 took query_lock after the reset, and sees its stats_reset; a block of
+ *	 the resetting process on query_lock counts before the reset in both,
+ *	 one on the "pg_lockstat" lock after it in both.  A process that sleeps
+ *	 for query_lock counts that block like any other, into its table,
+ *	 before it changes anything; the hook itself never takes it.
+ *
+ * Copyright (c) 2026, pg_lockstat developers
+ *
+ * IDENTIFICATION
+ *	  extension/lockstat_query.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/parallel.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "portability/instr_time.h"
+#include "storage/proc.h"
+#include "storage/shmem.h"
+#include "utils/backend_status.h"
+#include "utils/hsearch.h"
+
+#include "pg_lockstat.h"
+
+/*
+ * Entries of a process's table, and how many of them make the process fold
+ * its table at the end of its next transaction.  A statement that blocks
+ * on a dozen tranches still fits, and 48 bytes an entry keep a slot small
+ * (see README).
+ */
+#define LOCKSTAT_QUERY_SLOT_ENTRIES	32
+#define LOCKSTAT_QUERY_FOLD_AT		24
+
+/* most entries evicted from the shared table at once */
+#define LOCKSTAT_QUERY_EVICT_MAX	64
+
+/* disturbed reads before a reader holds query_lock throughout */
+#define LOCKSTAT_QUERY_OPTIMISTIC_READS	3
+
+/* how long a reader waits for a process in the middle of counting a call */
+#define LOCKSTAT_QUERY_COPY_FAST_TRIES	1000
+#define LOCKSTAT_QUERY_COPY_MAX_USEC	INT64CONST(2000000)
+
+/* the counters of a residual row, as atomic words */
+enum
+{
+	RESIDUAL_BLOCKS,
+	RESIDUAL_WAIT_NS,
+	RESIDUAL_MAX_WAIT_NS,
+	RESIDUAL_WORDS
+};
+
+/* one process slot's table; see the locking rules above */
+typedef struct LockStatQuerySlot
+{
+	uint32		changecount;	/* odd while the owner writes */
+	uint32		nused;			/* entries[0 .. nused) are in use */
+	uint64		generation;		/* of the counts in entries[] */
+	uint64		unattributed;	/* calls counted in a residual row because the
+								 * table was full, since start */
+	LockStatQueryEntry entries[LOCKSTAT_QUERY_SLOT_ENTRIES];
+} LockStatQuerySlot;
+
+typedef struct LockStatQueryState
+{
+	LWLock	   *lock;			/* query_lock: see the locking rules */
+	uint64		fold_count;		/* raised by every fold and reset */
+	uint64		evicted;		/* entries evicted since start */
+	pg_atomic_uint64 generation;	/* raised by every reset */
+	int			num_slots;		/* process slots (ProcNumbers) */
+	int			num_rows;		/* tranche rows: max_tranches + overflow */
+	int			max_entries;	/* pg_lockstat.max_query_entries */
+	Size		slot_stride;	/* bytes between two slots */
+	char	   *slots;			/* num_slots tables */
+	pg_atomic_uint64 *residual; /* num_rows * RESIDUAL_WORDS */
+} LockStatQueryState;
+
+static LockStatQueryState *query_state = NULL;
+static HTAB *query_hash = NULL;
+
+/* this process's table; NULL if none */
+static LockStatQuerySlot *query_my_slot = NULL;
+
+/* did this process's table ask for a fold? */
+static bool query_fold_wanted = false;
+
+static void lockstat_query_xact_callback(XactEvent event, void *arg);
+static void lockstat_query_fold(bool wait);
+
+static int
+lockstat_query_num_slots(void)
+{
+	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+static Size
+lockstat_query_slot_stride(void)
+{
+	return CACHELINEALIGN(sizeof(LockStatQuerySlot));
+}
+
+/* bytes of the header, the process tables and the residual rows */
+static Size
+lockstat_query_struct_size(void)
+{
+	Size		size;
+
+	size = CACHELINEALIGN(sizeof(LockStatQueryState));
+	size = add_size(size, mul_size(lockstat_query_slot_stride(),
+								   lockstat_query_num_slots()));
+	size = add_size(size, mul_size(sizeof(pg_atomic_uint64),
+								   mul_size(lockstat_max_tranches + 1,
+											RESIDUAL_WORDS)));
+	/* ShmemInitStruct's result is only MAXALIGNed */
+	return add_size(size, PG_CACHE_LINE_SIZE);
+}
+
+static inline LockStatQuerySlot *
+lockstat_query_slot(int slot)
+{
+	return (LockStatQuerySlot *) (query_state->slots +
+								  query_state->slot_stride * slot);
+}
+
+/*
+ * Shared memory and the "pg_lockstat_query" lock, for our
+ * shmem_request_hook (MaxBackends is known there).
+ */
+void
+lockstat_query_shmem_request(void)
+{
+	RequestAddinShmemSpace(lockstat_query_struct_size());
+	RequestAddinShmemSpace(hash_estimate_size(lockstat_max_query_entries,
+											  sizeof(LockStatQueryEntry)));
+	RequestNamedLWLockTranche("pg_lockstat_query", 1);
+}
+
+/*
+ * Create or attach to the per-query tables; called with AddinShmemInitLock
+ * held by our shmem_startup_hook, in every process.
+ */
+void
+lockstat_query_shmem_startup(void)
+{
+	bool		found;
+	char	   *base;
+	HASHCTL		info;
+
+	base = ShmemInitStruct("pg_lockstat query entries",
+						   lockstat_query_struct_size(), &found);
+	query_state = (LockStatQueryState *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
+	if (!found)
+	{
+		char	   *p = (char *) query_state +
+			CACHELINEALIGN(sizeof(LockStatQueryState));
+		int			nwords;
+
+		query_state->lock = &(GetNamedLWLockTranche("pg_lockstat_query"))->lock;
+		query_state->fold_count = 0;
+		query_state->evicted = 0;
+		pg_atomic_init_u64(&query_state->generation, 0);
+		query_state->num_slots = lockstat_query_num_slots();
+		query_state->num_rows = lockstat_max_tranches + 1;
+		query_state->max_entries = lockstat_max_query_entries;
+		query_state->slot_stride = lockstat_query_slot_stride();
+		query_state->slots = p;
+		memset(p, 0, query_state->slot_stride * query_state->num_slots);
+		p += query_state->slot_stride * query_state->num_slots;
+		query_state->residual = (pg_atomic_uint64 *) p;
+		nwords = query_state->num_rows * RESIDUAL_WORDS;
+		for (int i = 0; i < nwords; i++)
+			pg_atomic_init_u64(&query_state->residual[i], 0);
+	}
+
+	memset(&info, 0, sizeof(info));
+	info.keysize = sizeof(LockStatQueryKey);
+	info.entrysize = sizeof(LockStatQueryEntry);
+	query_hash = ShmemInitHash("pg_lockstat query hash",
+							   lockstat_max_query_entries,
+							   lockstat_max_query_entries,
+							   &info, HASH_ELEM | HASH_BLOBS);
+}
+
+/*
+ * At preload, in the postmaster (and in every EXEC_BACKEND child): the end
+ * of each transaction is where a process folds its table when it asked to.
+ */
+void
+lockstat_query_init(void)
+{
+	RegisterXactCallback(lockstat_query_xact_callback, NULL);
+}
+
+/*
+ * The process with ProcNumber slot starts: take over the slot's table,
+ * which the previous owner emptied when it exited, and start it in the
+ * current generation.
+ */
+void
+lockstat_query_attach(int slot)
+{
+	LockStatQuerySlot *s;
+
+	if (query_state == NULL || slot < 0 || slot >= query_state->num_slots)
+		return;
+
+	s = lockstat_query_slot(slot);
+	s->changecount++;
+	pg_write_barrier();
+	s->nused = 0;
+	s->generation = pg_atomic_read_u64(&query_state->generation);
+	pg_write_barrier();
+	s->changecount++;
+	query_my_slot = s;
+	query_fold_wanted = false;
+}
+
+/*
+ * The process exits and has stopped counting (MyLWLockStats is NULL, so
+ * the hook no longer runs): fold its table into the shared table, waiting
+ * for query_lock if need be, and give up the slot.
+ */
+void
+lockstat_query_detach(void)
+{
+	if (query_my_slot == NULL)
+		return;
+	lockstat_query_fold(true);
+	query_my_slot = NULL;
+}
+
+/*
+ * The tranche row that a lock's counter row (LWLock.stats_row) reports to:
+ * the row itself for a tranche or the overflow row, and for one of the
+ * rows that the locks of the fixed main array have of their own, its
+ * tranche's row.  -1 for a row out of range.
+ */
+static inline int
+lockstat_query_tranche_row(int stats_row)
+{
+	int			overflow = query_state->num_rows - 1;
+	int			tranche;
+
+	if (stats_row <= overflow)
+		return stats_row;
+	if (stats_row > overflow + NUM_FIXED_LWLOCKS)
+		return -1;
+	tranche = MainLWLockArray[stats_row - overflow - 1].lock.tranche;
+	return Min(tranche, overflow);
+}
+
+/* add one call, or counts, to a tranche's residual row */
+static void
+lockstat_query_add_residual(int row, uint64 blocks, uint64 wait_ns,
+							uint64 max_wait_ns)
+{
+	pg_atomic_uint64 *words = &query_state->residual[row * RESIDUAL_WORDS];
+	uint64		cur;
+
+	pg_atomic_fetch_add_u64(&words[RESIDUAL_BLOCKS], blocks);
+	pg_atomic_fetch_add_u64(&words[RESIDUAL_WAIT_NS], wait_ns);
+	cur = pg_atomic_read_u64(&words[RESIDUAL_MAX_WAIT_NS]);
+	while (max_wait_ns > cur)
+	{
+		/* on failure, cur is the value that beat us */
+		if (pg_atomic_compare_exchange_u64(&words[RESIDUAL_MAX_WAIT_NS],
+										   &cur, max_wait_ns))
+			break;
+	}
+}
+
+/*
+ * Count one blocked call that waited wait_ns nanoseconds on an LWLock of
+ * counter row stats_row, under the running query, database, role and the
+ * lock's tranche.  Called from the core's lwlock_stats_wait_hook on the
+ * blocked path, once the call holds the lock or is about to return without
+ * it: writes only this process's table (or, when it is full, a residual
+ * row's atomic counters); no locks, no allocation, no errors.
+ */
+void
+lockstat_query_record_wait(int stats_row, uint64 wait_ns)
+{
+	LockStatQuerySlot *slot = query_my_slot;
+	LockStatQueryKey key;
+	uint64		generation;
+	uint32		nused;
+	uint32		i;
+	bool		spilled = false;
+	int			sec_context;
+	int			row;
+
+	if (slot == NULL)
+		return;
+	row = lockstat_query_tranche_row(stats_row);
+	if (row < 0)
+		return;
+
+	memset(&key, 0, sizeof(key));
+	key.queryid = pgstat_get_my_query_id();
+	key.dbid = MyDatabaseId;
+	/* GetUserId() would Assert a valid user, which processes may not have */
+	GetUserIdAndSecContext(&key.userid, &sec_context);
+	key.row = (uint16) row;
+	if (key.queryid == 0)
+		key.kind = IsParallelWorker() ? LOCKSTAT_KIND_PARALLEL_WORKER :
+			(uint16) MyBackendType;
+
+	generation = pg_atomic_read_u64(&query_state->generation);
+
+	slot->changecount++;
+	pg_write_barrier();
+
+	/* a reset came: the counts of the older generation are not shown */
+	if (slot->generation != generation)
+	{
+		slot->nused = 0;
+		slot->generation = generation;
+	}
+
+	nused = slot->nused;
+	for (i = 0; i < nused; i++)
+	{
+		if (memcmp(&slot->entries[i].key, &key, sizeof(key)) == 0)
+			break;
+	}
+	if (i < nused)
+	{
+		LockStatQueryCounts *c = &slot->entries[i].counts;
+
+		c->blocks++;
+		c->wait_ns += wait_ns;
+		if (wait_ns > c->max_wait_ns)
+			c->max_wait_ns = wait_ns;
+	}
+	else if (nused < LOCKSTAT_QUERY_SLOT_ENTRIES)
+	{
+		LockStatQueryEntry *e = &slot->entries[nused];
+
+		e->key = key;
+		e->counts.blocks = 1;
+		e->counts.wait_ns = wait_ns;
+		e->counts.max_wait_ns = wait_ns;
+		slot->nused = ++nused;
+	}
+	else
+		spilled = true;
+
+	pg_write_barrier();
+	slot->changecount++;
+
+	if (spilled)
+	{
+		/* the table is full: no entry of its own for this call */
+		lockstat_query_add_residual(row, 1, wait_ns, wait_ns);
+		slot->unattributed++;
+		query_fold_wanted = true;
+	}
+	else if (nused >= LOCKSTAT_QUERY_FOLD_AT)
+		query_fold_wanted = true;
+}
+
+/* does entry a rank below entry b for eviction (less waited)? */
+static inline bool
+lockstat_query_less_waited(const LockStatQueryEntry *a,
+						   const LockStatQueryEntry *b)
+{
+	if (a->counts.wait_ns != b->counts.wait_ns)
+		return a->counts.wait_ns < b->counts.wait_ns;
+	return a->counts.blocks < b->counts.blocks;
+}
+
+/*
+ * The shared table is full: move its least-waited entries, 5% of them (at
+ * least 1, at most LOCKSTAT_QUERY_EVICT_MAX), into the residual rows of
+ * their tranches, so that the per-tranche totals stay the same.  Called
+ * with query_lock held exclusively.  A scan of the whole table, keeping the
+ * candidates in a fixed array: nothing is allocated, nothing can fail.
+ */
+static void
+lockstat_query_evict(void)
+{
+	LockStatQueryEntry *victims[LOCKSTAT_QUERY_EVICT_MAX];
+	int			want = Min(Max(query_state->max_entries / 20, 1),
+						   LOCKSTAT_QUERY_EVICT_MAX);
+	int			nvictims = 0;
+	int			most = 0;		/* the most-waited of the victims */
+	HASH_SEQ_STATUS seq;
+	LockStatQueryEntry *e;
+
+	hash_seq_init(&seq, query_hash);
+	while ((e = hash_seq_search(&seq)) != NULL)
+	{
+		if (nvictims < want)
+		{
+			victims[nvictims] = e;
+			if (lockstat_query_less_waited(victims[most], e))
+				most = nvictims;
+			nvictims++;
+		}
+		else if (lockstat_query_less_waited(e, victims[most]))
+		{
+			victims[most] = e;
+			most = 0;
+			for (int v = 1; v < nvictims; v++)
+			{
+				if (lockstat_query_less_waited(victims[most], victims[v]))
+					most = v;
+			}
+		}
+	}
+
+	for (int v = 0; v < nvictims; v++)
+	{
+		LockStatQueryEntry *victim = victims[v];
+
+		lockstat_query_add_residual(victim->key.row, victim->counts.blocks,
+									victim->counts.wait_ns,
+									victim->counts.max_wait_ns);
+		hash_search(query_hash, &victim->key, HASH_REMOVE, NULL);
+	}
+	query_state->evicted += nvictims;
+}
+
+/*
+ * Add one process-table entry to the shared table, evicting first if it is
+ * full.  Called with query_lock held exclusively.
+ */
+static void
+lockstat_query_add_shared(const LockStatQueryEntry *from)
+{
+	LockStatQueryEntry *to;
+	bool		found;
+
+	to = hash_search(query_hash, &from->key, HASH_FIND, NULL);
+	if (to == NULL)
+	{
+		if (hash_get_num_entries(query_hash) >= query_state->max_entries)
+			lockstat_query_evict();
+		/* the table's elements were all allocated at start-up */
+		to = hash_search(query_hash, &from->key, HASH_ENTER_NULL, &found);
+		if (to == NULL)
+		{
+			lockstat_query_add_residual(from->key.row, from->counts.blocks,
+										from->counts.wait_ns,
+										from->counts.max_wait_ns);
+			return;
+		}
+		Assert(!found);
+		memset(&to->counts, 0, sizeof(to->counts));
+	}
+	to->counts.blocks += from->counts.blocks;
+	to->counts.wait_ns += from->counts.wait_ns;
+	to->counts.max_wait_ns = Max(to->counts.max_wait_ns,
+								 from->counts.max_wait_ns);
+}
+
+/*
+ * Move this process's table into the shared table and empty it; see the
+ * locking rules.  With wait, waits for query_lock; without, gives up (and
+ * keeps asking for a fold) unless it gets the lock at once.  Cannot fail.
+ */
+static void
+lockstat_query_fold(bool wait)
+{
+	volatile LockStatQueryState *state = query_state;
+	LockStatQuerySlot *slot = query_my_slot;
+	uint64		generation;
+
+	if (slot == NULL)
+		return;
+
+	/*
+	 * If we sleep for the lock, the hook counts that block into our table
+	 * now, before we read it.
+	 */
+	if (wait)
+		LWLockAcquire(query_state->lock, LW_EXCLUSIVE);
+	else if (!LWLockConditionalAcquire(query_state->lock, LW_EXCLUSIVE))
+		return;
+	query_fold_wanted = false;
+
+	/* readers that copied anything before this see it moved */
+	state->fold_count++;
+	pg_write_barrier();
+
+	generation = pg_atomic_read_u64(&query_state->generation);
+	if (slot->generation == generation)
+	{
+		for (uint32 i = 0; i < slot->nused; i++)
+			lockstat_query_add_shared(&slot->entries[i]);
+	}
+
+	slot->changecount++;
+	pg_write_barrier();
+	slot->nused = 0;
+	slot->generation = generation;
+	pg_write_barrier();
+	slot->changecount++;
+
+	LWLockRelease(query_state->lock);
+}
+
+/*
+ * XactCallback: at the end of a transaction (top level, parallel worker or
+ * prepared), fold this process's table if it asked for it and query_lock
+ * is free.  Nothing to do otherwise, which is the rule.
+ */
+static void
+lockstat_query_xact_callback(XactEvent event, void *arg)
+{
+	if (!query_fold_wanted)
+		return;
+
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			lockstat_query_fold(false);
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * Copy the used part of a process table as of a moment when its owner was
+ * not writing it.  The owner writes in a few dozen instructions and cannot
+ * fail in between, but it can be preempted, or stopped by a debugger, there:
+ * after a thousand quick retries, retry every 100 us, and give up after 2 s.
+ * Errors: 55P03 then.
+ */
+static void
+lockstat_query_copy_slot(LockStatQuerySlot *to,
+						 volatile LockStatQuerySlot *from)
+{
+	instr_time	start;
+
+	INSTR_TIME_SET_ZERO(start);
+	for (int tries = 0;; tries++)
+	{
+		uint32		before = from->changecount;
+		uint32		nused;
+
+		pg_read_barrier();
+		nused = Min(from->nused, LOCKSTAT_QUERY_SLOT_ENTRIES);
+		to->nused = nused;
+		to->generation = from->generation;
+		memcpy(to->entries, (const LockStatQueryEntry *) from->entries,
+			   sizeof(LockStatQueryEntry) * nused);
+		pg_read_barrier();
+		if (before % 2 == 0 && from->changecount == before)
+			return;
+
+		if (tries < LOCKSTAT_QUERY_COPY_FAST_TRIES)
+			pg_spin_delay();
+		else
+		{
+			instr_time	now;
+
+			INSTR_TIME_SET_CURRENT(now);
+			if (INSTR_TIME_IS_ZERO(start))
+				start = now;
+			INSTR_TIME_SUBTRACT(now, start);
+			if (INSTR_TIME_GET_MICROSEC(now) >= LOCKSTAT_QUERY_COPY_MAX_USEC)
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not read pg_lockstat per-query counters consistently"),
+						 errdetail("A process has been counting a blocked LWLock call for more than %d ms.",
+								   (int) (LOCKSTAT_QUERY_COPY_MAX_USEC / 1000)),
+						 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
+			pg_usleep(100);
+		}
+	}
+}
+
+/* add an entry's counts to the entry of the same key in a reader's table */
+static void
+lockstat_query_add_local(HTAB *htab, const LockStatQueryEntry *from)
+{
+	LockStatQueryEntry *to;
+	bool		found;
+
+	to = hash_search(htab, &from->key, HASH_ENTER, &found);
+	if (!found)
+		memset(&to->counts, 0, sizeof(to->counts));
+	to->counts.blocks += from->counts.blocks;
+	to->counts.wait_ns += from->counts.wait_ns;
+	to->counts.max_wait_ns = Max(to->counts.max_wait_ns,
+								 from->counts.max_wait_ns);
+}
+
+/*
+ * The counts since the last reset: a new hash table of LockStatQueryEntry
+ * in CurrentMemoryContext, one entry per key, and residual[num_rows], the
+ * residual row of each tranche row (max_tranches + 1 rows, the overflow row
+ * last).  Every blocked call since the reset is in exactly one of them; see
+ * the locking rules.  Checks for interrupts.  Errors: 55000 if not counting;
+ * 55P03 if a process table cannot be read consistently.
+ */
+HTAB *
+lockstat_query_read(LockStatQueryCounts *residual)
+{
+	volatile LockStatQueryState *state;
+	LockStatQuerySlot *copy;
+	HASHCTL		ctl;
+
+	lockstat_require_ready();
+	state = query_state;
+	copy = palloc(sizeof(LockStatQuerySlot));
+
+	ctl.keysize = sizeof(LockStatQueryKey);
+	ctl.entrysize = sizeof(LockStatQueryEntry);
+	ctl.hcxt = CurrentMemoryContext;
+
+	for (int attempt = 1;; attempt++)
+	{
+		bool		hold = (attempt > LOCKSTAT_QUERY_OPTIMISTIC_READS);
+		HTAB	   *htab;
+		HASH_SEQ_STATUS seq;
+		LockStatQueryEntry *e;
+		uint64		before;
+		uint64		generation;
+
+		htab = hash_create("pg_lockstat query entries", 256, &ctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+
+		LWLockAcquire(query_state->lock, LW_SHARED);
+		before = state->fold_count;
+		generation = pg_atomic_read_u64(&query_state->generation);
+		hash_seq_init(&seq, query_hash);
+		while ((e = hash_seq_search(&seq)) != NULL)
+			lockstat_query_add_local(htab, e);
+		for (int row = 0; row < query_state->num_rows; row++)
+		{
+			pg_atomic_uint64 *words = &query_state->residual[row * RESIDUAL_WORDS];
+
+			residual[row].blocks = pg_atomic_read_u64(&words[RESIDUAL_BLOCKS]);
+			residual[row].wait_ns = pg_atomic_read_u64(&words[RESIDUAL_WAIT_NS]);
+			residual[row].max_wait_ns =
+				pg_atomic_read_u64(&words[RESIDUAL_MAX_WAIT_NS]);
+		}
+		if (!hold)
+			LWLockRelease(query_state->lock);
+
+		for (int s = 0; s < query_state->num_slots; s++)
+		{
+			/* no interrupt check while the lock holds them off */
+			if (!hold)
+				CHECK_FOR_INTERRUPTS();
+			lockstat_query_copy_slot(copy, lockstat_query_slot(s));
+			if (copy->generation != generation)
+				continue;
+			for (uint32 i = 0; i < copy->nused; i++)
+				lockstat_query_add_local(htab, &copy->entries[i]);
+		}
+
+		pg_read_barrier();
+		if (hold)
+		{
+			/* no fold or reset can run while we hold the lock */
+			Assert(state->fold_count == before);
+			LWLockRelease(query_state->lock);
+			pfree(copy);
+			return htab;
+		}
+		if (state->fold_count == before)
+		{
+			pfree(copy);
+			return htab;
+		}
+
+		/* a process folded its table meanwhile: a moment's work, again */
+		hash_destroy(htab);
+		CHECK_FOR_INTERRUPTS();
+	}
+}
+
+/*
+ * Start the per-query counts again from zero: empty the shared table and
+ * the residual rows, and start a new generation, which makes readers skip
+ * and owners empty the process tables.  Part of pg_lockstat_reset(): called
+ * by lockstat_reset() before it sums the counters for its baseline, and
+ * returns with query_lock held exclusively, until
+ * lockstat_query_reset_finish(), so that no reader sees the empty counts
+ * before the new stats_reset.  Cannot fail.
+ */
+void
+lockstat_query_reset_start(void)
+{
+	volatile LockStatQueryState *state = query_state;
+	HASH_SEQ_STATUS seq;
+	LockStatQueryEntry *e;
+	int			nwords;
+
+	LWLockAcquire(query_state->lock, LW_EXCLUSIVE);
+	state->fold_count++;
+	pg_write_barrier();
+	pg_atomic_fetch_add_u64(&query_state->generation, 1);
+
+	hash_seq_init(&seq, query_hash);
+	while ((e = hash_seq_search(&seq)) != NULL)
+		hash_search(query_hash, &e->key, HASH_REMOVE, NULL);
+
+	nwords = query_state->num_rows * RESIDUAL_WORDS;
+	for (int i = 0; i < nwords; i++)
+		pg_atomic_write_u64(&query_state->residual[i], 0);
+}
+
+/* the reset is complete: let readers and folds in again */
+void
+lockstat_query_reset_finish(void)
+{
+	LWLockRelease(query_state->lock);
+}
+
+/*
+ * The fill level of the shared table and the counts of what had no entry
+ * of its own, for pg_lockstat_status.  Errors: 55000 if not counting.
+ */
+void
+lockstat_query_status(LockStatQueryStatus *status)
+{
+	lockstat_require_ready();
+
+	LWLockAcquire(query_state->lock, LW_SHARED);
+	status->entries = hash_get_num_entries(query_hash);
+	status->evicted = query_state->evicted;
+	LWLockRelease(query_state->lock);
+
+	status->unattributed = 0;
+	for (int s = 0; s < query_state->num_slots; s++)
+		status->unattributed +=
+			((volatile LockStatQuerySlot *) lockstat_query_slot(s))->unattributed;
+}

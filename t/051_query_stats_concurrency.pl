@@ -1,0 +1,166 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# pg_lwlock_query_stats under concurrency, with compute_query_id = on:
+# pgbench -C opens short-lived connections that each run one of two
+# statements, taking the lockstat_test LWLock exclusively 7 times with a
+# 200 us hold, so that they block each other and every connection folds its
+# table into the shared table when it exits; meanwhile 3 sessions read the
+# view in a loop and, in a first phase, one resets it every 20 ms.  Then:
+# - no read of a session shows less for a key (a statement, or the calls
+#   without a query ID) than its previous read under the same reset: a read
+#   never misses or doubles a process's table while it is folded;
+# - once the connections are gone, the rows of the two statements hold
+#   every block of the tranche (pg_lwlock_stats), and every tranche's rows
+#   add up to pg_lwlock_stats' blocks and wait_time;
+# - the status counts no eviction and no call without an entry.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(usleep);
+
+use LockStatTest;
+
+my $node = LockStatTest::new_node('query_concurrency',
+	"compute_query_id = on\nautovacuum = off\nmax_connections = 40\n");
+
+$node->safe_psql(
+	'postgres', q{
+CREATE UNLOGGED TABLE stop (what text);
+CREATE UNLOGGED TABLE reads (session int, n int, reset_before timestamptz,
+	reset_after timestamptz, queryid bigint, blocks bigint);
+
+-- read until told to stop: one row per read and key of the test tranche
+-- (queryid 0 for the rows without one)
+CREATE PROCEDURE reader(session int) LANGUAGE plpgsql AS $$
+DECLARE
+	i int := 0;
+	r0 timestamptz;
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'readers') LOOP
+		i := i + 1;
+		SELECT stats_reset INTO r0 FROM pg_lockstat_status;
+		INSERT INTO reads
+		SELECT session, i, r0, (SELECT stats_reset FROM pg_lockstat_status),
+		       q.queryid, q.blocks
+		FROM (SELECT coalesce(queryid, 0) AS queryid, sum(blocks) AS blocks
+		      FROM pg_lwlock_query_stats WHERE tranche = 'lockstat_test'
+		      GROUP BY 1
+		      UNION ALL SELECT -1, 0) q;
+		COMMIT;
+	END LOOP;
+END $$;
+
+CREATE PROCEDURE resetter() LANGUAGE plpgsql AS $$
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter') LOOP
+		PERFORM pg_lockstat_reset();
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END $$;
+});
+
+my @readers;
+foreach my $session (1 .. 3)
+{
+	my $h = $node->background_psql('postgres');
+	$h->query_until(qr/started/, "\\echo started\nCALL reader($session);\n");
+	push @readers, $h;
+}
+my $resetter = $node->background_psql('postgres');
+$resetter->query_until(qr/started/, "\\echo started\nCALL resetter();\n");
+
+my %scripts = (
+	a => "SELECT lockstat_test_lwlock('exclusive', 7, 200);\n",
+	b => "SELECT 1, lockstat_test_lwlock('exclusive', 7, 200);\n");
+my @files;
+foreach my $name (sort keys %scripts)
+{
+	my $file = $node->basedir . "/$name.sql";
+	PostgreSQL::Test::Utils::append_to_file($file, $scripts{$name});
+	push @files, '-f', $file;
+}
+my @pgbench = (
+	'pgbench', '-n', '-C', '-c', 4, '-t', 150, @files,
+	'-h', $node->host, '-p', $node->port, 'postgres');
+
+# phase 1: short connections, readers and resets
+$node->command_ok(\@pgbench, 'short-lived connections, with readers and resets');
+$node->safe_psql('postgres', "INSERT INTO stop VALUES ('resetter')");
+$resetter->quit;
+
+# phase 2: a last reset, then the same again with the readers still reading
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+$node->command_ok(\@pgbench, 'short-lived connections after the last reset');
+$node->poll_query_until(
+	'postgres', q{
+SELECT count(*) = 0 FROM pg_stat_activity
+WHERE query LIKE '%lockstat_test_lwlock(''exclusive'', 7, 200)%'})
+  or die 'the connections did not exit';
+
+$node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
+$_->quit foreach @readers;
+
+my $num_reads = $node->safe_psql('postgres',
+	'SELECT count(DISTINCT (session, n)) FROM reads');
+cmp_ok($num_reads, '>=', 30, "the readers read $num_reads times");
+my $keys_read = $node->safe_psql('postgres',
+	'SELECT count(DISTINCT queryid) FROM reads WHERE queryid > 0 OR queryid < -1');
+is($keys_read, '2', 'the reads saw the two statements');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT count(*)
+FROM reads a
+JOIN reads b ON b.session = a.session AND b.n = a.n + 1
+LEFT JOIN reads c ON c.session = b.session AND c.n = b.n AND c.queryid = a.queryid
+WHERE a.reset_before = a.reset_after AND b.reset_before = b.reset_after
+  AND a.reset_after = b.reset_before
+  AND coalesce(c.blocks, 0) < a.blocks}),
+	'0',
+	'no key shows less than in the previous read of its session under the same reset'
+);
+is($node->safe_psql('postgres', 'SELECT count(*) FROM reads WHERE blocks < 0'),
+	'0', 'no read is negative');
+
+# after the last reset: the two statements hold every block of the tranche
+my ($stmt_blocks, $tranche_blocks) = split /\|/, $node->safe_psql(
+	'postgres', q{
+SELECT (SELECT coalesce(sum(blocks), 0) FROM pg_lwlock_query_stats
+        WHERE tranche = 'lockstat_test' AND queryid IS NOT NULL),
+       (SELECT blocks FROM pg_lwlock_stats WHERE tranche = 'lockstat_test')});
+cmp_ok($tranche_blocks, '>', 0, "the connections blocked $tranche_blocks times");
+is($stmt_blocks, $tranche_blocks,
+	"the two statements' rows hold exactly the tranche's $tranche_blocks blocks");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT round(sum(q.wait_time)::numeric, 6) =
+       round((SELECT wait_time FROM pg_lwlock_stats
+              WHERE tranche = 'lockstat_test')::numeric, 6)
+FROM pg_lwlock_query_stats q WHERE q.tranche = 'lockstat_test'}),
+	't', 'and their wait times add up to the tranche wait time');
+
+my $bad;
+foreach my $try (1 .. 20)
+{
+	$bad = $node->safe_psql(
+		'postgres', q{
+SELECT count(*) FROM pg_lwlock_stats s
+FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
+           FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
+WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
+   OR round(coalesce(s.wait_time, 0)::numeric, 6)
+      <> round(coalesce(q.wait_time, 0)::numeric, 6)});
+	last if $bad eq '0';
+	usleep(100_000);
+}
+is($bad, '0', "every tranche's rows add up to pg_lwlock_stats");
+is( $node->safe_psql(
+		'postgres',
+		'SELECT query_entries_evicted, query_waits_unattributed FROM pg_lockstat_status'),
+	'0|0', 'nothing was evicted or left without an entry');
+
+$node->stop;
+done_testing();
