@@ -8,8 +8,8 @@
  * difference in the server's API that the extension meets is wrapped here,
  * in static inline functions and macros of our own names; no core name is
  * redefined.  The version tests are on PG_VERSION_NUM, where the API
- * changed (17 for ProcNumber, 18 for PG_MODULE_MAGIC_EXT and
- * wait_classes.h), so that a port to 17 starts from the right branch;
+ * changed (16 for the place of queryjumble.h and the _PG_init declaration,
+ * 17 for ProcNumber, 18 for PG_MODULE_MAGIC_EXT and wait_classes.h), so that a port to 17 starts from the right branch;
  * README says which majors are built and tested.
  *
  * Copyright (c) 2026, pg_lockstat developers
@@ -31,6 +31,13 @@
 #include "utils/wait_event.h"
 #endif
 
+/* IsQueryIdEnabled(): nodes/queryjumble.h from 16 on, utils/ before */
+#if PG_VERSION_NUM >= 160000
+#include "nodes/queryjumble.h"
+#else
+#include "utils/queryjumble.h"
+#endif
+
 #if PG_VERSION_NUM < 150000
 #error "pg_lockstat needs PostgreSQL 15 or later"
 #endif
@@ -44,6 +51,16 @@
 	PG_MODULE_MAGIC_EXT(.name = (modname), .version = (modversion))
 #else
 #define LOCKSTAT_MODULE_MAGIC(modname, modversion) PG_MODULE_MAGIC
+#endif
+
+/*
+ * The number of BackendType values: BACKEND_NUM_TYPES from 17 on; before,
+ * B_LOGGER is the last value.
+ */
+#if PG_VERSION_NUM >= 170000
+#define LOCKSTAT_NUM_BACKEND_TYPES	BACKEND_NUM_TYPES
+#else
+#define LOCKSTAT_NUM_BACKEND_TYPES	(B_LOGGER + 1)
 #endif
 
 /*

@@ -22,7 +22,6 @@
 
 #include "fmgr.h"
 #include "funcapi.h"
-#include "nodes/queryjumble.h"
 #include "storage/s_lock.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"

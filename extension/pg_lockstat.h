@@ -225,7 +225,7 @@ typedef struct LockStatQueryKey
 	uint32		pad;
 } LockStatQueryKey;
 
-#define LOCKSTAT_KIND_PARALLEL_WORKER	BACKEND_NUM_TYPES
+#define LOCKSTAT_KIND_PARALLEL_WORKER	LOCKSTAT_NUM_BACKEND_TYPES
 
 /* the counts of one key: blocked calls, their wait and the longest (ns) */
 typedef struct LockStatQueryCounts
