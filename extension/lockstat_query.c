@@ -355,6 +355,27 @@ lockstat_query_add_residual(int row, uint64 blocks, uint64 wait_ns,
 }
 
 /*
+ * The key of a blocked call of this process, in table row "row": the
+ * running query's ID, database and user; without a query ID, the kind of
+ * process instead.
+ */
+static void
+lockstat_query_my_key(LockStatQueryKey *key, int row)
+{
+	int			sec_context;
+
+	memset(key, 0, sizeof(*key));
+	key->queryid = pgstat_get_my_query_id();
+	key->dbid = MyDatabaseId;
+	/* GetUserId() would Assert a valid user, which processes may not have */
+	GetUserIdAndSecContext(&key->userid, &sec_context);
+	key->row = (uint16) row;
+	if (key->queryid == 0)
+		key->kind = IsParallelWorker() ? LOCKSTAT_KIND_PARALLEL_WORKER :
+			(uint16) MyBackendType;
+}
+
+/*
  * Count one blocked call that waited wait_ns nanoseconds on an LWLock of
  * counter row stats_row, under the running query, database, role and the
  * lock's tranche.  Called from the core's lwlock_stats_wait_hook on the
@@ -371,7 +392,6 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 	uint32		nused;
 	uint32		i;
 	bool		spilled = false;
-	int			sec_context;
 	int			row;
 
 	if (slot == NULL)
@@ -379,16 +399,7 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 	row = lockstat_query_tranche_row(stats_row);
 	if (row < 0)
 		return;
-
-	memset(&key, 0, sizeof(key));
-	key.queryid = pgstat_get_my_query_id();
-	key.dbid = MyDatabaseId;
-	/* GetUserId() would Assert a valid user, which processes may not have */
-	GetUserIdAndSecContext(&key.userid, &sec_context);
-	key.row = (uint16) row;
-	if (key.queryid == 0)
-		key.kind = IsParallelWorker() ? LOCKSTAT_KIND_PARALLEL_WORKER :
-			(uint16) MyBackendType;
+	lockstat_query_my_key(&key, row);
 
 	generation = pg_atomic_read_u64(&query_state->generation);
 

@@ -34,7 +34,6 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
@@ -54,33 +53,6 @@ SELECT coalesce(sum(q.blocks), 0) || ' ' ||
         round(coalesce((SELECT wait_time FROM pg_lwlock_stats
                         WHERE tranche = 'lockstat_test'), 0)::numeric, 6))
 FROM pg_lwlock_query_stats q WHERE q.tranche = 'lockstat_test'};
-
-# the tranches whose rows do not add up to pg_lwlock_stats: none when no
-# blocked call is in progress anywhere
-my $mismatches = q{
-SELECT count(*) FROM pg_lwlock_stats s
-FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
-           FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
-WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
-   OR round(coalesce(s.wait_time, 0)::numeric, 6)
-      <> round(coalesce(q.wait_time, 0)::numeric, 6)};
-
-# Every tranche adds up, at a moment when no process of the server is in a
-# blocked call (the background processes' rare blocks can fall between the
-# two views' reads): tried up to 20 times.
-sub all_tranches_add_up
-{
-	my ($what) = @_;
-	my $bad;
-	foreach my $try (1 .. 20)
-	{
-		$bad = $node->safe_psql('postgres', $mismatches);
-		last if $bad eq '0';
-		note "$what: $bad tranches did not add up at try $try";
-		usleep(100_000);
-	}
-	is($bad, '0', "$what: every tranche's rows add up to pg_lwlock_stats");
-}
 
 # --- three statements, one block each ----------------------------------------
 
@@ -202,7 +174,7 @@ foreach my $name (qw(A B))
 }
 is($node->safe_psql('postgres', $test_sums), "$tranche_blocks $tranche_blocks true",
 	'and the rows still add up');
-all_tranches_add_up('after contention');
+LockStatTest::query_tranches_add_up($node, 'after contention');
 
 # --- a process's table overflows ----------------------------------------------
 
@@ -267,7 +239,7 @@ $waiter->quit;
   split / /, $node->safe_psql('postgres', $test_sums);
 is("$rows_blocks $waits_equal", "$tranche_blocks true",
 	'the rows add up to the tranche after the overflow and the fold');
-all_tranches_add_up('after the overflow');
+LockStatTest::query_tranches_add_up($node, 'after the overflow');
 
 # --- parallel workers ------------------------------------------------------------
 
@@ -382,7 +354,7 @@ ORDER BY q.wait_time DESC LIMIT 5});
 note "top statements by blocked time:\n$joined";
 like($joined, qr/^(UPDATE|SELECT|INSERT|BEGIN|END)\b.*pgbench|^(BEGIN|END)\b/m,
 	'the join names pgbench statements with blocked time');
-all_tranches_add_up('after pgbench');
+LockStatTest::query_tranches_add_up($node, 'after pgbench');
 
 # --- privileges -------------------------------------------------------------------
 

@@ -20,7 +20,6 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
@@ -142,21 +141,7 @@ SELECT round(sum(q.wait_time)::numeric, 6) =
 FROM pg_lwlock_query_stats q WHERE q.tranche = 'lockstat_test'}),
 	't', 'and their wait times add up to the tranche wait time');
 
-my $bad;
-foreach my $try (1 .. 20)
-{
-	$bad = $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM pg_lwlock_stats s
-FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
-           FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
-WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
-   OR round(coalesce(s.wait_time, 0)::numeric, 6)
-      <> round(coalesce(q.wait_time, 0)::numeric, 6)});
-	last if $bad eq '0';
-	usleep(100_000);
-}
-is($bad, '0', "every tranche's rows add up to pg_lwlock_stats");
+LockStatTest::query_tranches_add_up($node, 'after the connections');
 is( $node->safe_psql(
 		'postgres',
 		'SELECT query_entries_evicted, query_waits_unattributed FROM pg_lockstat_status'),

@@ -25,7 +25,6 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
@@ -40,28 +39,6 @@ is( $node->safe_psql(
 		'postgres',
 		"SET compute_query_id = auto; SELECT query_ids_available FROM pg_lockstat_status"),
 	'f', 'with compute_query_id = auto and no module that computes them, none');
-
-# the tranches whose rows do not add up to pg_lwlock_stats, tried until none
-# (a background process can block between the two views' reads)
-sub all_tranches_add_up
-{
-	my ($what) = @_;
-	my $bad;
-	foreach my $try (1 .. 20)
-	{
-		$bad = $node->safe_psql(
-			'postgres', q{
-SELECT count(*) FROM pg_lwlock_stats s
-FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
-           FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
-WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
-   OR round(coalesce(s.wait_time, 0)::numeric, 6)
-      <> round(coalesce(q.wait_time, 0)::numeric, 6)});
-		last if $bad eq '0';
-		usleep(100_000);
-	}
-	is($bad, '0', "$what: every tranche's rows add up to pg_lwlock_stats");
-}
 
 # --- five statements, the least-waited evicted ----------------------------------
 
@@ -131,7 +108,7 @@ SELECT sum(q.blocks) = s.blocks,
 FROM pg_lwlock_query_stats q JOIN pg_lwlock_stats s USING (tranche)
 WHERE q.tranche = 'lockstat_test' GROUP BY s.blocks, s.wait_time}),
 	't|t', 'the rows of the tranche still add up to pg_lwlock_stats');
-all_tranches_add_up('after the evictions');
+LockStatTest::query_tranches_add_up($node, 'after the evictions');
 
 # --- eviction under concurrency ----------------------------------------------------
 
@@ -209,7 +186,7 @@ cmp_ok($evicted - $evicted0, '>', 0,
 cmp_ok($tranche_blocks, '>', 0, "the connections blocked $tranche_blocks times");
 is($rows_blocks, $tranche_blocks,
 	"the tranche's rows hold exactly its $tranche_blocks blocks");
-all_tranches_add_up('after evictions under concurrency');
+LockStatTest::query_tranches_add_up($node, 'after evictions under concurrency');
 
 # --- a bad limit -------------------------------------------------------------------
 

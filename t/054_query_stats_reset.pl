@@ -22,7 +22,6 @@ use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
@@ -32,30 +31,6 @@ plan skip_all => 'gdb not available' unless $gdb;
 
 my $node = LockStatTest::new_node('query_reset',
 	"compute_query_id = on\nautovacuum = off\n");
-
-# the tranches whose rows do not add up to pg_lwlock_stats, tried until none
-# (a background process can block between the two views' reads)
-sub all_tranches_add_up
-{
-	my ($what) = @_;
-	my $bad;
-	foreach my $try (1 .. 20)
-	{
-		$bad = $node->safe_psql(
-			'postgres', q{
-SELECT coalesce(string_agg(tranche || ' ' || coalesce(s.blocks, 0) || '/' ||
-                           coalesce(q.blocks, 0), ', '), 'none')
-FROM pg_lwlock_stats s
-FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
-           FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
-WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
-   OR round(coalesce(s.wait_time, 0)::numeric, 6)
-      <> round(coalesce(q.wait_time, 0)::numeric, 6)});
-		last if $bad eq 'none';
-		usleep(100_000);
-	}
-	is($bad, 'none', "$what: every tranche's rows add up to pg_lwlock_stats");
-}
 
 # Stop the backend of session $h at $location (a gdb breakpoint) while it
 # runs $sql; returns the debugger.
@@ -119,7 +94,7 @@ $reader->query_until(qr/done/, '');
 $reset->query_until(qr/done/, '');
 $reset->quit;
 $reader->quit;
-all_tranches_add_up('after a reset that blocked on pg_lockstat_query');
+LockStatTest::query_tranches_add_up($node, 'after a reset that blocked on pg_lockstat_query');
 
 # 2. the reset blocks on the pg_lockstat lock
 my $line;
@@ -148,6 +123,6 @@ SELECT (SELECT blocks >= 1 FROM pg_lwlock_stats WHERE tranche = 'pg_lockstat'),
         WHERE tranche = 'pg_lockstat' AND queryid IS NOT NULL)}),
 	't|t',
 	"the reset's block on the pg_lockstat lock counts after the reset in both views");
-all_tranches_add_up('after a reset that blocked on pg_lockstat');
+LockStatTest::query_tranches_add_up($node, 'after a reset that blocked on pg_lockstat');
 
 done_testing();

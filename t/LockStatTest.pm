@@ -11,6 +11,8 @@ use Cwd ();
 use HTTP::Tiny;
 use Cwd ();
 use IPC::Run;
+use Test::More ();
+use Time::HiRes ();
 use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
@@ -107,6 +109,35 @@ sub unpatched_install
 		"$to_sharedir/extension/") == 0
 	  or die 'cannot install the pg_lockstat extension files';
 	return $install;
+}
+
+# Assert that every tranche's rows of pg_lwlock_query_stats add up to its
+# blocks and wait_time in pg_lwlock_stats, at a moment when no process of
+# the server is in a blocked call: a background process's rare block can
+# fall between the two views' reads, so this tries up to 20 times, 0.1 s
+# apart.  The failure names the tranches with both block counts.
+sub query_tranches_add_up
+{
+	my ($node, $what) = @_;
+	my $bad;
+	foreach my $try (1 .. 20)
+	{
+		$bad = $node->safe_psql(
+			'postgres', q{
+SELECT coalesce(string_agg(tranche || ' ' || coalesce(s.blocks, 0) || '/' ||
+                           coalesce(q.blocks, 0), ', '), 'none')
+FROM pg_lwlock_stats s
+FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
+           FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
+WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
+   OR round(coalesce(s.wait_time, 0)::numeric, 6)
+      <> round(coalesce(q.wait_time, 0)::numeric, 6)});
+		last if $bad eq 'none';
+		Test::More::note("$what: tranches not adding up at try $try: $bad");
+		Time::HiRes::usleep(100_000);
+	}
+	Test::More::is($bad, 'none',
+		"$what: every tranche's rows add up to pg_lwlock_stats");
 }
 
 # A started node that preloads pg_lockstat and lockstat_test, with both
