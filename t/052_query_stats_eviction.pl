@@ -49,15 +49,18 @@ my (@ids, @waits);
 foreach my $i (1 .. 5)
 {
 	my $consts = join '', map { "$_, " } 1 .. $i;
+	# the waiter connects before the holder takes the lock, and the holds
+	# are long enough (0.44 s to 1 s, the test module's longest) for it to ask
+	# on a loaded machine
+	my $waiter = $node->background_psql('postgres');
+	my $pid = $waiter->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
 	my $holder = $node->background_psql('postgres');
 	$holder->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, " . (200000 + 150000 * $i) . ");\n");
+		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, " . (300000 + 140000 * $i) . ");\n");
 	$node->poll_query_until('postgres',
 		q{SELECT count(*) = 1 FROM pg_stat_activity
 		  WHERE query LIKE 'SELECT lockstat_test_lwlock(''exclusive''%' AND state = 'active'})
 	  or die 'holder did not start';
-	my $waiter = $node->background_psql('postgres');
-	my $pid = $waiter->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
 	$waiter->query_until(qr/started/,
 		"\\echo started\nSELECT $consts lockstat_test_lwlock('shared', 1);\n\\echo done\n");
 	$node->poll_query_until('postgres',
