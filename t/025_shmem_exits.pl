@@ -84,25 +84,10 @@ BEGIN
 		COMMIT;
 	END LOOP;
 END $$;
-
-CREATE PROCEDURE resetter() LANGUAGE plpgsql AS $$
-BEGIN
-	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter') LOOP
-		PERFORM pg_lockstat_reset();
-		PERFORM pg_sleep(0.02);
-	END LOOP;
-END $$;
 });
 
-my @readers;
-foreach my $session (1 .. 3)
-{
-	my $h = $node->background_psql('postgres');
-	$h->query_until(qr/started/, "\\echo started\nCALL reader($session);\n");
-	push @readers, $h;
-}
-my $resetter = $node->background_psql('postgres');
-$resetter->query_until(qr/started/, "\\echo started\nCALL resetter();\n");
+my ($readers, $resetter) = LockStatTest::start_readers($node, 3);
+my @readers = @$readers;
 
 my $script = $node->basedir . '/short.sql';
 PostgreSQL::Test::Utils::append_to_file($script,
@@ -139,12 +124,7 @@ $_->quit foreach @readers;
 
 my $num_reads = $node->safe_psql('postgres', 'SELECT count(*) FROM reads');
 cmp_ok($num_reads, '>=', 30, "the readers read $num_reads times");
-is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM reads a JOIN reads b
-  ON b.session = a.session AND b.n = a.n + 1
-WHERE a.reset_before = a.reset_after AND b.reset_before = b.reset_after
-  AND a.reset_after = b.reset_before AND b.ex < a.ex}),
+is(LockStatTest::reads_that_shrank($node, 'ex'),
 	'0',
 	'no read is smaller than the previous read of its session under the same reset'
 );

@@ -52,25 +52,10 @@ BEGIN
 		COMMIT;
 	END LOOP;
 END $$;
-
-CREATE PROCEDURE resetter() LANGUAGE plpgsql AS $$
-BEGIN
-	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter') LOOP
-		PERFORM pg_lockstat_reset();
-		PERFORM pg_sleep(0.02);
-	END LOOP;
-END $$;
 });
 
-my @readers;
-foreach my $session (1 .. 3)
-{
-	my $h = $node->background_psql('postgres');
-	$h->query_until(qr/started/, "\\echo started\nCALL reader($session);\n");
-	push @readers, $h;
-}
-my $resetter = $node->background_psql('postgres');
-$resetter->query_until(qr/started/, "\\echo started\nCALL resetter();\n");
+my ($readers, $resetter) = LockStatTest::start_readers($node, 3);
+my @readers = @$readers;
 
 my %scripts = (
 	a => "SELECT lockstat_test_lwlock('exclusive', 7, 200);\n",

@@ -139,13 +139,8 @@ SELECT pg_lockstat_reset();
 });
 $evicted0 = $node->safe_psql('postgres',
 	'SELECT query_entries_evicted FROM pg_lockstat_status');
-my @readers;
-foreach my $session (1 .. 2)
-{
-	my $h = $node->background_psql('postgres');
-	$h->query_until(qr/started/, "\\echo started\nCALL reader($session);\n");
-	push @readers, $h;
-}
+my ($readers) = LockStatTest::start_readers($node, 2, 1);
+my @readers = @$readers;
 my @files;
 foreach my $i (1 .. 5)
 {
@@ -171,12 +166,7 @@ $_->quit foreach @readers;
 
 my $num_reads = $node->safe_psql('postgres', 'SELECT count(*) FROM reads');
 cmp_ok($num_reads, '>=', 30, "the readers read $num_reads times");
-is( $node->safe_psql(
-		'postgres', q{
-SELECT count(*) FROM reads a JOIN reads b
-  ON b.session = a.session AND b.n = a.n + 1
-WHERE a.reset_before = a.reset_after AND b.reset_before = b.reset_after
-  AND a.reset_after = b.reset_before AND b.blocks < a.blocks}),
+is(LockStatTest::reads_that_shrank($node, 'blocks'),
 	'0',
 	"no read shows less for the tranche than the previous read of its session");
 my ($evicted, $tranche_blocks, $rows_blocks) = split /\|/, $node->safe_psql(

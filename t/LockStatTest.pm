@@ -140,6 +140,53 @@ WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
 		"$what: every tranche's rows add up to pg_lwlock_stats");
 }
 
+# The reader/resetter pattern of the concurrency tests (t/025, t/051, t/052):
+# the test has created a table stop (what text) and a procedure
+# reader(session int) that reads until stop holds 'readers'.  This starts
+# $n reader sessions and, unless $no_resetter, one that resets every 20 ms
+# until stop holds 'resetter'.  Returns the reader sessions and the
+# resetter session (undef without one); quit them after the INSERT into
+# stop.
+sub start_readers
+{
+	my ($node, $n, $no_resetter) = @_;
+	my @readers;
+	foreach my $session (1 .. $n)
+	{
+		my $h = $node->background_psql('postgres');
+		$h->query_until(qr/started/, "\\echo started\nCALL reader($session);\n");
+		push @readers, $h;
+	}
+	return (\@readers, undef) if $no_resetter;
+	$node->safe_psql(
+		'postgres', q{
+CREATE PROCEDURE resetter() LANGUAGE plpgsql AS $$
+BEGIN
+	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'resetter') LOOP
+		PERFORM pg_lockstat_reset();
+		PERFORM pg_sleep(0.02);
+	END LOOP;
+END $$;});
+	my $resetter = $node->background_psql('postgres');
+	$resetter->query_until(qr/started/, "\\echo started\nCALL resetter();\n");
+	return (\@readers, $resetter);
+}
+
+# The number of reads in table reads (session, n, reset_before, reset_after,
+# and column $column) that show less in $column than the previous read of
+# the same session, both taken under the same reset: 0 when counts never go
+# down between resets.
+sub reads_that_shrank
+{
+	my ($node, $column) = @_;
+	return $node->safe_psql(
+		'postgres', qq{
+SELECT count(*) FROM reads a JOIN reads b
+  ON b.session = a.session AND b.n = a.n + 1
+WHERE a.reset_before = a.reset_after AND b.reset_before = b.reset_after
+  AND a.reset_after = b.reset_before AND b.$column < a.$column});
+}
+
 # A started node that preloads pg_lockstat and lockstat_test, with both
 # extensions created in database "postgres".  $extra_conf is appended to
 # postgresql.conf before the start.
