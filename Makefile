@@ -53,7 +53,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock server-lwlock-stats install installcheck test test-all test-cassert \
-	test-exec-backend test-asan run bench-cost bench-overhead check-series clean distclean
+	test-exec-backend test-asan test-arch run bench-cost bench-overhead check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -77,9 +77,16 @@ install installcheck: server
 server-stock:
 	CASSERT= EXTRA_CFLAGS= STOCK=1 scripts/build-server.sh $(BUILD_DIR)-stock
 
+# "make test" ends with "make test-arch" for $(TEST_ARCHES): both
+# architectures on the default major, none on another major or on a
+# variant build (CASSERT, EXTRA_CFLAGS).  "make test TEST_ARCHES=" leaves
+# them out.
+TEST_ARCHES ?= $(if $(filter 18,$(PG_MAJOR)),$(if $(CASSERT)$(EXTRA_CFLAGS),,$(ARCHES)))
+
 test: all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
 		STOCK_PG_CONFIG=$(BUILD_DIR)-stock/bin/pg_config test
+	$(if $(strip $(TEST_ARCHES)),$(MAKE) test-arch ARCH="$(strip $(TEST_ARCHES))")
 
 # "make test" for every major with a patch series (each major's servers are
 # built and cached the first time), oldest first; the newest one also tests
@@ -98,6 +105,26 @@ test-all:
 			echo "==== make PG_MAJOR=$$major test"; \
 			$(MAKE) PG_MAJOR=$$major test; \
 		fi; \
+	done
+
+# The other architectures of the seeds: "make test-arch ARCH=ppc64le" (or
+# aarch64; without ARCH both) cross-builds the patched server (cached, keyed
+# by architecture), pg_lockstat, pg_lockstat_top and lockstat_test for it,
+# and runs the tests below against that server under qemu-user, with this
+# machine's initdb, pg_ctl, psql, pgbench and pg_regress
+# (scripts/test-arch.sh, scripts/arch-wrap.sh).  Emulation proves
+# behaviour and exact counts, never speed.
+ARCHES := ppc64le aarch64
+ARCH_REGRESS := $(REGRESS)
+ARCH_TESTS := t/060_contention_counts.pl t/001_strategies.pl t/019_spinlock_stats.pl \
+	t/006_reset.pl t/031_core_suites.pl
+test-arch: all
+	@set -e; for arch in $(or $(ARCH),$(ARCHES)); do \
+		case " $(ARCHES) " in *" $$arch "*) ;; \
+		*) echo "ARCH can be: $(ARCHES)" >&2; exit 2 ;; esac; \
+		echo "==== make test-arch ARCH=$$arch"; \
+		PG_CONFIG=$(PG_CONFIG_OWN) ARCH_REGRESS="$(ARCH_REGRESS)" \
+			ARCH_TESTS="$(ARCH_TESTS)" scripts/test-arch.sh $$arch; \
 	done
 
 # What pg_lockstat costs: callgrind instructions and interleaved pgbench

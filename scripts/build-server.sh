@@ -45,6 +45,12 @@
 #                 else ${XDG_CACHE_HOME:-$HOME/.cache}/pg_lockstat); must
 #                 not be inside the checkout
 #   BUILD_JOBS    parallel make jobs (default: nproc)
+#   PG_ARCH       ppc64le or aarch64: cross-build the server for that
+#                 architecture (key gets "-<arch>"; see "Architectures"
+#                 below); unset or empty: the machine's own
+#   NATIVE_PG_DIR with PG_ARCH: the native installation of the same major
+#                 (build/pg<major>) whose front-end programs <dest_dir>/bin
+#                 gets (scripts/arch-wrap.sh)
 #   CFLAGS, CPPFLAGS, LDFLAGS, CC, MAKEFLAGS... of the caller are NOT passed
 #   to configure/make, so that the key describes the build.
 #
@@ -62,6 +68,17 @@
 #   (for PostgreSQL's own regression and isolation suites).
 # Exit status: 0 success; 1 failure (message names the failing step);
 #   2 usage error.
+#
+# Architectures: with PG_ARCH, configure runs with --host=<triple> and the
+# Debian cross compiler <triple>-gcc (packages installed by deps.sh as
+# root), without readline, ICU and zlib (no cross libraries of them) and
+# with the system's time zone data (zic would have to run on the build
+# machine).  A cross configure cannot run its link tests and leaves out
+# -Wl,--export-dynamic, so make gets LDFLAGS_EX_BE=-Wl,--export-dynamic:
+# without it the server exports no symbols and no extension loads
+# ("undefined symbol: CurrentMemoryContext").  <dest_dir> then holds the
+# guest installation with a bin/ that runs under qemu-user: see
+# scripts/arch-wrap.sh.
 #
 set -euo pipefail
 
@@ -136,6 +153,19 @@ if [ ! -d "$top/patches/pg$major" ] && ! truthy "${STOCK:-}"; then
 fi
 export PG_MAJOR=$major
 
+# --- architecture -----------------------------------------------------------
+arch=${PG_ARCH:-}
+case "$arch" in
+"") ;;
+ppc64le | aarch64)
+	triple=$("$scripts/arch-wrap.sh" --triple "$arch")
+	export DEPS_EXTRA="${DEPS_EXTRA:-} $("$scripts/arch-wrap.sh" --packages "$arch")"
+	[ -n "${NATIVE_PG_DIR:-}" ] && [ -x "$NATIVE_PG_DIR/bin/psql" ] ||
+		die "step 'architecture': PG_ARCH=$arch needs NATIVE_PG_DIR, the native installation of PostgreSQL $major (its front-end programs run the guest server)"
+	;;
+*) die "step 'architecture': PG_ARCH is '$arch'; it can be ppc64le or aarch64 (or empty for this machine's own)" ;;
+esac
+
 # --- dependencies and source --------------------------------------------
 "$scripts/deps.sh" || die "step 'deps': missing build dependencies (see above)"
 
@@ -190,15 +220,25 @@ configure_env=()
 if [ -n "${EXTRA_CFLAGS:-}" ]; then
 	configure_env+=("CFLAGS=-O2 $EXTRA_CFLAGS")
 fi
+arch_suffix=""
+if [ -n "$arch" ]; then
+	configure_flags+=(--host="$triple" --build="$(gcc -dumpmachine)"
+		--without-readline --without-icu --without-zlib
+		--with-system-tzdata=/usr/share/zoneinfo)
+	configure_env+=("CC=$triple-gcc")
+	arch_suffix=-$arch
+fi
 # Relative run paths: bin/ -> ../lib, lib/ -> ., lib/postgresql/ -> ..
 # ($$ is make's escape for $; the quotes in Makefile.linux's rpath rule
 # keep $ORIGIN from the shell).
 # shellcheck disable=SC2016
 make_vars=('rpathdir=$$ORIGIN/../lib:$$ORIGIN:$$ORIGIN/..')
+[ -z "$arch" ] || make_vars+=(LDFLAGS_EX_BE=-Wl,--export-dynamic)
 jobs=${BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 key_text=$(
 	echo "recipe 1"
+	[ -z "$arch" ] || echo "arch $arch"
 	echo "postgresql $pgversion"
 	echo "source $source_id"
 	echo "configure ${configure_flags[*]}"
@@ -212,7 +252,7 @@ key_text=$(
 # Patch names are informative only: the key depends on patch contents.
 key_hash=$(printf '%s\n' "$key_text" | sed 's/^\(patch [0-9a-f]*\) .*/\1/' |
 	sha256sum | cut -c1-12)
-key=$pgversion-$key_hash$cassert_suffix
+key=$pgversion-$key_hash$cassert_suffix$arch_suffix
 bdir=$cache/builds/$key
 log=$bdir/build.log
 
@@ -277,7 +317,11 @@ else
 	run_step "install pg_stat_statements" \
 		in_src make -C contrib/pg_stat_statements -j"$jobs" "${make_vars[@]}" install
 
-	pgxs=$("$bdir/install/bin/pg_config" --pkglibdir)/pgxs
+	if [ -n "$arch" ]; then
+		pgxs=$bdir/install/lib/postgresql/pgxs	# pg_config is a guest program
+	else
+		pgxs=$("$bdir/install/bin/pg_config" --pkglibdir)/pgxs
+	fi
 	for f in "$pgxs/src/test/perl/PostgreSQL/Test/Cluster.pm" \
 		"$pgxs/src/test/regress/pg_regress"; do
 		[ -e "$f" ] || die "step 'check install': $f is missing after the build (log: $log)"
@@ -316,13 +360,21 @@ else
 	rm -rf "$dest" || die "step 'copy to destination': cannot remove the old $dest"
 	mv "$tmp" "$dest" || die "step 'copy to destination': cannot rename $tmp to $dest"
 	trap - EXIT
-	pkglibdir=$("$dest/bin/pg_config" --pkglibdir) ||
-		die "step 'check destination': $dest/bin/pg_config does not run"
-	case "$pkglibdir" in
-	"$dest"/*) ;;
-	*) die "step 'check destination': pg_config --pkglibdir is $pkglibdir, outside $dest (installation not relocatable?)" ;;
-	esac
 fi
+
+# A guest installation's bin/: the native front-end programs of
+# NATIVE_PG_DIR, and the guest's server run under qemu-user (redone every
+# time, since NATIVE_PG_DIR may have been rebuilt).
+if [ -n "$arch" ]; then
+	"$scripts/arch-wrap.sh" "$arch" "$dest" "$NATIVE_PG_DIR" ||
+		die "step 'arch wrap': scripts/arch-wrap.sh $arch $dest $NATIVE_PG_DIR failed"
+fi
+pkglibdir=$("$dest/bin/pg_config" --pkglibdir) ||
+	die "step 'check destination': $dest/bin/pg_config does not run"
+case "$pkglibdir" in
+"$dest"/*) ;;
+*) die "step 'check destination': pg_config --pkglibdir is $pkglibdir, outside $dest (installation not relocatable?)" ;;
+esac
 
 if [ "$(cat "$dest/.pg_lockstat_build_src" 2>/dev/null)" != "$bdir/src" ]; then
 	printf '%s\n' "$bdir/src" >"$dest/.pg_lockstat_build_src" ||

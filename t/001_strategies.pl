@@ -18,14 +18,8 @@ my $node = LockStatTest::new_node('strategies');
 
 foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 {
-	$node->append_conf('postgresql.conf',
-		"pg_lockstat.spin_strategy = '$strategy'");
-	$node->restart;
-
-	is( $node->safe_psql('postgres',
-			'SELECT spin_strategy FROM pg_lockstat_status'),
-		$strategy,
-		"spin_strategy $strategy is in force after restart");
+	is(LockStatTest::restart_with_strategy($node, $strategy),
+		$strategy, "spin_strategy $strategy is in force after restart");
 	is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
 		$strategy, "SHOW reports $strategy");
 

@@ -28,11 +28,25 @@ my $src = slurp_file($src_file);
 chomp $src;
 my $regress_dir = "$src/src/test/regress";
 my $isolation_dir = "$src/src/test/isolation";
-for my $f ("$regress_dir/pg_regress", "$regress_dir/parallel_schedule",
-	"$isolation_dir/pg_isolation_regress", "$isolation_dir/isolationtester",
+
+# Under emulation (make test-arch) the suites' data and regress.so come
+# from the guest's build tree, and the programs that run them from the
+# native one of the same version.
+my $prog_src = $src;
+if (defined LockStatTest::guest_arch())
+{
+	my $native = LockStatTest::native_install();
+	$prog_src = slurp_file("$native/.pg_lockstat_build_src");
+	chomp $prog_src;
+}
+my $pg_regress = "$prog_src/src/test/regress/pg_regress";
+my $pg_isolation_regress = "$prog_src/src/test/isolation/pg_isolation_regress";
+for my $f ($pg_regress, "$regress_dir/parallel_schedule",
+	"$regress_dir/regress.so", $pg_isolation_regress,
+	"$prog_src/src/test/isolation/isolationtester",
 	"$isolation_dir/isolation_schedule")
 {
-	BAIL_OUT("$f is missing from the build tree $src") unless -e $f;
+	BAIL_OUT("$f is missing from the build tree") unless -e $f;
 }
 
 # the first 200 lines of a failed suite's differences
@@ -76,14 +90,14 @@ my @iso_expected = LockStatTest::server_major() >= 16
 
 # As "make installcheck-parallel" and "make -C src/test/isolation
 # installcheck" run them, with the outputs in our temporary directory.
-my $rc = system("$regress_dir/pg_regress", @server,
+my $rc = system($pg_regress, @server,
 	"--inputdir=$regress_dir", @expected, "--dlpath=$regress_dir",
 	"--outputdir=$out/regress", '--max-concurrent-tests=20',
 	"--schedule=$regress_dir/parallel_schedule");
 ok($rc == 0, 'the core regression suite passes')
   or diag_diffs("$out/regress/regression.diffs");
 
-$rc = system("$isolation_dir/pg_isolation_regress", @server,
+$rc = system($pg_isolation_regress, @server,
 	"--inputdir=$isolation_dir", @iso_expected, "--outputdir=$out/isolation",
 	"--schedule=$isolation_dir/isolation_schedule");
 ok($rc == 0, 'the isolation suite passes')

@@ -29,6 +29,55 @@ sub server_major
 	return $1;
 }
 
+# The architecture of the server under test when it is a cross-built one
+# run under qemu-user ("ppc64le", "aarch64"; scripts/arch-wrap.sh writes
+# <install>/.pg_lockstat_arch), else undef: the machine's own.
+sub guest_arch
+{
+	return install_marker('.pg_lockstat_arch');
+}
+
+# Under emulation, the native installation whose front-end programs run
+# the guest server (<install>/.pg_lockstat_native), else undef.
+sub native_install
+{
+	return install_marker('.pg_lockstat_native');
+}
+
+# The one line of <install>/$name, or undef if there is no such file.
+sub install_marker
+{
+	my ($name) = @_;
+	my $f = install_file($name);
+	return undef unless -f $f;
+	my $line = PostgreSQL::Test::Utils::slurp_file($f);
+	chomp $line;
+	return $line;
+}
+
+# The GNU triple that version() names for the server under test: the guest
+# architecture's under emulation, else this machine's.
+sub server_triple_re
+{
+	my %cpu = (ppc64le => 'powerpc64le', aarch64 => 'aarch64');
+	my $arch = guest_arch();
+	my $cpu = defined $arch ? $cpu{$arch} : `uname -m`;
+	chomp $cpu;
+	return qr/ on \Q$cpu\E-[a-z]+-linux-gnu,/;
+}
+
+# <install>/$name, the install being the server under test's (the parent of
+# its bindir).
+sub install_file
+{
+	my ($name) = @_;
+	my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
+	my $bindir = `$pg_config --bindir`;
+	die "cannot run $pg_config --bindir" if $? != 0;
+	chomp $bindir;
+	return "$bindir/../$name";
+}
+
 # The core patch series of the server under test, e.g. "patches/pg18".
 sub patch_dir
 {
@@ -203,6 +252,18 @@ sub new_node
 	$node->safe_psql('postgres',
 		'CREATE EXTENSION pg_lockstat; CREATE EXTENSION lockstat_test;');
 	return $node;
+}
+
+# Restarts $node under pg_lockstat.spin_strategy $strategy and returns the
+# strategy that pg_lockstat_status reads back from the core.
+sub restart_with_strategy
+{
+	my ($node, $strategy) = @_;
+	$node->append_conf('postgresql.conf',
+		"pg_lockstat.spin_strategy = '$strategy'");
+	$node->restart;
+	return $node->safe_psql('postgres',
+		'SELECT spin_strategy FROM pg_lockstat_status');
 }
 
 # A holder session takes the lockstat_test LWLock exclusively for $hold_us

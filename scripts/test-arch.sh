@@ -1,0 +1,78 @@
+#!/bin/bash
+#
+# test-arch.sh - cross-build pg_lockstat for another architecture and run
+# its tests against that build under qemu-user.
+#
+# Usage: test-arch.sh <arch>        (ppc64le or aarch64)
+#
+# Called by "make test-arch" after the native server of the same major and
+# pg_lockstat are built.  Steps:
+#   1. scripts/build-server.sh with PG_ARCH=<arch>: the patched server,
+#      cross-built once and cached (key "<version>-<hash>-<arch>"), copied
+#      to <native>-<arch> (build/pg18-ppc64le) with a bin/ that runs it
+#      under emulation (scripts/arch-wrap.sh);
+#   2. a copy of the extension's sources in <native>-<arch>-ext, built
+#      there with PGXS against the guest's pg_config and installed into the
+#      guest: pg_lockstat, pg_lockstat_top and the test module lockstat_test
+#      (the checkout's own objects are native ones and stay as they are);
+#   3. scripts/run-tests.sh on the guest installation: the pg_regress tests
+#      $ARCH_REGRESS and the TAP tests $ARCH_TESTS, output in
+#      build/test-<arch>.
+#
+# Environment: PG_CONFIG (required), the native patched server's pg_config;
+#   ARCH_REGRESS, ARCH_TESTS (from the Makefile); PG_MAJOR, PG_CACHE_DIR and
+#   BUILD_JOBS as for build-server.sh.
+# Exit status: 0 if every test passed; 1 otherwise; 2 usage error.
+#
+set -euo pipefail
+
+me=test-arch
+die() { echo "$me: $*" >&2; exit 1; }
+[ $# -eq 1 ] || { echo "usage: $0 ppc64le|aarch64" >&2; exit 2; }
+arch=$1
+: "${PG_CONFIG:?PG_CONFIG must point to the pg_config of the native patched server}"
+top=$(cd "$(dirname "$0")/.." && pwd -P)
+cd "$top"
+scripts/arch-wrap.sh --triple "$arch" >/dev/null || exit 2
+umask 022
+
+native=$(cd "$("$PG_CONFIG" --bindir)/.." && pwd -P)
+guest=$native-$arch
+ext=$native-$arch-ext
+start=$SECONDS
+
+# The cross compiler, qemu-user and patchelf: installed as root, else the
+# apt-get command is printed.
+DEPS_EXTRA=$(scripts/arch-wrap.sh --packages "$arch") scripts/deps.sh ||
+	die "the packages above are needed for $arch (\"make test TEST_ARCHES=\" leaves the architectures out)"
+
+echo "$me: $arch: server"
+PG_ARCH=$arch NATIVE_PG_DIR=$native scripts/build-server.sh "$guest"
+
+echo "$me: $arch: pg_lockstat, pg_lockstat_top and lockstat_test, built in $ext"
+rm -rf "$ext"
+mkdir -p "$ext"
+# The checkout's files (tracked or new, not ignored), without build output.
+if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
+	git -C "$top" ls-files -z -co --exclude-standard -- Makefile '*.control' \
+		extension test tools |
+		xargs -0 cp --parents -t "$ext"
+else
+	cp -r --parents -t "$ext" Makefile ./*.control extension test tools
+	find "$ext" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -delete
+fi
+make -C "$ext" PG_CONFIG="$guest/bin/pg_config" all install test-module \
+	>"$ext.log" 2>&1 || {
+	tail -n 40 "$ext.log" >&2
+	die "building pg_lockstat for $arch failed (log: $ext.log)"
+}
+# pg_lockstat_top is a guest program now: run it under emulation too
+scripts/arch-wrap.sh "$arch" "$guest" "$native"
+echo "$me: $arch: built in $((SECONDS - start))s"
+
+status=0
+PG_CONFIG=$guest/bin/pg_config REGRESS="${ARCH_REGRESS:-none}" \
+	PROVE_TESTS="${ARCH_TESTS:-t/060_contention_counts.pl}" \
+	TEST_OUTDIR="$top/build/test-$arch" scripts/run-tests.sh || status=1
+echo "$me: $arch: $( [ $status = 0 ] && echo passed || echo FAILED) in $((SECONDS - start))s"
+exit $status

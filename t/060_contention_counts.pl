@@ -1,0 +1,124 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# Exact counts under contention, under every spin strategy, on the
+# architecture the server was built for: this test runs natively in
+# "make test" and, with the same assertions, against the ppc64le and
+# aarch64 builds under qemu-user in "make test-arch", where TAS, TAS_SPIN
+# and the spin delay are the other architectures' own code.  Per strategy,
+# after a restart and a reset, 3 sessions start together and each takes the
+# test spinlock 20000 times (held 2 us), then 3 sessions take the test
+# LWLock exclusively 3000 times each (held 2 us):
+# - the server is the one built for that architecture (version());
+# - pg_lockstat_status reports the strategy;
+# - the test module's counter, incremented under the spinlock, rose by
+#   exactly 60000: the strategy's probes exclude each other;
+# - the spinlock waits show up at the test module's call site, and the
+#   probe counters add up (tas_attempts + unlocked_skips = spins +
+#   contended); tas issues no unlocked read; default leaves them NULL;
+# - pg_lwlock_stats counts exactly 9000 exclusive and no shared
+#   acquisitions of the lockstat_test tranche, with blocks (at most one per
+#   acquisition);
+# - a reset zeroes the tranche and the call site.
+# The counts are printed (diag), with the architecture.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use LockStatTest;
+
+my $arch = LockStatTest::guest_arch() // 'native ' . `uname -m`;
+chomp $arch;
+my $sessions = 3;
+my $spin_n = 20000;
+my $lwlock_n = 3000;
+
+my $node = LockStatTest::new_node('contention_counts');
+
+like($node->safe_psql('postgres', 'SELECT version()'),
+	LockStatTest::server_triple_re(),
+	"the server is built for $arch");
+
+my $site = q{FROM pg_spinlock_stats
+	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
+my $tranche = q{FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'};
+
+foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
+{
+	is(LockStatTest::restart_with_strategy($node, $strategy),
+		$strategy, "$strategy: in force after restart");
+
+	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+	my $before =
+	  $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()');
+	$_->quit foreach LockStatTest::start_together($node, 60,
+		("SELECT lockstat_test_spinlock($spin_n, 2);") x $sessions);
+	$_->quit foreach LockStatTest::start_together($node, 61,
+		("SELECT lockstat_test_lwlock('exclusive', $lwlock_n, 2);")
+		  x $sessions);
+
+	my $taken =
+	  $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()')
+	  - $before;
+	is($taken, $sessions * $spin_n,
+		"$strategy: the counter incremented under the spinlock lost nothing");
+
+	# NULL probe counters are empty fields: keep them (limit -1)
+	my ($contended, $spins, $delays, $tas, $skips) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT contended, spins, delays, tas_attempts, unlocked_skips $site"),
+	  -1;
+	if (!defined $contended)
+	{
+		fail("$strategy: no row for lockstat_test's call site");
+		next;
+	}
+	cmp_ok($contended, '>', 0,
+		"$strategy: contended waits at lockstat_test's call site");
+	if ($strategy eq 'default')
+	{
+		ok($tas eq '' && $skips eq '',
+			'default: probes are not counted (TAS_SPIN is the build\'s own)');
+	}
+	else
+	{
+		is($tas + $skips, $spins + $contended,
+			"$strategy: tas_attempts + unlocked_skips = spins + contended");
+	}
+	is($skips, '0', 'tas: every probe is an atomic') if $strategy eq 'tas';
+
+	my ($sh, $ex, $blocks) = split /\|/,
+	  $node->safe_psql('postgres',
+		"SELECT sh_acquires, ex_acquires, blocks $tranche");
+	is("$sh|$ex", '0|' . $sessions * $lwlock_n,
+		"$strategy: exactly the exclusive acquisitions made, no shared one");
+	ok($blocks > 0 && $blocks <= $ex,
+		"$strategy: blocks on the LWLock, at most one per acquisition");
+
+	diag(sprintf(
+			"%s, %s: spinlock %d x %d taken %d (contended %s, spins %s, "
+			  . "delays %s, tas_attempts %s, unlocked_skips %s); "
+			  . "LWLock ex_acquires %s, sh_acquires %s, blocks %s",
+			$arch, $strategy, $sessions, $spin_n, $taken, $contended,
+			$spins, $delays, $tas eq '' ? 'NULL' : $tas,
+			$skips eq '' ? 'NULL' : $skips, $ex, $sh, $blocks));
+}
+
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is( $node->safe_psql(
+		'postgres',
+		"SELECT coalesce(sum(sh_acquires + ex_acquires + blocks), 0) $tranche"),
+	'0',
+	'a reset zeroes the tranche');
+is($node->safe_psql('postgres', "SELECT count(*) $site"),
+	'0', 'a reset empties the call site');
+
+$node->stop;
+unlike(slurp_file($node->logfile),
+	qr/PANIC:|stuck spinlock|terminated by signal|uncaught target signal/,
+	'no PANIC, no stuck spinlock, no process killed');
+
+done_testing();
