@@ -116,8 +116,15 @@ test-all:
 # behaviour and exact counts, never speed.
 ARCHES := ppc64le aarch64
 ARCH_REGRESS := $(REGRESS)
-ARCH_TESTS := t/060_contention_counts.pl t/001_strategies.pl t/019_spinlock_stats.pl \
-	t/006_reset.pl t/031_core_suites.pl
+# Under emulation: the counts under contention per strategy (t/060), the
+# strategies, concurrency, crash restart, reset, exactness, process kinds
+# with a standby, pg_lockstat_top, the spin limits and backoff, spinlock
+# call sites, whole spin waits, and PostgreSQL's own regression and
+# isolation suites.
+ARCH_TESTS := t/060_contention_counts.pl t/001_strategies.pl t/002_concurrency.pl \
+	t/004_crash.pl t/006_reset.pl t/007_exactness.pl t/009_process_kinds.pl \
+	t/013_top.pl t/016_spin_tunables.pl t/019_spinlock_stats.pl \
+	t/020_spin_wait_whole.pl t/031_core_regress.pl t/033_core_isolation.pl
 test-arch: all
 	@set -e; for arch in $(or $(ARCH),$(ARCHES)); do \
 		case " $(ARCHES) " in *" $$arch "*) ;; \

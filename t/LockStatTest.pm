@@ -266,6 +266,109 @@ sub restart_with_strategy
 		'SELECT spin_strategy FROM pg_lockstat_status');
 }
 
+# Runs one of PostgreSQL's own suites, $suite 'regress' (the core
+# regression suite, parallel schedule, 20 at a time, as "make
+# installcheck-parallel") or 'isolation' (as "make -C src/test/isolation
+# installcheck"), from the source tree that the server under test was built
+# from, against that server with pg_lockstat preloaded,
+# pg_lockstat.track = on and a strategy other than the default
+# (ttas_backoff).  Then checks that pg_lockstat counted meanwhile (LWLocks
+# of at least 10 tranches, more than $min_acquires acquisitions) and that
+# no server process crashed.  The source tree is the one
+# scripts/build-server.sh names in <install>/.pg_lockstat_build_src; a
+# server installed some other way skips the test (skip_all).  Under
+# emulation (make test-arch) the suite's data and regress.so come from the
+# guest's build tree, and the programs that run it (pg_regress,
+# pg_isolation_regress, isolationtester) from the native one of the same
+# version.
+sub run_core_suite
+{
+	my ($suite, $min_acquires) = @_;
+	my %dir = (regress => 'src/test/regress', isolation => 'src/test/isolation');
+	my %program = (regress => 'pg_regress', isolation => 'pg_isolation_regress');
+	my %schedule = (regress => 'parallel_schedule', isolation => 'isolation_schedule');
+	die "unknown suite $suite" unless $dir{$suite};
+
+	my $src = install_marker('.pg_lockstat_build_src');
+	Test::More::plan(skip_all =>
+		  'no .pg_lockstat_build_src: the server was not built by scripts/build-server.sh')
+	  unless defined $src;
+	my $prog_src = $src;
+	if (defined guest_arch())
+	{
+		$prog_src = PostgreSQL::Test::Utils::slurp_file(
+			native_install() . '/.pg_lockstat_build_src');
+		chomp $prog_src;
+	}
+	my $suite_dir = "$src/$dir{$suite}";
+	my $program = "$prog_src/$dir{$suite}/$program{$suite}";
+	my @needed = ($program, "$suite_dir/$schedule{$suite}");
+	push @needed, "$suite_dir/regress.so" if $suite eq 'regress';
+	push @needed, "$prog_src/$dir{$suite}/isolationtester" if $suite eq 'isolation';
+	foreach my $f (@needed)
+	{
+		Test::More::BAIL_OUT("$f is missing from the build tree") unless -e $f;
+	}
+
+	my $node = PostgreSQL::Test::Cluster->new("core_$suite");
+	$node->init;
+	$node->append_conf(
+		'postgresql.conf', q{
+shared_preload_libraries = 'pg_lockstat'
+pg_lockstat.track = on
+pg_lockstat.spin_strategy = 'ttas_backoff'
+max_connections = 30
+log_statement = none
+});
+	$node->start;
+	Test::More::is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
+		'ttas_backoff', 'the server runs under ttas_backoff');
+
+	# pg_regress looks for expected files in the current directory unless
+	# told otherwise (--expecteddir, 16 and later; before, under
+	# --inputdir): run it in a temporary directory, never in the checkout,
+	# whose expected/ holds pg_lockstat's own tests.
+	my $out = PostgreSQL::Test::Utils::tempdir;
+	chdir $out or die "chdir $out: $!";
+	my $bindir = install_file('bin');
+	my @args = ('--host=' . $node->host, '--port=' . $node->port,
+		"--bindir=$bindir", "--inputdir=$suite_dir", "--outputdir=$out",
+		"--schedule=$suite_dir/$schedule{$suite}");
+	push @args, "--expecteddir=$suite_dir" if server_major() >= 16;
+	push @args, "--dlpath=$suite_dir", '--max-concurrent-tests=20'
+	  if $suite eq 'regress';
+	my $rc = system($program, @args);
+	Test::More::ok($rc == 0, "PostgreSQL's $suite suite passes") or do
+	{
+		my @lines = -f "$out/regression.diffs"
+		  ? split(/\n/, PostgreSQL::Test::Utils::slurp_file("$out/regression.diffs"))
+		  : ('no regression.diffs');
+		Test::More::diag(join("\n", @lines[ 0 .. ($#lines < 199 ? $#lines : 199) ]));
+	};
+
+	# pg_lockstat counted all along: the suite's sessions acquired LWLocks
+	# of many tranches.
+	$node->safe_psql('postgres', 'CREATE EXTENSION pg_lockstat');
+	my ($counting, $tranches, $acquires) = split /\|/, $node->safe_psql(
+		'postgres', q{
+		SELECT s.counting, count(*), sum(l.ex_acquires + l.sh_acquires)
+		FROM pg_lockstat_status s, pg_lwlock_stats l
+		WHERE l.ex_acquires + l.sh_acquires > 0
+		GROUP BY s.counting});
+	Test::More::note("$suite: $acquires LWLock acquisitions of $tranches tranches");
+	Test::More::is($counting, 't', "pg_lockstat counted during the $suite suite");
+	Test::More::cmp_ok($tranches, '>=', 10,
+		'LWLocks of at least 10 tranches were acquired');
+	Test::More::cmp_ok($acquires, '>', $min_acquires,
+		"more than $min_acquires LWLock acquisitions counted");
+
+	$node->stop;
+	Test::More::unlike(PostgreSQL::Test::Utils::slurp_file($node->logfile),
+		qr/terminated by signal|PANIC:|was terminated by exception|uncaught target signal/,
+		'no server process crashed');
+	return;
+}
+
 # A holder session takes the lockstat_test LWLock exclusively for $hold_us
 # microseconds, and a waiter session asks for it once in shared mode.
 # Returns (holder, waiter) once the waiter sleeps behind the holder; quitting
