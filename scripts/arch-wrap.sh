@@ -32,6 +32,9 @@
 #     themselves, so they run the guest server: initdb's bootstrap runs
 #     under emulation too;
 #   - the PGXS pg_regress is replaced the same way by the native one;
+#   - share/postgresql/timezone links to /usr/share/zoneinfo, the time
+#     zone data the guest server was built to use, where the native initdb
+#     looks for it;
 #   - <guest_dir>/.pg_lockstat_arch holds <arch>, .pg_lockstat_native the
 #     absolute <native_dir>: LockStatTest reads them.
 # The native programs and the guest server talk over the Unix socket and
@@ -43,7 +46,7 @@
 #
 set -euo pipefail
 
-me=arch-wrap
+me='arch-wrap'
 die() { echo "$me: $*" >&2; exit 1; }
 usage() {
 	echo "usage: $0 <arch> <guest_dir> <native_dir> | --triple|--packages|--qemu <arch>" >&2
@@ -66,7 +69,7 @@ case "${1:-}" in
 	arch_facts "$2"
 	case "$1" in
 	--triple) echo "$triple" ;;
-	--packages) echo "gcc-$triple libc6-dev-$debarch-cross qemu-user-static patchelf" ;;
+	--packages) echo "gcc-$triple libc6-dev-$debarch-cross qemu-user-static patchelf tzdata" ;;
 	--qemu) echo "$qemu -L /usr/$triple" ;;
 	esac
 	exit 0
@@ -77,6 +80,7 @@ arch=$1
 arch_facts "$arch"
 guest=$(cd "$2" && pwd -P) || die "no guest installation $2"
 native=$(cd "$3" && pwd -P) || die "no native installation $3"
+[ "$guest" != "$native" ] || die "the guest and the native installation are the same directory $guest"
 [ -d "$guest/bin" ] || die "$guest/bin does not exist"
 [ -x "$native/bin/initdb" ] || die "$native/bin/initdb does not exist: $native is not a PostgreSQL installation"
 command -v "$qemu" >/dev/null || die "$qemu is not installed (as root: apt-get install -y qemu-user-static)"
@@ -106,6 +110,7 @@ native_copy() {
 
 for f in "$guest"/bin/*; do
 	case "$f" in *."$arch") continue ;; esac
+	[ -L "$f" ] && continue
 	rename_guest "$f"
 done
 
@@ -123,9 +128,18 @@ done
 for f in "$native"/bin/*; do
 	name=$(basename "$f")
 	case " $guest_programs " in *" $name "*) continue ;; esac
-	[ -f "$f" ] && [ -x "$f" ] && elf_machine "$f" >/dev/null || continue
+	[ ! -L "$f" ] && [ -f "$f" ] && [ -x "$f" ] && elf_machine "$f" >/dev/null || continue
 	native_copy "$f" "$guest/bin/$name"
 done
+
+# The native initdb looks up the default time zone's name in
+# share/postgresql/timezone; the guest server, built --with-system-tzdata,
+# reads /usr/share/zoneinfo and has no such directory (initdb warned and
+# chose GMT).
+tzdir=$guest/share/postgresql/timezone
+if [ ! -e "$tzdir" ]; then
+	ln -s /usr/share/zoneinfo "$tzdir" || die "cannot link $tzdir to /usr/share/zoneinfo"
+fi
 
 regress=lib/postgresql/pgxs/src/test/regress/pg_regress
 if [ -f "$guest/$regress" ]; then

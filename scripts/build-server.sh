@@ -73,7 +73,7 @@
 # Debian cross compiler <triple>-gcc (packages installed by deps.sh as
 # root), without readline, ICU and zlib (no cross libraries of them) and
 # with the system's time zone data (zic would have to run on the build
-# machine).  A cross configure cannot run its link tests and leaves out
+# machine).  A cross configure cannot run its test programs and leaves out
 # -Wl,--export-dynamic, so make gets LDFLAGS_EX_BE=-Wl,--export-dynamic:
 # without it the server exports no symbols and no extension loads
 # ("undefined symbol: CurrentMemoryContext").  <dest_dir> then holds the
@@ -162,6 +162,8 @@ ppc64le | aarch64)
 	export DEPS_EXTRA="${DEPS_EXTRA:-} $("$scripts/arch-wrap.sh" --packages "$arch")"
 	[ -n "${NATIVE_PG_DIR:-}" ] && [ -x "$NATIVE_PG_DIR/bin/psql" ] ||
 		die "step 'architecture': PG_ARCH=$arch needs NATIVE_PG_DIR, the native installation of PostgreSQL $major (its front-end programs run the guest server)"
+	[ "$(cd "$NATIVE_PG_DIR" && pwd -P)" != "$dest" ] ||
+		die "step 'architecture': the destination $dest is NATIVE_PG_DIR itself; the guest installation needs a directory of its own"
 	;;
 *) die "step 'architecture': PG_ARCH is '$arch'; it can be ppc64le or aarch64 (or empty for this machine's own)" ;;
 esac
