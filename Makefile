@@ -132,7 +132,8 @@ ARCH_TESTS := t/060_contention_counts.pl t/001_strategies.pl t/002_concurrency.p
 # environment, common in build images); every architecture runs, and the
 # target fails at the end if one failed.
 TEST_ARCH_LIST = $(if $(filter command line,$(origin ARCH)),$(ARCH),$(ARCHES))
-test-arch: all
+.PHONY: test-arch-args
+test-arch-args:
 	@if [ "$(PG_MAJOR)" != 18 ]; then \
 		echo "test-arch runs on the default major, 18 (PG_MAJOR=$(PG_MAJOR) is not tested under emulation)" >&2; \
 		exit 2; \
@@ -140,8 +141,11 @@ test-arch: all
 	for arch in $(TEST_ARCH_LIST); do \
 		case " $(ARCHES) " in *" $$arch "*) ;; \
 		*) echo "ARCH can be: $(ARCHES)" >&2; exit 2 ;; esac; \
-	done; \
-	failed=; \
+	done
+
+# test-arch-args first: a wrong ARCH or PG_MAJOR fails before any build
+test-arch: test-arch-args all
+	@failed=; \
 	for arch in $(TEST_ARCH_LIST); do \
 		echo "==== make test-arch ARCH=$$arch"; \
 		PG_CONFIG=$(PG_CONFIG_OWN) ARCH_REGRESS="$(ARCH_REGRESS)" \

@@ -36,6 +36,8 @@ use LockStatTest;
 
 my $arch = LockStatTest::guest_arch() // 'native ' . `uname -m`;
 chomp $arch;
+# qemu-user's CPU model, when test-arch.sh chooses one
+$arch .= " ($ENV{QEMU_CPU})" if defined $ENV{QEMU_CPU};
 my $sessions = 3;
 my $spin_n = 20000;
 my $lwlock_n = 3000;
