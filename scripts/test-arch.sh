@@ -69,7 +69,7 @@ if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$top" ls-files -z -co --exclude-standard -- Makefile '*.control' \
 		extension test tools |
 		while IFS= read -r -d '' f; do
-			[ -e "$f" ] && printf '%s\0' "$f"
+			if [ -e "$f" ]; then printf '%s\0' "$f"; fi
 		done | xargs -0 cp --parents -t "$ext" ||
 		die "copying the sources to $ext failed"
 else
