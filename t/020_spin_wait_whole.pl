@@ -27,12 +27,15 @@ my $hist = q{FROM pg_spinlock_wait_histogram
 	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 
 # Three sessions take the test spinlock $n times each and hold it $hold_us
-# microseconds, while a fourth resets the counters every 20 ms for 0.5 s.
-# At any moment two of them are in the middle of a spin wait.  A spinlock is
-# unfair (its holder takes it again at once), so the waits are few and long
-# whatever the hold: typically 1 to 4 after the last reset with 1 ms holds,
-# and 4 to 30 in the rounds of 100000 holds of 5 us, which outlast the
-# resets by a second.  A wait that began before the last reset is counted
+# microseconds, while a fourth resets the counters every 20 ms for 0.5 s
+# (longer on a loaded machine or under emulation).  At any moment two of
+# them are in the middle of a spin wait.  A spinlock is unfair (its holder
+# takes it again at once), so the waits are few and long whatever the
+# hold: typically 1 to 10 after the last reset with 1 ms holds, and 4 to 30
+# in the rounds of 100000 holds of 5 us.  Every round holds the lock for at
+# least 3 s in all, so that the contention outlasts the resets: with 300
+# holds of 1 ms (0.9 s) the last reset came after the last wait under
+# ppc64le emulation, and no wait was left to count.  A wait that began before the last reset is counted
 # whole after it.  All start together, released by an advisory lock that a
 # gate session holds.
 sub contend_with_resets
@@ -50,7 +53,7 @@ sub contend_with_resets
 		END$$;});
 }
 
-foreach my $round ([ 1, 300, 1000 ], [ 2, 300, 1000 ], [ 3, 300, 1000 ],
+foreach my $round ([ 1, 1000, 1000 ], [ 2, 1000, 1000 ], [ 3, 1000, 1000 ],
 	[ 4, 100000, 5 ], [ 5, 100000, 5 ])
 {
 	my ($n, $hold_us);
