@@ -203,7 +203,7 @@ check-series:
 clean:
 	rm -f $(OBJS) $(MODULE_big).so extension/*.bc
 	rm -rf results regression.diffs regression.out tmp_check log build/test build/test-* \
-		build/pg*-ppc64le-ext* build/pg*-aarch64-ext*
+		$(foreach a,$(ARCHES),build/pg*-$(a)-ext*)
 	rm -f tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top
 	$(MAKE) -C test/lockstat_test PG_CONFIG=true clean 2>/dev/null || true
 
