@@ -5,12 +5,15 @@
 #
 # Each package is checked with dpkg-query; a package counts as present only
 # when its status is "install ok installed" (or "hold ok installed").
-# Two lists: the packages needed to build and to run the tests and studies,
+# Two lists: the packages needed to build and to run the tests and studies
+# (gdb among them: t/021, t/026 and t/054 stop a backend at a breakpoint),
 # and the test-only packages whose tests skip without them (the Prometheus
 # exporter and client of t/040 and t/041).  When some are missing:
-#   - as root: "apt-get install -y <missing>" (non-interactive), both lists
-#     in one command; only if that fails is "apt-get update" run, and the
-#     install tried once more;
+#   - as root: "apt-get install -y --no-install-recommends <missing>"
+#     (non-interactive), both lists in one command; only if that fails is
+#     "apt-get update" run, and the install tried once more.  Recommended
+#     packages are left out: python3-scipy alone would pull in ImageMagick,
+#     Ghostscript and the Boost headers, none of which a test uses;
 #   - otherwise: prints the apt-get command to run as root, and fails if a
 #     package of the first list is missing; test-only packages alone do not
 #     fail (the message names the tests that skip).
@@ -34,7 +37,7 @@ set -euo pipefail
 me=deps
 
 packages="gcc make bison flex pkg-config patch libreadline-dev zlib1g-dev
-libicu-dev perl libipc-run-perl bzip2 xz-utils gnuplot-nox valgrind
+libicu-dev perl libipc-run-perl bzip2 xz-utils gnuplot-nox valgrind gdb
 python3 python3-numpy python3-scipy
 ${DEPS_EXTRA:-}"
 
@@ -42,6 +45,8 @@ ${DEPS_EXTRA:-}"
 # Debian 12) and read its /metrics with the parser of the Prometheus Python
 # client; they skip without them.
 test_packages="prometheus-postgres-exporter python3-prometheus-client"
+
+install_cmd="apt-get install -y --no-install-recommends"
 
 # Print the packages of "$@" that are not installed, one per line.
 missing_packages() {
@@ -75,11 +80,11 @@ fi
 if [ "$(id -u)" -ne 0 ]; then
 	if [ -n "$missing_required" ]; then
 		echo "$me: missing Debian packages: $missing" >&2
-		echo "$me: run as root: apt-get install -y $missing" >&2
+		echo "$me: run as root: $install_cmd $missing" >&2
 		exit 1
 	fi
 	echo "$me: missing test-only Debian packages: $missing (t/040 and t/041 will skip)" >&2
-	echo "$me: run as root: apt-get install -y $missing" >&2
+	echo "$me: run as root: $install_cmd $missing" >&2
 	echo "deps: ok"
 	exit 0
 fi
@@ -87,14 +92,14 @@ fi
 echo "$me: installing missing packages: $missing" >&2
 export DEBIAN_FRONTEND=noninteractive
 # shellcheck disable=SC2086
-if ! apt-get install -y $missing >&2; then
+if ! $install_cmd $missing >&2; then
 	echo "$me: apt-get install failed; running apt-get update and retrying" >&2
 	if ! apt-get update >&2; then
 		echo "$me: step 'apt-get update' failed" >&2
 		exit 1
 	fi
 	# shellcheck disable=SC2086
-	if ! apt-get install -y $missing >&2; then
+	if ! $install_cmd $missing >&2; then
 		echo "$me: step 'apt-get install -y $missing' failed" >&2
 		exit 1
 	fi
