@@ -1,12 +1,35 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # The statistics of "make run" (bench/study_stats.py) on synthetic
-# runs.csv files, without a server: identical strategies give "no
-# difference" at every point; a 20% difference with small noise gives
-# "faster" or "slower"; an interval that includes 1 never gives another
-# verdict, whatever the data; the order-statistics intervals take the ranks
-# of the binomial rule; too few rounds give no verdict; the threshold, the
-# bifurcation flag, the plot data, the errors and the seeded round order.
+# runs.csv files, without a server.  Every expected value is computed here,
+# independently of the module: the order-statistics ranks and coverages by
+# exact integer arithmetic (binomial coefficients of Pascal's triangle),
+# the intervals, medians and verdicts from the tps written to runs.csv.
+# The file proves that:
+#   - for every number of rounds from 3 to 30, the interval of the median
+#     (of the tps and of the ratios) is [x(k), x(n+1-k)] with k the largest
+#     rank of coverage at least 95%, and its coverage is the exact one;
+#     below 6 rounds it is [min, max] and gives no verdict;
+#   - over 1000 null data sets (identical strategies, noise and drift) at
+#     threshold 0, the rate of "faster" and of "slower" verdicts is the
+#     nominal one of the interval (1 - coverage, 3.9% at 9 rounds), within
+#     binomial bounds that a correct module leaves with probability under
+#     1e-6, and that an interval narrower by one rank leaves surely;
+#   - on random data sets of 3 to 30 rounds at thresholds 0, 1, 2 and 5%,
+#     every reported median, interval, coverage and verdict is the one
+#     computed here from the runs;
+#   - ratios are taken within a round, so that round-to-round drift far
+#     larger than the effect cancels;
+#   - ties (equal values at an end of the interval, all values equal) keep
+#     the ranks, and an interval that reaches 1 at an end gives no verdict;
+#   - the bifurcation flag follows its documented rule: clean splits are
+#     flagged, single-peaked data of small spread is not, and on noisy data
+#     the module agrees with the rule computed here;
+#   - the threshold, "rounds needed", the tables, points.csv, the plot data,
+#     the errors and the seeded round order.
+# STUDY_STATS names another copy of the module to test (default
+# bench/study_stats.py of the current directory), e.g. a deliberately
+# broken one, to see the checks fail.
 
 use strict;
 use warnings FATAL => 'all';
@@ -14,8 +37,9 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Cwd qw(getcwd);
+use List::Util qw(max min sum);
 
-my $stats = getcwd() . '/bench/study_stats.py';
+my $stats = $ENV{STUDY_STATS} // getcwd() . '/bench/study_stats.py';
 my $dir = PostgreSQL::Test::Utils::tempdir;
 my $n_csv = 0;
 
@@ -24,6 +48,18 @@ sub gauss
 {
 	my ($u1, $u2) = (1 - rand(), rand());
 	return sqrt(-2 * log($u1)) * cos(6.283185307179586 * $u2);
+}
+
+# The arguments in a random order (Fisher-Yates, from srand's sequence).
+sub shuffled
+{
+	my @x = @_;
+	for (my $i = $#x; $i > 0; $i--)
+	{
+		my $j = int(rand($i + 1));
+		@x[ $i, $j ] = @x[ $j, $i ];
+	}
+	return @x;
 }
 
 # Write a runs.csv: $tps->($strategy, $clients, $round) for every point.
@@ -44,6 +80,19 @@ sub write_runs
 			  foreach @$clients;
 		}
 	}
+	close($f);
+	return $path;
+}
+
+# Write a runs.csv of the rows [strategy, clients, round, tps]: points may
+# have different numbers of rounds.
+sub write_rows
+{
+	my ($rows) = @_;
+	my $path = sprintf('%s/runs-%03d.csv', $dir, ++$n_csv);
+	open(my $f, '>', $path) or die "$path: $!";
+	print $f "strategy,clients,round,tps\n";
+	print $f join(',', @$_), "\n" foreach @$rows;
 	close($f);
 	return $path;
 }
@@ -74,14 +123,320 @@ sub analyse
 	return ($status, $out, $err, \%p);
 }
 
+# --- the expected values, computed here ------------------------------------------
+# Binomial coefficients C(n, i), n <= 30, exact in integers.
+my @choose = ([1]);
+foreach my $n (1 .. 30)
+{
+	$choose[$n] =
+	  [ map { ($_ > 0 ? $choose[ $n - 1 ][ $_ - 1 ] : 0) + ($_ < $n ? $choose[ $n - 1 ][$_] : 0) }
+		  0 .. $n ];
+}
+
+# P(B <= k - 1) for B ~ Binomial(n, 1/2), as the integer sum_{i<k} C(n, i)
+# over 2^n.
+sub below_rank
+{
+	my ($n, $k) = @_;
+	return sum(0, map { $choose[$n][$_] } 0 .. $k - 1);
+}
+
+# The order-statistics interval of the median at 95% for n values: the
+# largest k with k <= n + 1 - k and coverage 1 - 2 P(B <= k - 1) >= 0.95,
+# i.e. 40 sum_{i<k} C(n, i) <= 2^n in integers; k = 1 (min-max) when even
+# k = 1 falls short.  Returns (k, coverage, whether it reaches 95%).
+sub order_ci
+{
+	my ($n) = @_;
+	my $k = 1;
+	$k++ while $k + 1 <= $n - $k && 40 * below_rank($n, $k + 1) <= 2**$n;
+	my $tail = below_rank($n, $k);
+	return ($k, (2**$n - 2 * $tail) / 2**$n, 40 * $tail <= 2**$n ? 1 : 0);
+}
+
+sub median_of
+{
+	my @x = sort { $a <=> $b } @_;
+	my $n = @x;
+	return $n % 2 ? $x[ ($n - 1) / 2 ] : ($x[ $n / 2 - 1 ] + $x[ $n / 2 ]) / 2;
+}
+
+# Median, interval, coverage and whether it reaches 95%, of the values.
+sub expect_ci
+{
+	my @x = sort { $a <=> $b } @_;
+	my ($k, $coverage, $enough) = order_ci(scalar @x);
+	return (median_of(@x), $x[ $k - 1 ], $x[ @x - $k ], $coverage, $enough);
+}
+
+# The expected columns of a strategy's point, from its tps and the
+# baseline's tps of the same rounds (strings as written to runs.csv), at a
+# threshold in percent.
+sub expect_ratio
+{
+	my ($base, $tps, $threshold) = @_;
+	my ($med, $lo, $hi, $cov, $enough) =
+	  expect_ci(map { $tps->[$_] / $base->[$_] } 0 .. $#$base);
+	my $t = $threshold / 100;
+	my $verdict =
+		!$enough ? 'no difference'
+	  : $lo > 1 + $t ? 'faster'
+	  : $hi < 1 - $t ? 'slower'
+	  :                'no difference';
+	return {
+		n => scalar @$tps, ratio => $med, ci_low => $lo, ci_high => $hi,
+		coverage => $cov, verdict => $verdict };
+}
+
+# The expected tps columns of a point.
+sub expect_tps
+{
+	my ($med, $lo, $hi, $cov) = expect_ci(@_);
+	return {
+		n => scalar @_, median => $med, tps_ci_low => $lo,
+		tps_ci_high => $hi, coverage => $cov };
+}
+
+# The columns of a point of points.csv that differ from the expected ones:
+# words exactly, numbers to the 6 significant digits written (coverage to
+# 1e-6).
+sub mismatches
+{
+	my ($q, $want) = @_;
+	return ('missing') unless $q;
+	my @bad;
+	foreach my $col (sort keys %$want)
+	{
+		my ($got, $w) = ($q->{$col} // '', $want->{$col});
+		my $ok =
+		  $col =~ /^(verdict|bifurcated)$/ ? $got eq $w
+		  : $got ne ''
+		  && abs($got - $w) <= ($col eq 'coverage' ? 1e-6 : 6e-6 * abs($w));
+		push @bad, "$col $got, expected $w" unless $ok;
+	}
+	return @bad;
+}
+
+# The probabilities of 0 .. N under Binomial(N, p).
+sub binom_pmf
+{
+	my ($N, $p) = @_;
+	my @pmf = ((1 - $p)**$N);
+	push @pmf, $pmf[-1] * ($N - $#pmf) / ($#pmf + 1) * $p / (1 - $p)
+	  while @pmf <= $N;
+	return @pmf;
+}
+
+# The acceptance interval [L, U] of Binomial(N, p): P(X < L) and P(X > U)
+# each at most $tail.
+sub binom_bounds
+{
+	my ($N, $p, $tail) = @_;
+	my @pmf = binom_pmf($N, $p);
+	my ($L, $U, $acc) = (0, $N, 0);
+	$acc += $pmf[ $L++ ] while $acc + $pmf[$L] <= $tail;
+	$acc = 0;
+	$acc += $pmf[ $U-- ] while $acc + $pmf[$U] <= $tail;
+	return ($L, $U);
+}
+
+# P(L <= X <= U) for X ~ Binomial(N, q).
+sub binom_mass
+{
+	my ($N, $q, $L, $U) = @_;
+	my @pmf = binom_pmf($N, $q);
+	return sum(@pmf[ $L .. $U ]);
+}
+
+# The documented bifurcation rule: at least 3 runs, and the first of the
+# largest gaps between consecutive sorted values over 10% of the median and
+# over twice the larger range of the two groups it separates.
+sub bifurcation_rule
+{
+	my @x = sort { $a <=> $b } @_;
+	return 'f' if @x < 3;
+	my $i = 0;
+	foreach my $j (1 .. $#x - 1)
+	{
+		$i = $j if $x[ $j + 1 ] - $x[$j] > $x[ $i + 1 ] - $x[$i];
+	}
+	my $gap = $x[ $i + 1 ] - $x[$i];
+	my $spread = max($x[$i] - $x[0], $x[-1] - $x[ $i + 1 ]);
+	return $gap > 0.1 * median_of(@x) && $gap > 2 * $spread ? 't' : 'f';
+}
+
+# The computation above against published tables of the ranks.
+is(join(' ', map { my ($k) = order_ci($_); "$_:$k" } 6, 8, 9, 17, 20, 30),
+	'6:1 8:1 9:2 17:5 20:6 30:10',
+	'the ranks computed here are those of the tables (n = 9: x(2), n = 30: x(10))');
+
 my @three = ('tas', 'ttas_spin', 'ttas');
 my @clients = (1, 2, 8, 64);
 my ($status, $out, $err, $p);
 
-# --- identical strategies: exactly the same tps within each round -------------
-srand(11);
+# --- the ranks and coverage of the interval, 3 to 30 rounds --------------------------
+# One point per number of rounds n (clients = n).  The baseline's tps are
+# 1000 (100 + 2 j) for j a permutation of 1..n over the rounds: a drift of
+# up to 60%; ttas's tps are the baseline's of the same round times
+# (1000 + i) / 1000, i another permutation: the ratios are exactly
+# 1.001 .. 1.00n, in an order unrelated to the drift's.
+srand(700);
+my (@rows, %want);
+foreach my $n (3 .. 30)
+{
+	my @j = shuffled(1 .. $n);
+	my @i = shuffled(1 .. $n);
+	my (@base, @other);
+	foreach my $r (1 .. $n)
+	{
+		push @base, 1000 * (100 + 2 * $j[ $r - 1 ]);
+		push @other, (100 + 2 * $j[ $r - 1 ]) * (1000 + $i[ $r - 1 ]);
+		push @rows, [ 'tas', $n, $r, $base[-1] ], [ 'ttas', $n, $r, $other[-1] ];
+	}
+	my ($k, $coverage, $enough) = order_ci($n);
+	$want{"tas/$n"} = {
+		median => 1000 * (100 + ($n + 1)), tps_ci_low => 1000 * (100 + 2 * $k),
+		tps_ci_high => 1000 * (100 + 2 * ($n + 1 - $k)), coverage => $coverage };
+	my ($m, $lo, $hi) = expect_ci(@other);
+	$want{"ttas/$n"} = {
+		ratio => 1 + ($n + 1) / 2000, ci_low => 1 + $k / 1000,
+		ci_high => 1 + ($n + 1 - $k) / 1000, coverage => $coverage,
+		tps_ci_low => $lo, tps_ci_high => $hi,
+		verdict => $enough ? 'faster' : 'no difference' };
+}
+($status, $out, $err, $p) = analyse(write_rows(\@rows), '--strategies', 'tas ttas', '--threshold', '0');
+is($status, 0, 'ranks: the module succeeds') or diag($err);
+foreach my $n (3 .. 30)
+{
+	my ($k, $coverage, $enough) = order_ci($n);
+	my @bad = map { my $s = $_; map { "$s: $_" } mismatches($p->{"$s/$n"}, $want{"$s/$n"}) }
+	  ('tas', 'ttas');
+	ok(!@bad,
+		sprintf('%d rounds: interval [x(%d), x(%d)] of coverage %.6f for the tps and the paired ratios; %s',
+			$n, $k, $n + 1 - $k, $coverage,
+			$enough ? '"faster" at threshold 0' : 'min-max, below 95%: "no difference"'))
+	  or diag(join("\n", @bad));
+}
+
+# --- the false-verdict rate on null data ---------------------------------------------
+# 1000 data sets of 9 rounds, one per client count: tas and ttas have the
+# same distribution, 2% noise each over a 15% drift per round that they
+# share.  The ratios are then exchangeable around 1, so "faster" (x(2) > 1)
+# has probability P(B <= 1) = 10/512 exactly, and so has "slower", B ~
+# Binomial(9, 1/2).  Each count is checked against the binomial bounds
+# whose tails hold at most 2.5e-8 each: a correct module fails one of the 3
+# checks with probability under 1.5e-7.  An interval of x(3)..x(7) makes
+# each side 46/512, x(3)..x(9) makes "faster" 46/512.
+srand(600);
+my ($sets, $rounds) = (1000, 9);
+@rows = ();
+foreach my $c (1 .. $sets)
+{
+	foreach my $r (1 .. $rounds)
+	{
+		my $drift = 1 + 0.15 * gauss();
+		push @rows, [ $_, $c, $r, sprintf('%.3f', 100000 * abs($drift * (1 + 0.02 * gauss()))) ]
+		  foreach ('tas', 'ttas');
+	}
+}
+($status, $out, $err, $p) = analyse(write_rows(\@rows), '--strategies', 'tas ttas', '--threshold', '0');
+is($status, 0, 'null data: the module succeeds') or diag($err);
+my %null = (faster => 0, slower => 0, 'no difference' => 0);
+$null{ $p->{"ttas/$_"}{verdict} // 'missing' }++ foreach 1 .. $sets;
+my ($k9) = order_ci($rounds);
+my $side = below_rank($rounds, $k9) / 2**$rounds;
+my $side_narrow = below_rank($rounds, $k9 + 1) / 2**$rounds;
+my ($lo_all, $hi_all) = binom_bounds($sets, 2 * $side, 2.5e-8);
+my ($lo_side, $hi_side) = binom_bounds($sets, $side, 2.5e-8);
+my $false = $null{faster} + $null{slower};
+ok($lo_all <= $false && $false <= $hi_all,
+	sprintf('null data, 9 rounds, threshold 0: %d false verdicts in %d, within [%d, %d] around the nominal %.2f%% (an interval one rank narrower: %.1f%%)',
+		$false, $sets, $lo_all, $hi_all, 100 * 2 * $side, 100 * 2 * $side_narrow));
+ok($lo_side <= $null{faster} && $null{faster} <= $hi_side,
+	sprintf('null data: %d "faster", within [%d, %d] around %.2f%%',
+		$null{faster}, $lo_side, $hi_side, 100 * $side));
+ok($lo_side <= $null{slower} && $null{slower} <= $hi_side,
+	sprintf('null data: %d "slower", within [%d, %d] around %.2f%%',
+		$null{slower}, $lo_side, $hi_side, 100 * $side));
+# The power of these checks: the probability that they pass a wrong interval.
+my $pass_narrow = binom_mass($sets, 2 * $side_narrow, $lo_all, $hi_all);
+my $pass_shifted = binom_mass($sets, $side_narrow, $lo_side, $hi_side);
+ok($pass_narrow < 1e-12 && $pass_shifted < 1e-5,
+	sprintf('these checks pass an interval of x(3)..x(7) with probability %.1g, one of x(3)..x(9) with probability %.1g',
+		$pass_narrow, $pass_shifted));
+
+# --- round drift cancels: ratios are paired by round --------------------------------
+# A 25% drift from round to round, the same for all strategies of a round;
+# ttas is 5% faster and ttas_spin 5% slower than tas in every round, with
+# 0.3% noise.  Only ratios within a round resolve the 5%: the intervals of
+# the tps themselves overlap widely.
+srand(12);
 my %drift;
 my $runs = write_runs(
+	\@three, \@clients, 9,
+	sub {
+		my ($s, $c, $r) = @_;
+		$drift{"$c/$r"} //= 1 + 0.25 * gauss();
+		my $effect = { tas => 1, ttas_spin => 0.95, ttas => 1.05 }->{$s};
+		return 1000 * $c * $effect * $drift{"$c/$r"} * (1 + 0.003 * gauss());
+	});
+($status, $out, $err, $p) = analyse($runs, '--strategies', "@three");
+ok( !(grep { $p->{"ttas/$_"}{tps_ci_low} >= $p->{"tas/$_"}{tps_ci_high}
+		  || $p->{"ttas_spin/$_"}{tps_ci_high} <= $p->{"tas/$_"}{tps_ci_low} } @clients),
+	'drift: the tps intervals of ttas and of ttas_spin overlap those of tas');
+is(join(' ', map { $p->{"ttas/$_"}{verdict} } @clients),
+	'faster faster faster faster', 'drift: 5% faster in 25% drift, 9 rounds: "faster" at every client count');
+is(join(' ', map { $p->{"ttas_spin/$_"}{verdict} } @clients),
+	'slower slower slower slower', 'drift: 5% slower: "slower" at every client count');
+ok( !(grep { $p->{"ttas/$_"}{ci_low} < 1.04 || $p->{"ttas/$_"}{ci_high} > 1.06
+		  || $p->{"ttas_spin/$_"}{ci_low} < 0.94 || $p->{"ttas_spin/$_"}{ci_high} > 0.96 } @clients),
+	'drift: the ratio intervals lie within 1.05 +- 0.01 and 0.95 +- 0.01');
+
+# --- ties and equal values ------------------------------------------------------------
+# Ratios in permille, 9 rounds in a shuffled order, over a baseline
+# drifting by 3% steps; [x(2), x(8)] as written.
+srand(800);
+@rows = ();
+my @ties = (
+	[ 1, [ 1000, 1000, 1010, 1020, 1030, 1040, 1050, 1060, 1070 ], '1.000 1.060 no difference',
+		'x(1) = x(2) = 1: the interval reaches 1 at its end: "no difference"' ],
+	[ 2, [ 930, 940, 950, 960, 970, 980, 990, 1000, 1000 ], '0.940 1.000 no difference',
+		'x(8) = x(9) = 1: "no difference"' ],
+	[ 3, [ 1010, 1020, 1020, 1030, 1050, 1060, 1070, 1070, 1090 ], '1.020 1.070 faster',
+		'x(2) = x(3) and x(7) = x(8): the ends are still x(2) and x(8)' ],
+	[ 4, [ 1050, 1050, 1050, 1050, 1050, 1050, 1050, 1050, 1050 ], '1.050 1.050 faster',
+		'all ratios 1.05: the interval [1.05, 1.05], "faster"' ]);
+foreach my $case (@ties)
+{
+	my ($c, $ratios) = @$case;
+	my @j = shuffled(1 .. 9);
+	my @q = shuffled(@$ratios);
+	foreach my $r (1 .. 9)
+	{
+		push @rows, [ 'tas', $c, $r, 1000 * (100 + 3 * $j[ $r - 1 ]) ],
+		  [ 'ttas', $c, $r, (100 + 3 * $j[ $r - 1 ]) * $q[ $r - 1 ] ];
+	}
+}
+# all tps equal, in every round and for both strategies
+push @rows, map { ([ 'tas', 5, $_, 1000 ], [ 'ttas', 5, $_, 1000 ]) } 1 .. 9;
+($status, $out, $err, $p) = analyse(write_rows(\@rows), '--strategies', 'tas ttas', '--threshold', '0');
+foreach my $case (@ties)
+{
+	my ($c, undef, $expect, $name) = @$case;
+	my $q = $p->{"ttas/$c"};
+	is(sprintf('%.3f %.3f %s', $q->{ci_low}, $q->{ci_high}, $q->{verdict}), $expect,
+		"ties at threshold 0: $name");
+}
+is(join(' ', map { $p->{'tas/5'}{$_} } qw(median tps_ci_low tps_ci_high cv bifurcated)),
+	'1000.000 1000.000 1000.000 0 f',
+	'all tps equal: median and interval 1000, no variation, not bifurcated');
+is(join(' ', map { $p->{'ttas/5'}{$_} } qw(ratio ci_low ci_high verdict)),
+	'1 1 1 no difference', 'all tps equal: ratio and interval 1, "no difference"');
+
+# --- identical strategies: exactly the same tps within each round -------------
+srand(11);
+%drift = ();
+$runs = write_runs(
 	\@three, \@clients, 9,
 	sub {
 		my ($s, $c, $r) = @_;
@@ -94,30 +449,12 @@ is(scalar(grep { $_->{verdict} eq 'no difference' } values %$p),
 	8, 'identical strategies: "no difference" at all 8 points');
 is(scalar(grep { $_->{verdict} eq 'baseline' && $_->{strategy} eq 'tas' } values %$p),
 	4, 'the first of --strategies is the baseline at each client count');
-ok(!(grep { $_->{ratio} ne '' && $_->{ratio} != 1 } values %$p),
-	'identical strategies: every ratio is 1, round drift cancelled');
+ok(!(grep { $_->{ratio} ne '' && ($_->{ratio} != 1 || $_->{ci_low} != 1 || $_->{ci_high} != 1) } values %$p),
+	'identical strategies: every ratio and both ends of its interval are 1');
 like($out, qr/^\(a\) tps per client count: .*ratio of its tps to tas's in the same round/m,
 	'table (a) names the baseline');
 like($out, qr/^\s+64 \| ttas\s+\|\s+\d+ \|\s+\| 1\.000 \| 1\.000-1\.000 \| no difference \|\s+-$/m,
 	'table (a): ratio, interval, verdict, and no rounds can resolve a ratio of 1');
-
-# --- identical in distribution: independent noise and drift -------------------
-foreach my $seed (1 .. 5)
-{
-	srand(100 + $seed);
-	%drift = ();
-	$runs = write_runs(
-		\@three, \@clients, 9,
-		sub {
-			my ($s, $c, $r) = @_;
-			$drift{"$c/$r"} //= 1 + 0.15 * gauss();
-			return 1000 * $c * $drift{"$c/$r"} * (1 + 0.02 * gauss());
-		});
-	($status, $out, $err, $p) = analyse($runs, '--strategies', "@three");
-	my @other = grep { $_->{verdict} ne 'baseline' } values %$p;
-	is(scalar(grep { $_->{verdict} eq 'no difference' } @other), 8,
-		"same distribution, 2% noise, 15% drift (data set $seed): \"no difference\" at all 8 points");
-}
 
 # --- a 20% difference with small noise ---------------------------------------
 foreach my $rounds (6, 9, 15)
@@ -155,67 +492,57 @@ is($p->{'ttas_spin/8'}{rounds_needed}, '6', '5 rounds: 6 rounds needed');
 like($out, qr/^fewer than 6 rounds: the intervals are min-max, of coverage 93\.8% only, and give no verdict$/m,
 	'table (a) says why');
 
-# --- the ranks of the order-statistics interval --------------------------------
-# ratios 1.01 .. 1.09 in a shuffled round order; n = 9: [x(2), x(8)],
-# coverage 1 - 2 (1 + 9) / 2^9; n = 20: [x(6), x(15)]
-foreach my $case ([ 9, 1.05, 1.02, 1.08, '0.960938' ], [ 20, 1.105, 1.06, 1.15, '0.958611' ])
-{
-	my ($n, $med, $lo, $hi, $cov) = @$case;
-	srand(300 + $n);
-	my @perm = sort { rand() <=> 0.5 } 1 .. $n;
-	my @ratio = map { 1 + $_ / 100 } sort { $a <=> $b } @perm;
-	my %of_round;
-	@of_round{ 1 .. $n } = map { 1 + $_ / 100 } @perm;
-	$runs = write_runs([ 'tas', 'ttas' ], [4], $n,
-		sub { my ($s, $c, $r) = @_; return 500 * ($s eq 'tas' ? 1 : $of_round{$r}); });
-	($status, $out, $err, $p) = analyse($runs, '--strategies', 'tas ttas', '--threshold', '1');
-	my $q = $p->{'ttas/4'};
-	is(sprintf('%.4f %.4f %.4f', $q->{ratio}, $q->{ci_low}, $q->{ci_high}),
-		sprintf('%.4f %.4f %.4f', $med, $lo, $hi),
-		"$n rounds: median $med, interval [x(" . ($n == 9 ? 2 : 6) . "), x(" . ($n == 9 ? 8 : 15) . ")]");
-	is($q->{coverage}, $cov, "$n rounds: coverage $cov");
-	is($q->{verdict}, 'faster', "$n rounds: interval above 1 + 1%: \"faster\"");
-}
-
-# --- an interval that includes 1 never gives a verdict ------------------------
+# --- random data: every interval and verdict is the one computed here ------------
+# 4 thresholds; at each, 80 data sets (one per client count) of 3 to 30
+# rounds, random effects within +-10%, noise 0.5% to 10.5% over a 20%
+# drift.  Every point's median ratio, interval, coverage and verdict, and
+# the baseline's median tps and interval, must be those computed here from
+# the tps written: the ranks of order_ci, "faster" only above 1 + threshold,
+# "slower" only below 1 - threshold, none below 6 rounds.
 srand(400);
-my ($points_seen, $with_one, $bad) = (0, 0, 0);
-my %verdicts;
-foreach my $set (1 .. 40)
+my ($points_seen, $with_one) = (0, 0);
+my (%verdicts, @wrong);
+foreach my $threshold (0, 1, 2, 5)
 {
-	my $rounds = 3 + int(rand(13));
-	my %effect = (tas => 1, ttas_spin => 0.9 + 0.2 * rand(), ttas => 0.9 + 0.2 * rand());
-	my $noise = 0.005 + 0.1 * rand();
-	my $threshold = (0, 1, 2, 5)[ $set % 4 ];
-	%drift = ();
-	$runs = write_runs(
-		\@three, \@clients, $rounds,
-		sub {
-			my ($s, $c, $r) = @_;
-			$drift{"$c/$r"} //= 1 + 0.2 * gauss();
-			return 1000 * $effect{$s} * abs($drift{"$c/$r"} * (1 + $noise * gauss())) + 1;
-		});
-	($status, $out, $err, $p) = analyse($runs, '--strategies', "@three", '--threshold', $threshold);
-	foreach my $q (grep { $_->{verdict} ne 'baseline' } values %$p)
+	@rows = ();
+	%want = ();
+	foreach my $c (1 .. 80)
 	{
-		$points_seen++;
-		$verdicts{ $q->{verdict} }++;
-		my $t = $threshold / 100;
-		if ($q->{ci_low} <= 1 && 1 <= $q->{ci_high})
+		my $n = 3 + int(rand(28));
+		my %effect = (tas => 1, ttas_spin => 0.9 + 0.2 * rand(), ttas => 0.9 + 0.2 * rand());
+		my $noise = 0.005 + 0.1 * rand();
+		my %v;
+		foreach my $r (1 .. $n)
 		{
-			$with_one++;
-			$bad++ if $q->{verdict} ne 'no difference';
+			my $drift = 1 + 0.2 * gauss();
+			foreach my $s (@three)
+			{
+				my $t = sprintf('%.3f', 1000 * $effect{$s} * abs($drift * (1 + $noise * gauss())) + 1);
+				push @rows, [ $s, $c, $r, $t ];
+				push @{ $v{$s} }, $t;
+			}
 		}
-		$bad++ if $q->{verdict} eq 'faster' && !($q->{ci_low} > 1 + $t);
-		$bad++ if $q->{verdict} eq 'slower' && !($q->{ci_high} < 1 - $t);
-		$bad++ if $rounds < 6 && $q->{verdict} ne 'no difference';
+		$want{"tas/$c"} = expect_tps(@{ $v{tas} });
+		$want{"$_/$c"} = expect_ratio($v{tas}, $v{$_}, $threshold) foreach ('ttas_spin', 'ttas');
+	}
+	($status, $out, $err, $p) =
+	  analyse(write_rows(\@rows), '--strategies', "@three", '--threshold', $threshold);
+	foreach my $key (sort keys %want)
+	{
+		push @wrong, map { "threshold $threshold%, $key: $_" } mismatches($p->{$key}, $want{$key});
+		next if $key =~ m{^tas/} || !$p->{$key};
+		$points_seen++;
+		$verdicts{ $p->{$key}{verdict} }++;
+		$with_one++ if $p->{$key}{ci_low} <= 1 && 1 <= $p->{$key}{ci_high};
 	}
 }
-is($points_seen, 320, '40 random data sets: 320 points analysed');
-ok($with_one > 30, "of which $with_one have an interval that includes 1");
-ok(($verdicts{faster} // 0) > 10 && ($verdicts{slower} // 0) > 10,
+is($points_seen, 640, 'random data: 640 points analysed');
+ok($with_one > 100, "of which $with_one have an interval that includes 1");
+ok(($verdicts{faster} // 0) > 50 && ($verdicts{slower} // 0) > 50,
 	'and others have verdicts: ' . join(', ', map { "$_ $verdicts{$_}" } sort keys %verdicts));
-is($bad, 0, 'an interval that includes 1 is always "no difference"; "faster" and "slower" clear the threshold; fewer than 6 rounds give no verdict');
+is(scalar(@wrong), 0,
+	'random data: every median, interval, coverage and verdict is the one computed here from the runs (so an interval that includes 1 never gives a verdict)')
+  or diag(join("\n", grep { defined } @wrong[ 0 .. 9 ]));
 
 # --- the threshold ------------------------------------------------------------
 $runs = write_runs([ 'tas', 'ttas' ], [2], 9,
@@ -235,7 +562,7 @@ $runs = write_runs([ 'tas', 'ttas' ], [2], 9,
 ($status, $out, $err, $p) = analyse($runs, '--strategies', 'tas ttas');
 is($p->{'ttas/2'}{verdict}, 'no difference', '5% in 20% noise over 9 rounds: "no difference"');
 like($p->{'ttas/2'}{rounds_needed}, qr/^\d+$/, 'rounds needed: ' . $p->{'ttas/2'}{rounds_needed});
-ok($p->{'ttas/2'}{rounds_needed} > 9, 'more rounds than were run');
+ok(($p->{'ttas/2'}{rounds_needed} || 0) > 9, 'more rounds than were run');
 
 # --- bifurcation, noise, points.csv and the plot data --------------------------
 my @split = (100, 101, 102, 130, 131);
@@ -263,6 +590,80 @@ like(slurp_file("$runs.points.csv"),
 is(slurp_file("$dir/tps-tas.dat"), "16 102.000 100.000 131.000\n", 'tps-tas.dat: clients, median, min, max');
 like(slurp_file("$dir/ratio-ttas.dat"), qr/^16 [\d.]+ [\d.]+ [\d.]+\n$/, 'ratio-ttas.dat: clients, ratio, interval');
 ok(!-e "$dir/ratio-tas.dat", 'no ratio data for the baseline');
+
+
+# --- the bifurcation flag --------------------------------------------------------------
+# One strategy, one data set per client count, the runs in a shuffled
+# round order.  First the documented rule on exact values: at least 3 runs;
+# the largest gap over 10% of the median; and over twice the larger range
+# of the two groups.
+srand(900);
+@rows = ();
+my $bc = 0;
+my (%bif_kind, %bif_rule);
+sub add_bif
+{
+	my ($kind, @v) = @_;
+	$bc++;
+	my @r = shuffled(1 .. @v);
+	my @t = map { sprintf('%.3f', $_) } @v;
+	push @rows, [ 'tas', $bc, $r[$_], $t[$_] ] foreach 0 .. $#v;
+	$bif_kind{$bc} = $kind;
+	$bif_rule{$bc} = bifurcation_rule(@t);
+	return $bc;
+}
+my @bif_exact = (
+	[ [ 100, 100.5, 150 ], 't', '3 runs in two groups' ],
+	[ [ 100, 200 ], 'f', '2 runs, however far apart' ],
+	[ [ 1000, 1001, 1002, 1110, 1111 ], 't', 'a gap of 108, over 10% of the median 1002' ],
+	[ [ 1000, 1001, 1002, 1090, 1091 ], 'f', 'a gap of 88, under 10% of the median' ],
+	[ [ 1000, 1040, 1080, 1250, 1260 ], 't', 'a gap of 170, over twice the range 80 of a group' ],
+	[ [ 1000, 1050, 1100, 1250, 1260 ], 'f', 'a gap of 150, under twice the range 100 of a group' ],
+	[ [ map { 1000 + 10 * $_ } 1 .. 9 ], 'f', 'evenly spread runs' ]);
+my @bif_exact_c = map { add_bif('exact', @{ $_->[0] }) } @bif_exact;
+# Clean splits, 1% noise: 3 of 9 runs at 60% of the tps, 4 of 8 at 70%,
+# 3 of 5 at 130%.
+foreach (1 .. 20)
+{
+	add_bif('split', (map { 600 * (1 + 0.01 * gauss()) } 1 .. 3), map { 1000 * (1 + 0.01 * gauss()) } 1 .. 6);
+}
+foreach (1 .. 10)
+{
+	add_bif('split', (map { 700 * (1 + 0.01 * gauss()) } 1 .. 4), map { 1000 * (1 + 0.01 * gauss()) } 1 .. 4);
+	add_bif('split', (map { 1300 * (1 + 0.01 * gauss()) } 1 .. 3), map { 1000 * (1 + 0.01 * gauss()) } 1 .. 2);
+}
+# Single-peaked, 3% noise, 9 and 15 runs.
+foreach my $n ((9) x 20, (15) x 20)
+{
+	add_bif('single', map { 1000 * (1 + 0.03 * gauss()) } 1 .. $n);
+}
+# Noisy data, where the rule errs: single-peaked, 5 runs at 12% noise;
+# 3 of 9 runs at 60% of the tps, 8% noise.
+foreach (1 .. 100)
+{
+	add_bif('noisy single', map { 1000 * (1 + 0.12 * gauss()) } 1 .. 5);
+}
+foreach (1 .. 50)
+{
+	add_bif('noisy split', (map { 600 * (1 + 0.08 * gauss()) } 1 .. 3), map { 1000 * (1 + 0.08 * gauss()) } 1 .. 6);
+}
+($status, $out, $err, $p) = analyse(write_rows(\@rows), '--strategies', 'tas');
+is($status, 0, 'bifurcation: the module succeeds') or diag($err);
+foreach my $i (0 .. $#bif_exact)
+{
+	my ($v, $flag, $name) = @{ $bif_exact[$i] };
+	is($p->{"tas/$bif_exact_c[$i]"}{bifurcated}, $flag,
+		"bifurcation: $name: " . ($flag eq 't' ? 'flagged' : 'not flagged'));
+}
+my %flagged;
+$flagged{ $bif_kind{$_} } += ($p->{"tas/$_"}{bifurcated} // '') eq 't' foreach 1 .. $bc;
+is($flagged{split}, 40,
+	'bifurcation: 40 clean splits (3 of 9 runs at 60%, 4 of 8 at 70%, 3 of 5 at 130%; 1% noise) all flagged');
+is($flagged{single}, 0, 'bifurcation: 40 single-peaked data sets of 9 and 15 runs at 3% noise: none flagged');
+my @disagree = grep { ($p->{"tas/$_"}{bifurcated} // '') ne $bif_rule{$_} } 1 .. $bc;
+is(scalar(@disagree), 0,
+	"bifurcation: the flag is the documented rule at all $bc data sets, among them $flagged{'noisy single'} of 100 single-peaked ones of 5 runs at 12% noise and $flagged{'noisy split'} of 50 splits at 8% noise")
+  or diag('data sets ' . join(', ', map { "$_ ($bif_kind{$_})" } @disagree));
 
 # --- errors -------------------------------------------------------------------
 append_to_file("$dir/nocol.csv", "strategy,clients,tps\ntas,1,5\n");
