@@ -2,8 +2,10 @@
 #
 # Every pg_lockstat.spin_strategy boots, pg_lockstat_status reports the
 # strategy that the server core actually uses, and a contended spinlock
-# works under each of them.  An unknown strategy stops the server with a
-# message listing the valid values.
+# works under each of them: two sessions that wait for a held test spinlock
+# (certain contention, whatever the machine's speed) lose no increment made
+# under it.  An unknown strategy stops the server with a message listing
+# the valid values.
 
 use strict;
 use warnings FATAL => 'all';
@@ -23,24 +25,35 @@ foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 	is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
 		$strategy, "SHOW reports $strategy");
 
-	# two sessions contend for the test spinlock, holding it briefly
+	# two sessions wait for the test spinlock while a holder keeps it, then
+	# contend for it, holding it briefly
+	my $before =
+	  $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()');
+	# (connected first, so that the hold lasts only while they start)
 	my @h;
 	foreach my $i (1 .. 2)
 	{
 		push @h,
 		  $node->background_psql('postgres', on_error_stop => 1);
 	}
+	my $holder = LockStatTest::hold_spinlock($node);
+	my $since = LockStatTest::spin_waits($node);
 	foreach my $h (@h)
 	{
 		$h->query_until(qr/started/,
 			"\\echo started\nSELECT lockstat_test_spinlock(2000, 2);\n");
 	}
+	LockStatTest::wait_for_spin_waiters($node, $since, 2, release => 1);
 	foreach my $h (@h)
 	{
 		$h->quit;
 	}
+	$holder->quit;
 	is( $node->safe_psql('postgres', 'SELECT lockstat_test_spinlock(10)'),
 		'10', "spinlock still usable under $strategy");
+	is( $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()'),
+		$before + 1 + 2 * 2000 + 10,
+		"$strategy: no increment under the spinlock lost (1 hold + 2 x 2000 + 10)");
 }
 
 # an unknown strategy refuses to start, naming the valid values

@@ -1,7 +1,8 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# A backend killed with SIGKILL: the postmaster reinitialises shared memory,
-# pg_lockstat reinitialises with it, and the views work afterwards.
+# A backend killed with SIGKILL while it holds the lockstat_test LWLock: the
+# postmaster reinitialises shared memory, pg_lockstat reinitialises with it,
+# and the views work afterwards.
 
 use strict;
 use warnings FATAL => 'all';
@@ -17,15 +18,21 @@ my $node = LockStatTest::new_node('crash', "restart_after_crash = on");
 my $reset_before =
   $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
 
-# a backend busy with the test lock
+# a backend that holds the test lock (until released, which never comes):
+# killed only once pg_stat_activity shows it holding
 my $h = $node->background_psql('postgres', on_error_stop => 0);
-my $pid = $h->query_safe('SELECT pg_backend_pid()');
+my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
 $h->query_until(qr/started/,
-	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 100000000, 0);\n");
+	"\\echo started\nSELECT lockstat_test_lwlock_hold('exclusive');\n");
+$node->poll_query_until('postgres',
+	qq{SELECT count(*) = 1 FROM pg_stat_activity
+	   WHERE pid = $pid AND wait_event_type = 'Extension'})
+  or die 'the backend did not take the test lock';
 
 my $log_offset = -s $node->logfile;
 kill 'KILL', $pid;
-$h->quit;
+# psql loses its connection and exits
+$h->{run}->finish;
 
 # Wait for the crash-restart cycle to begin, then to finish.  Polling alone
 # could succeed before the postmaster noticed the SIGKILL.

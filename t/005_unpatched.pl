@@ -61,8 +61,12 @@ sub check_inactive
 		"$what: the hint names the patch directory");
 	unlike($log, qr/undefined symbol/, "$what: no dynamic-linker error");
 
-	$node->safe_psql('postgres', 'CREATE EXTENSION IF NOT EXISTS pg_lockstat');
-	pass("$what: CREATE EXTENSION works");
+	# the first round creates the extension, the second finds it there
+	is( $node->safe_psql(
+			'postgres', q{CREATE EXTENSION IF NOT EXISTS pg_lockstat;
+			  SELECT extversion FROM pg_extension WHERE extname = 'pg_lockstat'}),
+		'1.0',
+		"$what: CREATE EXTENSION works: pg_lockstat 1.0 is installed");
 
 	for my $view (qw(pg_lwlock_stats pg_spinlock_stats pg_lwlock_wait_histogram))
 	{

@@ -1,10 +1,14 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# pg_lockstat_top, the live client, against a cluster under lockstat_test
-# load:
-# - batch mode: the columns, and nonzero rates for the lockstat_test tranche;
-# - CSV while resets run in a loop: every number parses and none is
-#   negative, and reset intervals are marked;
+# pg_lockstat_top, the live client, run gated (LockStatTest::start_gated_top:
+# each of its samples waits for the test's go, so that the test decides what
+# happens between two samples, on a machine of any speed):
+# - batch mode: the columns, nonzero rates for the lockstat_test tranche
+#   from one blocked call per interval, the active backends;
+# - CSV across a reset before a sample and one between a sample's status and
+#   its counters: every number parses and none is negative, exactly the
+#   intervals with a reset are marked, and each interval's counts are those
+#   since the reset;
 # - extension missing, role without pg_read_all_stats, library not
 #   preloaded, server unreachable: one line saying what to do, exit code 2;
 # - bad options: exit code 1, a message naming the option and what it takes;
@@ -12,7 +16,8 @@
 # - SIGINT and SIGTERM in batch mode: a normal exit with code 0, also while
 #   a sample waits for a lock (the query is cancelled);
 # - a server restart during a run: the gap is marked and the run goes on;
-# - the spinlock call-site section of pg_spinlock_stats, under contention;
+# - the spinlock call-site section of pg_spinlock_stats: a contended wait
+#   for the test spinlock in every interval;
 # - on a terminal (a pty): keys change the sort, "q" and Ctrl-C restore the
 #   terminal.
 
@@ -45,38 +50,6 @@ sub run_top
 	return ($? >> 8, $stdout, $stderr);
 }
 
-# Start sessions that keep the lockstat_test LWLock busy (exclusive, held
-# 50 us each time, so that they block each other) until stop_load.
-sub start_load
-{
-	my ($sessions) = @_;
-	my @load;
-	foreach my $i (1 .. $sessions)
-	{
-		my $h = $node->background_psql('postgres', on_error_stop => 0);
-		$h->query_until(qr/started/,
-			"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 100000000, 50);\n"
-		);
-		push @load, $h;
-	}
-	$node->poll_query_until(
-		'postgres',
-		qq{SELECT count(*) = $sessions FROM pg_stat_activity
-		   WHERE query LIKE 'SELECT lockstat_test_lwlock%' AND state = 'active'}
-	) or die 'load did not start';
-	return @load;
-}
-
-sub stop_load
-{
-	$node->safe_psql(
-		'postgres',
-		q{SELECT pg_cancel_backend(pid) FROM pg_stat_activity
-		  WHERE query LIKE 'SELECT lockstat_test_lwlock%' AND pid <> pg_backend_pid()}
-	);
-	$_->quit foreach @_;
-}
-
 # Split batch output into its reports (one per header line).
 sub reports
 {
@@ -89,11 +62,26 @@ sub reports
 my $header_re =
   qr/^Tranche\s+Acq\/s\s+Blk\/s\s+SpinDelay\/s\s+Wait ms\/s\s+Blk %\s+SpinDelay %$/m;
 
-# --- batch mode under load ---------------------------------------------------
-my @load = start_load(2);
-my ($rc, $out, $err) =
-  run_top('--batch', '-n', '3', '-i', '1', '-d', $connstr);
-stop_load(@load);
+# --- batch mode, one blocked call per interval ------------------------------
+# pg_lockstat_top runs gated (LockStatTest::start_gated_top): between two of
+# its samples a waiter's blocked call ends (lwlock_unblock), and the next
+# holder and waiter are left in place (lwlock_block), so that each sample
+# also sees them as active backends ("active" is 2 or more: gate sessions
+# may be active too).  Every report has the acquisitions, the block and
+# the wait of one call, however slow the machine.
+my $t = LockStatTest::start_gated_top($node, $top, '--batch', '-n', '3',
+	'-i', '0.1', '-d', $connstr);
+my $blocker = LockStatTest::lwlock_blocker($node, '');
+LockStatTest::lwlock_block($blocker);
+foreach my $k (1 .. 3)
+{
+	LockStatTest::gated_top_pass($t, 'sample');
+	LockStatTest::lwlock_unblock($blocker);
+	LockStatTest::lwlock_block($blocker);
+}
+LockStatTest::gated_top_pass($t, undef);
+my ($rc, $out, $err) = LockStatTest::finish_gated_top($t);
+LockStatTest::lwlock_unblock($blocker);
 is($rc, 0, 'batch run of 3 reports exits with 0');
 is($err, '', 'nothing on stderr');
 my @reports = reports($out);
@@ -112,29 +100,42 @@ foreach my $r (@reports)
 	{
 		$with_rates++ if $1 > 0 && $2 > 0 && $4 > 0;
 	}
-	$with_active++ if $r =~ /active ([2-9]|\d\d)/;
+	$with_active++ if $r =~ /active ([2-9]|\d\d)$/m;
 }
 is($with_rates, 3,
 	'every report has nonzero acquisitions, blocks and wait for lockstat_test'
 ) or diag($out);
-cmp_ok($with_active, '>=', 1, 'the load sessions count as active');
+is($with_active, 3,
+	'the holder and the waiter count as active backends in every report')
+  or diag($out);
 like(
 	$out,
 	qr/^lockstat_test\s+\S+\s+\S+\s+\S+\s+\S+\s+\d+\.\d\d\s/m,
 	'lockstat_test has a Blk % share');
 
-# --- CSV while counters are reset in a loop ----------------------------------
-@load = start_load(2);
-my $resetter = $node->background_psql('postgres');
-$resetter->query_until(qr/started/,
-	"\\echo started\n"
-	  . LockStatTest::watch_sql('SELECT pg_lockstat_reset()',
-		interval => 0.3,
-		count => 30));
-($rc, $out, $err) =
-  run_top('--csv', '-n', '6', '-i', '0.5', '-t', '0', '-d', $connstr);
-$resetter->quit;
-stop_load(@load);
+# --- CSV across resets ---------------------------------------------------------
+# Gated too, with a reset at two points of a sample: before it reads
+# anything (report 2: stats_reset moved), and between its status and its
+# counters (report 4: the counters went down; report 5: stats_reset
+# moved).  Each interval has one round of the blocker, but that of report 4
+# comes before the reset, which leaves tranche lockstat_test no row there.
+my @gate = (undef, 'sample', 'sample', 'sample', 'counters', 'sample',
+	'sample');
+my ($reset) = LockStatTest::lasting_session($node);
+$t = LockStatTest::start_gated_top($node, $top, '--csv', '-n', '6', '-i',
+	'0.1', '-t', '0', '-d', $connstr);
+foreach my $k (1 .. 6)
+{
+	LockStatTest::gated_top_pass($t, $gate[$k]);
+	$reset->query_safe('SELECT pg_lockstat_reset()') if $k == 2;
+	LockStatTest::lwlock_block($blocker);
+	LockStatTest::lwlock_unblock($blocker);
+	$reset->query_safe('SELECT pg_lockstat_reset()') if $k == 4;
+}
+LockStatTest::gated_top_pass($t, undef);
+($rc, $out, $err) = LockStatTest::finish_gated_top($t);
+$reset->quit;
+LockStatTest::lwlock_blocker_quit($blocker);
 is($rc, 0, 'CSV run exits with 0');
 my @lines = split /\n/, $out;
 is( shift(@lines),
@@ -142,8 +143,8 @@ is( shift(@lines),
 	  . 'blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,'
 	  . 'spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct',
 	'CSV header row');
-my ($bad, $negative, $resets, $lockstat_rows) = (0, 0, 0, 0);
-my %timestamps;
+my ($bad, $negative) = (0, 0);
+my (@timestamps, %reset_of, %lockstat_of);
 
 foreach my $line (@lines)
 {
@@ -154,9 +155,9 @@ foreach my $line (@lines)
 		diag("bad CSV row: $line");
 		next;
 	}
-	$timestamps{ $f[0] } = 1;
-	$resets++ if $f[2] eq '1';
-	$lockstat_rows++ if $f[4] eq 'lockstat_test';
+	push @timestamps, $f[0] unless exists $reset_of{ $f[0] };
+	$reset_of{ $f[0] } .= $f[2];
+	$lockstat_of{ $f[0] } = "$f[5] $f[6] $f[7]" if $f[4] eq 'lockstat_test';
 	foreach my $i (1, 2, 3, 5 .. 15)
 	{
 		next if $f[$i] eq '' && ($i == 3 || $i >= 14);
@@ -169,9 +170,16 @@ foreach my $line (@lines)
 }
 is($bad, 0, 'every CSV row has 16 fields and a timestamp');
 is($negative, 0, 'no negative (or unparsable) number');
-is(scalar(keys %timestamps), 6, 'six intervals');
-cmp_ok($resets, '>=', 1, 'intervals with a reset are marked');
-cmp_ok($lockstat_rows, '>=', 1, 'lockstat_test has rows');
+is(scalar(@timestamps), 6, 'six intervals');
+# one reset flag per interval, if all of its rows agree
+my @flags = map { $reset_of{$_} =~ /^(0+|1+)$/ ? substr($1, 0, 1) : 'mixed' }
+  @timestamps;
+is("@flags", '0 1 0 1 1 0',
+	'the intervals with a reset are marked, and only those');
+is( join(',', map { $lockstat_of{$_} // 'none' } @timestamps),
+	'1 1 1,1 1 1,1 1 1,none,1 1 1,1 1 1',
+	'lockstat_test: sh_acquires, ex_acquires and blocks of each round, counted since the reset'
+);
 
 # --- setup errors: exit 2 with one line saying what to do --------------------
 $node->safe_psql('postgres', 'CREATE DATABASE regress_nolockstat');
@@ -284,35 +292,41 @@ is($rc, 0, '-? after other options exits with 0');
 like($out, qr/^Usage:/m, '-? after other options shows the usage');
 
 # --- the spinlock call-site section (pg_spinlock_stats) -----------------------
-# three sessions contend for the test spinlock while pg_lockstat_top runs.
-# A spin wait is counted when it ends, and a spinlock is unfair: a session
-# that takes it again at once after releasing it can keep a waiter spinning
-# and sleeping for seconds, ending no wait in an interval.  So each session
-# takes it once per call (100 us), with the gap of a PL/pgSQL loop between
-# calls, in which a waiter gets it: waits end in most intervals, and eight
-# intervals leave room for a loaded machine.
-my @spinners;
-foreach my $i (1 .. 3)
+# pg_lockstat_top runs gated, and between two samples one session waits for
+# the test spinlock that another holds (LockStatTest::hold_spinlock): the
+# hold ends once the wait has begun (wait_for_spin_waiters, which counts it
+# on every major), and the waiter's call has returned, its wait counted at
+# the call site of lockstat_test_spinlock(), before the next sample.
+$t = LockStatTest::start_gated_top($node, $top, '--batch', '-n', '2', '-i',
+	'0.1', '-d', $connstr);
+foreach my $k (1 .. 2)
 {
-	push @spinners, $node->background_psql('postgres');
-	$spinners[-1]->query_until(qr/started/,
-		"\\echo started\n"
-		  . "DO \$\$DECLARE t timestamptz := clock_timestamp(); BEGIN\n"
-		  . "WHILE clock_timestamp() < t + interval '8 s' LOOP\n"
-		  . "PERFORM lockstat_test_spinlock(1, 100); END LOOP; END\$\$;\n");
+	LockStatTest::gated_top_pass($t, 'sample');
+	my $since = LockStatTest::spin_waits($node);
+	my $holder = LockStatTest::hold_spinlock($node);
+	my $waiter = $node->background_psql('postgres');
+	$waiter->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
+	LockStatTest::wait_for_spin_waiters($node, $since, 1, release => 1);
+	$waiter->quit;
+	$holder->quit;
 }
-($rc, $out, $err) =
-  run_top('--batch', '-n', '8', '-i', '0.5', '-d', $connstr);
-$_->quit foreach @spinners;
+LockStatTest::gated_top_pass($t, undef);
+($rc, $out, $err) = LockStatTest::finish_gated_top($t);
 is($rc, 0, 'with the spinlock view: exit code 0');
 like(
 	$out,
 	qr/^Spinlock call site\s+Contended\/s\s+Spins\/s\s+Delays\/s\s+Wait ms\/s$/m,
 	'spinlock section shown');
-like(
-	$out,
-	qr/^lockstat_test\.c:\d+ lockstat_test_spinlock\s+\d+\.\d\s+[1-9]\d*\.\d\s/m,
-	'the test spinlock\'s call site with a nonzero spin rate');
+is( scalar(
+		grep {
+			/^lockstat_test\.c:\d+ lockstat_test_spinlock\s+(\d+\.\d)\s+(\d+\.\d)\s+\d+\.\d\s+\d+\.\d\d$/m
+			  && $1 > 0
+			  && $2 > 0
+		} reports($out)),
+	2,
+	'every report has the test spinlock\'s call site with nonzero contended waits and spins'
+) or diag($out);
 
 # --- a terminal: full screen, keys, q and Ctrl-C ---------------------------------
 SKIP:
@@ -448,6 +462,9 @@ sub top_across
 # sample followed by a lost connection one interval later.
 $node->append_conf('postgresql.conf', 'restart_after_crash = on');
 $node->reload;
+$node->poll_query_until('postgres',
+	"SELECT current_setting('restart_after_crash') = 'on'")
+  or die 'restart_after_crash is not on after the reload';
 {
 	my ($rc, $stdout) = top_across(
 		sub {

@@ -70,13 +70,32 @@ sub processes
 
 sub alive { my $p = processes(); return exists $p->{ $_[0] }; }
 
+# Wait until $pid has exited (a zombie has), or the TAP timeout has passed:
+# a process that the script stopped may still be on its way out when the
+# script exits.  True if it has exited.
+sub gone
+{
+	my ($pid) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	usleep(50_000) while alive($pid) && time() < $deadline;
+	return !alive($pid);
+}
+
 # Command lines of running processes that name $run_dir (the postmaster's
-# -D) or $fake_top (pgbench -f of a workload).
+# -D) or $fake_top (pgbench -f of a workload), once there are none or the
+# TAP timeout has passed: the server's processes may still be exiting when
+# the script that stopped the server exits.
 sub left_running
 {
-	my $p = processes();
-	return grep { /\Q$run_dir\E|\Q$fake_top\E/ }
-	  map { $p->{$_}[1] } grep { $_ != $$ } keys %$p;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	while (1)
+	{
+		my $p = processes();
+		my @left = grep { /\Q$run_dir\E|\Q$fake_top\E/ }
+		  map { $p->{$_}[1] } grep { $_ != $$ } keys %$p;
+		return @left if !@left || time() >= $deadline;
+		usleep(50_000);
+	}
 }
 
 sub lock_free
@@ -179,6 +198,8 @@ sub interrupt
 	my $what = "SIG$sig to the " . ($how eq 'group' ? 'process group' : 'script alone');
 	my %before = map { $_ => 1 } studies();
 	my ($sout, $serr) = ('', '');
+	# a bound on a hang, restarted for the end of the study below
+	my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
 	my $h = IPC::Run::start(
 		[ 'env', @env, 'DURATION=3600', "$top/bench/run-study.sh" ],
 		'<', \undef, '>', \$sout, '2>', \$serr,
@@ -188,11 +209,11 @@ sub interrupt
 			$SIG{$_} = 'DEFAULT' foreach qw(INT TERM HUP QUIT);
 			POSIX::sigprocmask(POSIX::SIG_SETMASK(), POSIX::SigSet->new());
 		},
-		IPC::Run::timeout(180));
+		$timer);
 
 	# the script's pid is in the lock file; wait for its benchmark pgbench
 	my ($pid, $pgbench, $dir);
-	my $deadline = time() + 120;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
 	while (time() < $deadline && !defined $pgbench && $h->pumpable)
 	{
 		eval { $h->pump_nb; };
@@ -221,6 +242,7 @@ sub interrupt
 			'a second study while one runs: refused, naming the running one');
 	}
 
+	$timer->start($PostgreSQL::Test::Utils::timeout_default);
 	kill($sig, $how eq 'group' ? -$pid : $pid) or die "kill $sig: $!";
 	eval { $h->finish; };
 	is($@, '', "$what: the study ends at once, without waiting for pgbench")
@@ -230,8 +252,8 @@ sub interrupt
 		"exit status $expect", "$what: exit status $expect");
 	like($serr, qr/^run-study: interrupted by SIG$sig during pgbench \(strategy default, 1 clients, round 1\); stopping$/m,
 		"$what: says so, naming the step");
-	ok(!alive($pgbench), "$what: pgbench is stopped");
-	ok(!alive($postmaster), "$what: the server is stopped");
+	ok(gone($pgbench), "$what: pgbench is stopped");
+	ok(gone($postmaster), "$what: the server is stopped");
 	left_clean($what, $dir, 'server.log');
 
 	# if not, leave nothing behind for the next tests

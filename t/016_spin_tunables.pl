@@ -4,7 +4,11 @@
 # in force, as the server core reads them, follow a reload; a minimum above
 # its maximum is refused, on reload and by ALTER SYSTEM, and the old values
 # stay in force; such a pair in postgresql.conf stops the server at start.
-# ttas_backoff with a small cap keeps a contended spinlock exact.
+# ttas_backoff with a small cap keeps a contended spinlock exact.  With
+# 1 us delays, a wait that sleeps more than the 1000 delays after which
+# s_lock() checks for a stuck spinlock is not declared stuck before its
+# minute.  The contention is certain: a holder keeps the test spinlock
+# (lockstat_test_spinlock_hold) until the waiters spin inside s_lock().
 
 use strict;
 use warnings FATAL => 'all';
@@ -12,6 +16,7 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes ();
 
 use LockStatTest;
 
@@ -98,24 +103,39 @@ is( $node->safe_psql(
 		'postgres', "SELECT spin_strategy || ' ' || backoff_max_pauses || ' ' || max_delay_us FROM pg_lockstat_status"),
 	'ttas_backoff 2 10',
 	'ttas_backoff and the limits are in force after restart');
+my $site = q{FROM pg_spinlock_stats
+	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 my $before =
   $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()');
-my @h;
-foreach my $i (1 .. 3)
-{
-	push @h, $node->background_psql('postgres', on_error_stop => 1);
-	$h[-1]->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(3000, 1);\n");
-}
+# 3 sessions wait for the held spinlock, then take it 3000 times each,
+# together from the release on
+# (connected first, so that the hold lasts only while they start)
+my @h = map { $node->background_psql('postgres', on_error_stop => 1) } 1 .. 3;
+my $holder = LockStatTest::hold_spinlock($node);
+my $since = LockStatTest::spin_waits($node);
+$_->query_until(qr/started/,
+	"\\echo started\nSELECT lockstat_test_spinlock(3000, 1);\n")
+  foreach @h;
+LockStatTest::wait_for_spin_waiters($node, $since, 3, release => 1);
 $_->quit foreach @h;
+$holder->quit;
+cmp_ok($node->safe_psql('postgres', "SELECT coalesce(sum(contended), 0) $site"),
+	'>=', 3, 'ttas_backoff: each of the 3 sessions had a contended wait');
 is($node->safe_psql('postgres', 'SELECT lockstat_test_spinlock(10)'),
 	'10', 'the spinlock is usable after contention under ttas_backoff');
 is( $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()'),
-	$before + 9010,
-	'no increment under the spinlock was lost (3 x 3000 contended + 10)');
+	$before + 9011,
+	'no increment under the spinlock was lost (1 hold + 3 x 3000 contended + 10)'
+);
 
 # the shortest delays, 1 us, under long holds: a thousand delays pass in
-# milliseconds, but a wait is declared stuck (PANIC) only after a minute
+# milliseconds, but a wait is declared stuck (PANIC) only after a minute.
+# Rounds of a hold and 3 waiters, each hold kept twice as long as the one
+# before once the waiters spin (from 50 ms, at most 25.6 s: within the
+# hold's 30 s bound and the waiters' minute), until the waits of a round
+# have slept more than 1001 delays each on average, so that one of them
+# slept more than the 1000 delays after which s_lock() checks the time: the
+# state waited for is that count, the holds' lengths only its steps.
 $node->append_conf('postgresql.conf',
 	"pg_lockstat.spin_strategy = 'default'\n"
 	  . "pg_lockstat.max_spins_per_delay = 1000\n"
@@ -125,19 +145,39 @@ $node->append_conf('postgresql.conf',
 $node->restart;
 $before = $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()');
 my $logpos = -s $node->logfile;
-@h = ();
-foreach my $i (1 .. 3)
+@h = map { $node->background_psql('postgres', on_error_stop => 0) } 1 .. 3;
+my ($rounds, $contended, $delays) = (0, 0, 0);
+for (my $hold_s = 0.05; $hold_s <= 25.6; $hold_s *= 2)
 {
-	push @h, $node->background_psql('postgres', on_error_stop => 0);
-	$h[-1]->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(3000, 1000);\n");
+	my $counts = "SELECT coalesce(sum(contended), 0) || '|' || "
+	  . "coalesce(sum(delays), 0) $site";
+	my ($c0, $d0) = split /\|/, $node->safe_psql('postgres', $counts);
+	$holder = LockStatTest::hold_spinlock($node);
+	$since = LockStatTest::spin_waits($node);
+	$_->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n")
+	  foreach @h;
+	LockStatTest::wait_for_spin_waiters($node, $since, 3);
+	Time::HiRes::sleep($hold_s);
+	LockStatTest::release_holds($node);
+	$_->query_safe('SELECT 1') foreach @h;
+	$holder->quit;
+	$rounds++;
+	my ($c1, $d1) = split /\|/, $node->safe_psql('postgres', $counts);
+	($contended, $delays) = ($c1 - $c0, $d1 - $d0);
+	note("round $rounds, hold of $hold_s s after the waiters spun: "
+		  . "$contended contended waits, $delays delays");
+	last if $delays > 1001 * $contended;
 }
 $_->quit foreach @h;
+cmp_ok($contended, '>=', 3, 'the 3 waiters of the last round had contended waits');
+cmp_ok($delays, '>', 1001 * $contended,
+	'and one of them slept more than 1000 delays of 1 us');
 unlike(slurp_file($node->logfile, $logpos), qr/stuck spinlock/,
-	'1 us delays under 1 ms holds: no stuck-spinlock PANIC');
+	'1 us delays under long holds: no stuck-spinlock PANIC');
 is( $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()'),
-	$before + 9000,
-	'and every acquisition completed (3 x 3000)');
+	$before + 4 * $rounds,
+	"and every acquisition completed (a hold and 3 waiters in each of $rounds rounds)");
 
 # a minimum above its maximum in postgresql.conf stops the server at start
 $node->stop;

@@ -13,6 +13,7 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes ();
 
 use LockStatTest;
 
@@ -24,19 +25,28 @@ my $hist = q{SELECT coalesce(sum(count), 0) FROM pg_lwlock_wait_histogram
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 is($node->safe_psql('postgres', $hist), '0', 'no sleeps after a reset');
 
-# holder takes the test lock exclusively for 0.4 s; waiter sleeps once
-my ($holder, $waiter) = LockStatTest::block_waiter($node, 400000);
-$holder->quit;
-$waiter->quit;
+# the holder keeps the test lock exclusively until released; the waiter
+# sleeps once.  Its wait lies within the bounds the test measures: at least
+# from the moment it was seen waiting to the release, at most from before
+# it started to after it finished.
+my $t0 = Time::HiRes::time();
+my ($holder, $waiter) = LockStatTest::block_waiter($node);
+my $seen = Time::HiRes::time();
+my $released = Time::HiRes::time();
+LockStatTest::end_block($node, $holder, $waiter);
+my $t1 = Time::HiRes::time();
+my $min_ms = ($released - $seen) * 1000;
+my $max_ms = ($t1 - $t0) * 1000;
 
 is($node->safe_psql('postgres', $hist), '1', 'the one blocked acquisition is counted once');
 is( $node->safe_psql(
 		'postgres',
-		q{SELECT blocks, wait_time = max_wait_time, max_wait_time > 0,
-				 max_wait_time <= 400 + 100
+		qq{SELECT blocks, wait_time = max_wait_time,
+				 max_wait_time >= $min_ms, max_wait_time <= $max_ms
 		  FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'}),
 	'1|t|t|t',
-	'one block; its wait is both the wait time and the maximum (0 < ms <= 500)');
+	sprintf('one block; its wait is both the wait time and the maximum, within %.1f..%.1f ms',
+		$min_ms, $max_ms));
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT h.bucket_lower_us <= s.max_wait_time * 1000
@@ -49,8 +59,11 @@ is( $node->safe_psql(
 	'the wait is in the power-of-two bucket that holds its duration');
 
 # contention: 4 sessions, 3000 exclusive acquisitions each, holding 20 us,
-# where woken waiters often lose the lock again and sleep once more
+# where woken waiters often lose the lock again and sleep once more.  They
+# start behind a holder and are let go together once all four sleep, so
+# that there are at least four blocks on any machine.
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+$holder = LockStatTest::hold_lwlock($node, 'exclusive');
 my @h;
 foreach my $i (1 .. 4)
 {
@@ -58,10 +71,13 @@ foreach my $i (1 .. 4)
 	$h[-1]->query_until(qr/started/,
 		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 3000, 20);\n");
 }
+LockStatTest::wait_for_waiters($node, 4);
+LockStatTest::release_holds($node);
+$holder->quit;
 $_->quit foreach @h;
 is( $node->safe_psql(
 		'postgres',
-		q{SELECT s.blocks > 0, sum(h.count) = s.blocks,
+		q{SELECT s.blocks >= 4, sum(h.count) = s.blocks,
 				 max(h.bucket_lower_us) <= s.max_wait_time * 1000,
 				 s.max_wait_time * 1000 < coalesce(
 					 (SELECT bucket_upper_us FROM pg_lwlock_wait_histogram

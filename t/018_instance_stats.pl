@@ -17,13 +17,15 @@ use LockStatTest;
 my $node = LockStatTest::new_node('instance_stats');
 
 # AutoFile (main array index 35 on PostgreSQL 18) is taken only by ALTER
-# SYSTEM, so its counts are ours alone
+# SYSTEM, so its counts are ours alone.  A lock has a row once it is taken:
+# take it, then the row must be there and name the tranche.
 my $autofile = 35;
+$node->safe_psql('postgres',
+	"SELECT lockstat_test_main_lwlock($autofile, 'shared', 1)");
 is( $node->safe_psql(
 		'postgres',
-		"SELECT tranche FROM pg_lwlock_instance_stats WHERE main_index = $autofile
-		 UNION ALL SELECT 'AutoFile' WHERE NOT EXISTS
-		   (SELECT FROM pg_lwlock_instance_stats WHERE main_index = $autofile)"),
+		"SELECT coalesce(string_agg(tranche, ','), 'no row')
+		 FROM pg_lwlock_instance_stats WHERE main_index = $autofile"),
 	'AutoFile',
 	'main array index 35 is AutoFile');
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');

@@ -1,9 +1,10 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # Spin waits are counted whole when they end: resets that fall in the middle
-# of spin waits do not split any wait's counts, so the probe equality
-# tas_attempts + unlocked_skips = spins + contended holds exactly after
-# them.  pg_spinlock_wait_histogram has one count per contended wait, and
+# of spin waits (for certain: a holder keeps the test spinlock through the
+# resets while three sessions wait for it) do not split any wait's counts,
+# so the probe equality tas_attempts + unlocked_skips = spins + contended
+# holds exactly after them.  pg_spinlock_wait_histogram has one count per contended wait, and
 # max_wait_time lies in its highest non-empty bucket.
 
 use strict;
@@ -27,34 +28,40 @@ my $hist = q{FROM pg_spinlock_wait_histogram
 	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 
 # Three sessions take the test spinlock $n times each and hold it $hold_us
-# microseconds, while a fourth resets the counters every 20 ms for 0.5 s
-# (longer on a loaded machine or under emulation).  At any moment two of
-# them are in the middle of a spin wait.  A spinlock is unfair (its holder
-# takes it again at once), so the waits are few and long whatever the
-# hold: typically 1 to 10 after the last reset with 1 ms holds, and 4 to 30
-# in the rounds of 100000 holds of 5 us.  Every round holds the lock for at
-# least 3 s in all, so that the contention outlasts the resets: with 300
-# holds of 1 ms (0.9 s) the last reset came after the last wait under
-# ppc64le emulation, and no wait was left to count.  A wait that began before the last reset is counted
-# whole after it.  All start together, released by an advisory lock that a
-# gate session holds.
+# microseconds, while the counters are reset 25 times, 20 ms apart.  A
+# holder (not counted) keeps the spinlock from before the three start until
+# the last reset has returned: the three wait inside s_lock() (spinning and
+# sleeping) through every reset, on any machine, and their waits end after
+# the last one, which must count each of them whole.  From the release on,
+# they contend with each other for their $n acquisitions (the few waits of
+# an unfair spinlock, a holder taking it again at once), all counted after
+# the last reset too.
 sub contend_with_resets
 {
 	my ($n, $hold_us) = @_;
 
-	$_->quit foreach LockStatTest::start_together(
-		$node, 20,
-		("SELECT lockstat_test_spinlock($n, $hold_us);") x 3,
-		q{DO $$BEGIN
+	# connected first, so that the hold lasts only while they start
+	my @h = map { $node->background_psql('postgres') } 1 .. 3;
+	my $holder = LockStatTest::hold_spinlock($node);
+	my $since = LockStatTest::spin_waits($node);
+	$_->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock($n, $hold_us);\n")
+	  foreach @h;
+	LockStatTest::wait_for_spin_waiters($node, $since, 3);
+	$node->safe_psql(
+		'postgres', q{DO $$BEGIN
 			FOR i IN 1 .. 25 LOOP
 				PERFORM pg_sleep(0.02);
 				PERFORM pg_lockstat_reset();
 			END LOOP;
 		END$$;});
+	LockStatTest::release_holds($node);
+	$_->quit foreach @h;
+	$holder->quit;
 }
 
-foreach my $round ([ 1, 1000, 1000 ], [ 2, 1000, 1000 ], [ 3, 1000, 1000 ],
-	[ 4, 100000, 5 ], [ 5, 100000, 5 ])
+foreach my $round ([ 1, 300, 1000 ], [ 2, 300, 1000 ], [ 3, 300, 1000 ],
+	[ 4, 30000, 5 ], [ 5, 30000, 5 ])
 {
 	my ($n, $hold_us);
 	($round, $n, $hold_us) = @$round;
@@ -62,7 +69,8 @@ foreach my $round ([ 1, 1000, 1000 ], [ 2, 1000, 1000 ], [ 3, 1000, 1000 ],
 	my $row = $node->safe_psql('postgres',
 		"SELECT contended, spins, delays, tas_attempts, unlocked_skips $site");
 	note("round $round: contended|spins|delays|tas_attempts|unlocked_skips = $row");
-	isnt($row, '', "round $round: waits after the last reset were counted");
+	cmp_ok((split(/\|/, $row))[0] // 0, '>=', 3,
+		"round $round: the 3 waits through the resets were counted after the last");
 	is( $node->safe_psql('postgres',
 			"SELECT tas_attempts + unlocked_skips = spins + contended $site"),
 		't',

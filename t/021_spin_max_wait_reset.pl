@@ -9,7 +9,9 @@
 # counters (a reset in between started a new epoch that the reader did not
 # look at).  And a reset or a read that meets a waiter stalled while the
 # core adds its counts waits for it, up to 2 s, then fails with 55P03 before
-# it has reset anything.
+# it has reset anything; one that the waiter lets go while it waits
+# succeeds.  Every step waits for a state (reads seen, a waiter inside
+# s_lock(), a breakpoint hit, the reset's lock taken), never for a time.
 #
 # The end of a wait is core code (finish_spin_delay() in s_lock.c, patch
 # 0004), so the debugger stops the waiter at lines of the patched s_lock.c,
@@ -21,8 +23,6 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
-use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
@@ -34,35 +34,69 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 # 1. Readers during resets in a tight loop and spinlock contention: no read
 # may show contended waits without a longest wait, at any site (the test
 # spinlock's and the LWLock wait-list lock's).  Before the fix, about one
-# read in 20000 did, some 15 in 10 s on 2 cores.
+# read in 20000 did, some 15 in 10 s on 2 cores.  The spinners and resetters
+# run until a row in table stop tells them to end; the reader reads until it
+# has read $min_reads times and
+# $wanted of its reads have shown contended waits at some site, so that the
+# amount of work, not a time, is the same on every machine; the bound is the
+# TAP timeout, which the counts then show.  The spinners take the
+# spinlock once per call, so that it is free between two of a spinner's
+# acquisitions and the others' spinning takes it: thousands of waits a
+# second, against a handful when each call takes it 1000 times in a row.
 {
-	my @work = (
-		(   q{DO $$DECLARE t timestamptz := clock_timestamp(); BEGIN
-				WHILE clock_timestamp() < t + interval '10 s' LOOP
-					PERFORM lockstat_test_spinlock(10000, 20); END LOOP; END$$;}
-		) x 3,
-		(   q{DO $$DECLARE t timestamptz := clock_timestamp(); BEGIN
-				WHILE clock_timestamp() < t + interval '10 s' LOOP
-					PERFORM pg_lockstat_reset(); END LOOP; END$$;}
-		) x 2);
+	my $wanted = 500;
+	my $min_reads = 20000;
+	my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+	$node->safe_psql('postgres', 'CREATE UNLOGGED TABLE stop (what text)');
 	my @h;
-	foreach my $w (@work)
+	foreach my $w (
+		(   q{PERFORM sum(lockstat_test_spinlock(1, 5))
+			  FROM generate_series(1, 200);}
+		) x 3,
+		(q{PERFORM pg_lockstat_reset();}) x 2)
 	{
-		push @h, $node->background_psql('postgres');
-		$h[-1]->query_until(qr/started/, "\\echo started\n$w\n");
+		# they outlive the reader, whose bound is the TAP timeout
+		push @h, $node->background_psql('postgres', timeout => 2 * $timeout);
+		$h[-1]->query_until(qr/started/,
+			"\\echo started\n"
+			  . "DO \$\$BEGIN WHILE NOT EXISTS (SELECT FROM stop) LOOP $w "
+			  . "END LOOP; END\$\$;\n");
 	}
-	my $bad = $node->safe_psql(
+	my ($seen, $reads, $bad, $bad_rows) = split /\|/, $node->safe_psql(
 		'postgres', qq{
 		CREATE TEMP TABLE bad (r text);
-		DO \$\$DECLARE t timestamptz := clock_timestamp(); BEGIN
-			WHILE clock_timestamp() < t + interval '10 s' LOOP
-				INSERT INTO bad SELECT s::text FROM pg_spinlock_stats s
-				WHERE contended > 0 AND max_wait_time = 0;
-			END LOOP; END\$\$;
-		SELECT count(*) FROM bad;});
+		CREATE TEMP TABLE tally (seen int, reads int);
+		DO \$\$DECLARE
+			seen int := 0;
+			reads int := 0;
+			nc bigint;
+			b text[];
+			deadline timestamptz := clock_timestamp() + interval '$timeout s';
+		BEGIN
+			WHILE (seen < $wanted OR reads < $min_reads)
+				  AND clock_timestamp() < deadline LOOP
+				SELECT count(*) FILTER (WHERE contended > 0),
+					   array_agg(s::text) FILTER (WHERE contended > 0
+												  AND max_wait_time = 0)
+				INTO nc, b FROM pg_spinlock_stats s;
+				reads := reads + 1;
+				IF nc > 0 THEN seen := seen + 1; END IF;
+				IF b IS NOT NULL THEN INSERT INTO bad SELECT unnest(b); END IF;
+			END LOOP;
+			INSERT INTO tally VALUES (seen, reads);
+		END\$\$;
+		SELECT seen, reads, (SELECT count(*) FROM bad),
+			   (SELECT string_agg(r, '; ') FROM (SELECT r FROM bad LIMIT 5) f)
+		FROM tally;});
+	$node->safe_psql('postgres', "INSERT INTO stop VALUES ('all')");
 	$_->quit foreach @h;
+	note("$reads reads, $seen of them with contended waits");
+	cmp_ok($reads, '>=', $min_reads, "the reader read $min_reads times");
+	cmp_ok($seen, '>=', $wanted,
+		"$wanted of its reads during the resets saw contended waits");
 	is($bad, '0',
-		'no read during resets shows contended waits with max_wait_time 0');
+		'no read during resets shows contended waits with max_wait_time 0')
+	  or diag('such rows: ' . ($bad_rows // ''));
 }
 
 # 2. A wait stalled in finish_spin_delay() just before its counts are added,
@@ -70,19 +104,22 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 # wait began before the reset, so it read the old epoch.
 SKIP:
 {
-	my $gdb = `command -v gdb 2>/dev/null`;
-	chomp $gdb;
-	skip 'gdb not available', 2 unless $gdb;
+	skip 'gdb not available', 2 unless LockStatTest::gdb_path();
 
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	# stalled where the wait's duration is taken, before its counts
-	my $st = LockStatTest::stall_waiter($node, $gdb,
-		LockStatTest::s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/));
+	my $line = LockStatTest::s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/);
+	my $st = LockStatTest::stall_waiter($node, $line);
 	# the wait has ended and is about to be added: reset now
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	LockStatTest::release_waiter($st);
 	LockStatTest::end_stall($st);
-	ok($st->{attached}, 'gdb stopped the waiter in finish_spin_delay()');
+	my ($fn, $at) = $st->{hit} =~ /^Breakpoint 1, (\w+) .* at \S*s_lock\.c:(\d+)$/m;
+	ok( ($fn // '') eq 's_lock_end_counted_wait'
+		  && $at >= $line
+		  && $at < LockStatTest::s_lock_line(qr/c->changecount\+\+;/),
+		'gdb stopped the waiter at the end of its wait, before its counts')
+	  or diag("stopped at: $st->{hit}");
 
 	is( $node->safe_psql(
 			'postgres',
@@ -97,12 +134,10 @@ SKIP:
 # 3. A waiter stalled inside the window where its entry's changecount is odd
 # (a debugger holds it there; skipped without gdb).  A reset that meets it
 # waits: one that waits past 2 s fails with 55P03 before it has reset
-# anything, and one that the waiter releases after 0.5 s succeeds.
+# anything, and one that the waiter releases while it waits succeeds.
 SKIP:
 {
-	my $gdb = `command -v gdb 2>/dev/null`;
-	chomp $gdb;
-	skip 'gdb not available', 6 unless $gdb;
+	skip 'gdb not available', 6 unless LockStatTest::gdb_path();
 
 	$node->safe_psql('postgres',
 		"SELECT pg_lockstat_reset(); SELECT lockstat_test_lwlock('exclusive', 7)");
@@ -110,10 +145,14 @@ SKIP:
 	  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
 
 	# stalled where it counts the wait, inside the window
-	my $st = LockStatTest::stall_waiter($node, $gdb,
-		LockStatTest::s_lock_line(qr/c->contended\+\+;/));
-	ok($st->{out} =~ /Breakpoint 1,/,
-		'gdb stopped the waiter with its changecount odd');
+	my $line = LockStatTest::s_lock_line(qr/c->contended\+\+;/);
+	my $st = LockStatTest::stall_waiter($node, $line);
+	my ($fn, $at) = $st->{hit} =~ /^Breakpoint 1, (\w+) .* at \S*s_lock\.c:(\d+)$/m;
+	ok( ($fn // '') eq 's_lock_end_counted_wait'
+		  && $at > LockStatTest::s_lock_line(qr/c->changecount\+\+;/)
+		  && $at <= LockStatTest::s_lock_line(qr/c->last_wait_ns = wait_ns;/),
+		'gdb stopped the waiter with its changecount odd')
+	  or diag("stopped at: $st->{hit}");
 
 	my ($ret, $stdout, $stderr) =
 	  $node->psql('postgres',
@@ -130,21 +169,41 @@ SKIP:
 		't',
 		'the failed reset reset nothing: stats_reset and the LWLock counters kept');
 
-	my ($rout, $rerr) = ('', '');
-	my $r = IPC::Run::start(
-		[
-			$node->installed_command('psql'), '-XAtq', '-d',
-			$node->connstr('postgres'), '-c',
-			'SELECT pg_lockstat_reset() IS NOT NULL'
-		],
-		'>' => \$rout,
-		'2>' => \$rerr,
-		IPC::Run::timeout(60));
-	usleep(500_000);
+	# A reset that the waiter releases as soon as the reset waits for it.
+	# The reset holds the "pg_lockstat_spin" lock exclusively from its start
+	# until it has copied every entry, which it cannot do while the waiter
+	# is stalled: its acquisition of that lock, which pg_lwlock_backend_stats
+	# shows at once, is the sign that it waits.  A check in the server every
+	# millisecond sees it, and gdb lets the waiter go at once, well within
+	# the 2 s that the reset waits: that bound of the extension's is the one
+	# time the test must beat, with a release that takes milliseconds.
+	my $r = $node->background_psql('postgres', on_error_stop => 0);
+	my $rpid = $r->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	my $acquires = qq{(SELECT coalesce(sum(ex_acquires), 0)
+		FROM pg_lwlock_backend_stats
+		WHERE pid = $rpid AND tranche = 'pg_lockstat_spin')};
+	my $before = $node->safe_psql('postgres', "SELECT $acquires");
+	my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+	$r->query_until(qr/started/,
+		"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n");
+	$node->safe_psql(
+		'postgres', qq{
+		DO \$\$DECLARE
+			deadline timestamptz := clock_timestamp() + interval '$timeout s';
+		BEGIN
+			WHILE $acquires = $before LOOP
+				IF clock_timestamp() > deadline THEN
+					RAISE EXCEPTION 'the reset did not take pg_lockstat_spin';
+				END IF;
+				PERFORM pg_sleep(0.001);
+			END LOOP;
+		END\$\$;});
 	LockStatTest::release_waiter($st);
-	$r->finish;
-	is($rout, "t\n", 'a reset that the waiter releases after 0.5 s succeeds');
-	is($rerr, '', 'and reports no error');
+	my ($rout, $rret) = $r->query("SELECT 'after'");
+	is($rout, "t\nafter",
+		'a reset that the waiter releases while the reset waits succeeds');
+	is($rret, 0, 'and reports no error') or diag($r->{stderr});
+	$r->quit;
 	LockStatTest::end_stall($st);
 
 	is( $node->safe_psql(

@@ -7,7 +7,10 @@
 # the next wait of each process started a new maximum, while the baselines,
 # and so the waits counted, stayed those of the earlier reset: a long wait
 # counted before the failed reset vanished from max_wait_time.  (A debugger
-# stalls the waiters; skipped without gdb.)
+# stalls the waiters; skipped without gdb.)  Every step waits for a state
+# (a holder that holds, a waiter inside s_lock(), a breakpoint hit); the one
+# time waited for is the long wait's own length, measured from the moment
+# the wait was seen to have begun.
 
 use strict;
 use warnings FATAL => 'all';
@@ -15,33 +18,45 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
-use IPC::Run;
-use Time::HiRes qw(usleep);
+use Time::HiRes ();
 
 use LockStatTest;
 
-my $gdb = `command -v gdb 2>/dev/null`;
-chomp $gdb;
-plan skip_all => 'gdb not available' unless $gdb;
+plan skip_all => 'gdb not available' unless LockStatTest::gdb_path();
 
 my $node = LockStatTest::new_node('spin_failed_reset',
 	"pg_lockstat.spin_strategy = 'ttas'\n");
 
 my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 
-# Short contended waits of session $w at the test site, against a holder
-# that is not counted.
+# A short contended wait of session $w at the test site, against a holder
+# that is not counted: W waits until the holder, which held the test
+# spinlock before W asked for it, lets it go as soon as W spins (within a
+# millisecond or so).  Then W takes the spinlock 49 more times, uncontended:
+# so this wait is W's last.
 sub short_waits
 {
 	my ($w) = @_;
-	my $holder = $node->background_psql('postgres');
-	$holder->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock(1000, 1000);\n");
-	# let the holder start first
-	$w->query_safe('SELECT pg_sleep(0.3)');
-	$w->query_safe('SELECT lockstat_test_spinlock(50, 0)');
+	my $holder = LockStatTest::hold_spinlock($node);
+	my $since = LockStatTest::spin_waits($node);
+	$w->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(50, 0);\n");
+	LockStatTest::wait_for_spin_waiters($node, $since, 1, release => 1);
+	$w->query_safe('SELECT 1');
 	$holder->quit;
+}
+
+# gdb stopped the waiter of stall $st inside the window where its entry's
+# changecount is odd
+sub stopped_odd
+{
+	my ($st, $what) = @_;
+	my ($fn, $at) = $st->{hit} =~ /^Breakpoint 1, (\w+) .* at \S*s_lock\.c:(\d+)$/m;
+	ok( ($fn // '') eq 's_lock_end_counted_wait'
+		  && $at > LockStatTest::s_lock_line(qr/c->changecount\+\+;/)
+		  && $at <= LockStatTest::s_lock_line(qr/c->last_wait_ns = wait_ns;/),
+		"gdb stopped $what with its changecount odd")
+	  or diag("stopped at: $st->{hit}");
 }
 
 my $line = LockStatTest::s_lock_line(qr/c->contended\+\+;/);
@@ -49,13 +64,23 @@ $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 my $w = $node->background_psql('postgres');
 
 # 1. A long wait of W: it waits for the test spinlock while a stalled
-# waiter holds it for 3 s.  Then short waits of W, so that the long one is
-# not W's last.
-my $st = LockStatTest::stall_waiter($node, $gdb, $line);
-ok($st->{out} =~ /Breakpoint 1,/, 'gdb stopped the first waiter');
+# waiter holds it, 2.5 s from the moment W is seen spinning (its wait began
+# before that, a few instructions before its start time is read: so it
+# lasts at least 2.5 s, whatever the machine's speed).  Then a short wait of
+# W, so that the long one is not W's last.
+my $long_s = 2.5;
+my $st = LockStatTest::stall_waiter($node, $line);
+stopped_odd($st, 'the first waiter');
+my $since = LockStatTest::spin_waits($node);
 $w->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-usleep(3_000_000);
+LockStatTest::wait_for_spin_waiters($node, $since, 1);
+my $seen = Time::HiRes::time();
+# the one wait for a time: the length of the wait under test
+while ((my $left = $seen + $long_s - Time::HiRes::time()) > 0)
+{
+	Time::HiRes::sleep($left);
+}
 LockStatTest::release_waiter($st);
 LockStatTest::end_stall($st);
 $w->query_safe('SELECT 1');
@@ -64,10 +89,13 @@ short_waits($w);
 my ($contended_before, $max_before) = split /\|/,
   $node->safe_psql('postgres',
 	"SELECT contended, max_wait_time FROM pg_spinlock_stats $where");
-cmp_ok($max_before, '>=', 2000, 'the long wait is in max_wait_time (ms)');
+cmp_ok($max_before, '>=', $long_s * 1000 - 500,
+	"the long wait of at least $long_s s is in max_wait_time (ms)");
+note("the long wait: max_wait_time $max_before ms");
 
 # 2. A reset that fails: another waiter is stalled with its changecount odd.
-$st = LockStatTest::stall_waiter($node, $gdb, $line);
+$st = LockStatTest::stall_waiter($node, $line);
+stopped_odd($st, 'the second waiter');
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT pg_lockstat_reset()");
 like($stderr, qr/ERROR:  55P03:/, 'the reset fails with 55P03');
@@ -81,8 +109,10 @@ $w->quit;
 my ($contended_after, $max_after) = split /\|/,
   $node->safe_psql('postgres',
 	"SELECT contended, max_wait_time FROM pg_spinlock_stats $where");
-cmp_ok($contended_after, '>', $contended_before,
-	'W waited again after the failed reset');
+# one wait of the second stalled waiter, one of W: no other session takes
+# the test spinlock, and the holders are not counted
+is($contended_after - $contended_before, 2,
+	'W waited again after the failed reset, counted with the stalled waiter\'s wait');
 cmp_ok($max_after, '>=', $max_before,
 	'after a failed reset, max_wait_time still covers the long wait');
 

@@ -6,9 +6,11 @@
 # with pg_monitor that is not a superuser:
 #   - every metric family of the file is served, with its TYPE and HELP, and
 #     no other pg_lockstat family;
-#   - under lockstat_test load (LWLock and spinlock contention) the
-#     lockstat_test tranche and the test spinlock's call site have nonzero
-#     values;
+#   - under lockstat_test load (3 sessions that slept behind a holder of
+#     the test LWLock, then contend for it; 3 that contend for the test
+#     spinlock until released), once the views show its blocks, waits and
+#     spin waits, the lockstat_test tranche and the test spinlock's call
+#     site have nonzero values;
 #   - with the load stopped, every sample lies between the views read just
 #     before and just after the scrape, and for the lockstat_test tranche
 #     and the test spinlock's site, which nothing else touches, equals them
@@ -16,7 +18,7 @@
 #     probe counters only where the view counts them);
 #   - the wait histogram: cumulative buckets with le in seconds at the
 #     view's 2^k us bounds, +Inf equal to _count, _count equal to blocks and
-#     _sum equal to the wait time;
+#     _sum equal to the wait time, within what the buckets allow;
 #   - a reset makes the counters fall and stats_reset move forward;
 #   - pg_read_all_stats alone suffices, also beside the exporter's default
 #     metrics, and a role without it gets no pg_lockstat sample;
@@ -211,7 +213,7 @@ sub keys_matching
 }
 
 my $test_tranche = qr/tranche=lockstat_test,/;
-my $test_site = qr/file=lockstat_test\.c,func=lockstat_test_spinlock,/;
+my $test_site = qr/file=lockstat_test\.c,func=lockstat_test_spinlock_churn,/;
 
 my $exp = LockStatTest::start_exporter($node, 'regress_exporter');
 is( $node->safe_psql(
@@ -223,23 +225,48 @@ is( $node->safe_psql(
 
 # --- load ---------------------------------------------------------------
 # 3 sessions x 10000 exclusive acquisitions of the test LWLock held 20 us,
-# and 3 sessions x 3000 acquisitions of the test spinlock held 20 us, all
-# started together; one scrape while they run
+# started behind a holder of the lock that lets go once all 3 sleep on it
+# (its own acquisition comes before the reset, so only theirs count); then
+# 3 sessions that take the test spinlock again and again, holding it 20 us,
+# until released.  One scrape once the views show the LWLock blocks, their
+# waits in the histogram and contended spin waits.
 my $n_lwlock = 10000;
+my $holder = LockStatTest::hold_lwlock($node, 'exclusive');
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-my @load = LockStatTest::start_together(
-	$node, 40,
-	("SELECT lockstat_test_lwlock('exclusive', $n_lwlock, 20);") x 3,
-	('SELECT lockstat_test_spinlock(3000, 20);') x 3);
-$node->poll_query_until('postgres',
-	q{SELECT blocks > 0 FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'})
-  or die 'no blocks under load';
+my @load;
+foreach (1 .. 3)
+{
+	my $h = $node->background_psql('postgres');
+	$h->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', $n_lwlock, 20);\n");
+	push @load, $h;
+}
+LockStatTest::wait_for_waiters($node, 3);
+LockStatTest::release_holds($node);
+push @load, $holder;
+# after that release, which would have ended them
+foreach (1 .. 3)
+{
+	my $h = $node->background_psql('postgres');
+	$h->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock_churn(20);\n");
+	push @load, $h;
+}
+$node->poll_query_until(
+	'postgres', q{
+SELECT (SELECT blocks >= 3 AND wait_time > 0 FROM pg_lwlock_stats
+        WHERE tranche = 'lockstat_test')
+   AND (SELECT sum(count) >= 3 FROM pg_lwlock_wait_histogram
+        WHERE tranche = 'lockstat_test')
+   AND (SELECT sum(contended) > 0 AND sum(spins) > 0 FROM pg_spinlock_stats
+        WHERE func = 'lockstat_test_spinlock_churn')})
+  or die 'the load did not show LWLock blocks and contended spin waits';
 my ($body, $samples) = LockStatTest::scrape($exp);
 my $running = $node->safe_psql(
 	'postgres',
 	q{SELECT count(*) FROM pg_stat_activity
-	  WHERE query LIKE 'SELECT lockstat_test_%' AND state = 'active'});
-note("scrape under load: $running load sessions still running after it");
+	  WHERE query LIKE 'SELECT lockstat_test_lwlock(%' AND state = 'active'});
+note("scrape under load: $running LWLock sessions still running after it");
 my $during = scraped_samples($samples);
 my $t = 'tranche=lockstat_test,tranche_id=';
 my ($ex_key) = grep { /^pg_lockstat_lwlock_acquires_total\{mode=exclusive,$t/ } keys %$during;
@@ -256,7 +283,8 @@ ok( defined $ex_key
 	  && $during->{$count_key} > 0,
 	'under load: lockstat_test acquisitions, blocks, wait seconds and histogram count are nonzero'
 ) or diag(explain([ map { "$_ = $during->{$_}" } keys_matching($during, $test_tranche) ]));
-$_->quit foreach @load;
+LockStatTest::release_holds($node);
+is(scalar(grep { !$_->quit } @load), 0, 'the load sessions ended without error');
 
 # --- with the load stopped: the views before, the scrape, the views after
 my $before = view_samples($node);
@@ -337,13 +365,11 @@ my %lt = map { /^(\w+)\{(?:mode=(\w+),)?/; (($2 ? "$1:$2" : $1) => $scraped->{$_
 cmp_ok($lt{'pg_lockstat_lwlock_acquires_total:exclusive'}, '==', 3 * $n_lwlock,
 	"lockstat_test: exactly 3 x $n_lwlock exclusive acquisitions");
 cmp_ok($lt{'pg_lockstat_lwlock_acquires_total:shared'}, '==', 0, 'and no shared ones');
-cmp_ok($lt{pg_lockstat_lwlock_blocks_total}, '>', 0, 'lockstat_test: blocks');
+cmp_ok($lt{pg_lockstat_lwlock_blocks_total}, '>=', 3,
+	'lockstat_test: a block for each of the 3 sessions that slept behind the holder');
 cmp_ok($lt{pg_lockstat_lwlock_wait_duration_seconds_count}, '==',
 	$lt{pg_lockstat_lwlock_blocks_total},
 	'histogram _count equals blocks');
-cmp_ok($lt{pg_lockstat_lwlock_wait_duration_seconds_sum}, '==',
-	$lt{pg_lockstat_lwlock_wait_seconds_total},
-	'histogram _sum equals the wait seconds');
 ok($lt{pg_lockstat_lwlock_max_wait_seconds} > 0
 	  && $lt{pg_lockstat_lwlock_max_wait_seconds} <= $lt{pg_lockstat_lwlock_wait_seconds_total},
 	'0 < longest wait <= total wait');
@@ -378,6 +404,35 @@ is_deeply(\@bad, [],
   or diag(join("\n", @bad));
 note('lockstat_test buckets: '
 	  . join(' ', map { "$_->[0]:$_->[1]" } grep { $_->[1] > 0 } @{ $buckets{lockstat_test} }));
+
+# lockstat_test's _sum (the tranche's wait_time) within what its buckets
+# (the distribution, counted apart) allow: a call counted at le = 2^k us
+# and not below waited at least 2^(k-1) us (0 for k = 0) and less than
+# 2^k us, one only in +Inf at least 2^22 us.  The buckets come in the order
+# that the check above has verified.
+my ($lo_us, $hi_us, $prev) = (0, 0, 0);
+foreach my $i (0 .. $#{ $buckets{lockstat_test} // [] })
+{
+	my ($le, $cum) = @{ $buckets{lockstat_test}[$i] };
+	my $n = $cum - $prev;
+	$prev = $cum;
+	if ($le eq '+Inf')
+	{
+		$lo_us += $n * 2**22;
+		$hi_us = 'inf' if $n > 0;
+	}
+	else
+	{
+		$lo_us += $n * ($i == 0 ? 0 : 2**($i - 1));
+		$hi_us += $n * 2**$i unless $hi_us eq 'inf';
+	}
+}
+my $sum_us = $lt{pg_lockstat_lwlock_wait_duration_seconds_sum} * 1e6;
+ok( $prev > 0
+	  && $sum_us >= $lo_us * (1 - 1e-9)
+	  && ($hi_us eq 'inf' || $sum_us <= $hi_us * (1 + 1e-9)),
+	"lockstat_test: histogram _sum ($sum_us us) within its buckets' bounds ($lo_us .. $hi_us us)"
+);
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT count(*) FROM pg_lwlock_wait_histogram

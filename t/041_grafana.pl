@@ -10,8 +10,10 @@
 #     type and a place inside the 24 columns that no other panel takes,
 #     queries with unique refIds; every variable used is defined;
 #   - every metric name in a query (panels and variables) is the name of a
-#     sample that Debian's exporter serves from that query file, under
-#     lockstat_test load; every label in a matcher, a by() clause,
+#     sample that Debian's exporter serves from that query file after
+#     lockstat_test load (a blocked LWLock call, and contended waits for
+#     the test spinlock that last until the views show them); every label
+#     in a matcher, a by() clause,
 #     label_values() or a legend is on those samples, or is one that
 #     Prometheus adds to every scraped sample (instance, job); a legend
 #     shows only labels that the query's aggregation keeps;
@@ -170,13 +172,32 @@ sub balanced
 	return !@stack;
 }
 
-# --- against the exporter's scrape, under load ---------------------------------
+# --- against the exporter's scrape, after load ---------------------------------
+# The samples of every family exist once the views have rows for them: a
+# tranche with a blocked call (its histogram), and a spinlock call site with
+# contended waits (its TAS probes under ttas).  A waiter that slept behind
+# a holder of the test LWLock; then 3 sessions that take the test spinlock
+# again and again until released, once the views show the spin waits.
 my $node = LockStatTest::new_node('grafana', "pg_lockstat.spin_strategy = 'ttas'\n");
 $node->safe_psql('postgres', 'CREATE ROLE regress_exporter LOGIN IN ROLE pg_monitor');
-$_->quit foreach LockStatTest::start_together(
-	$node, 41,
-	("SELECT lockstat_test_lwlock('exclusive', 2000, 20);") x 3,
-	('SELECT lockstat_test_spinlock(2000, 20);') x 3);
+LockStatTest::end_block($node, LockStatTest::block_waiter($node));
+my @churn;
+foreach (1 .. 3)
+{
+	my $h = $node->background_psql('postgres');
+	$h->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock_churn(20);\n");
+	push @churn, $h;
+}
+$node->poll_query_until(
+	'postgres', q{
+SELECT (SELECT sum(count) > 0 FROM pg_lwlock_wait_histogram
+        WHERE tranche = 'lockstat_test')
+   AND (SELECT sum(contended) > 0 AND sum(tas_attempts) > 0
+        FROM pg_spinlock_stats WHERE func = 'lockstat_test_spinlock_churn')})
+  or die 'no blocked LWLock call or contended spin wait in the views';
+LockStatTest::release_holds($node);
+is(scalar(grep { !$_->quit } @churn), 0, 'the spinlock sessions ended without error');
 my $exp = LockStatTest::start_exporter($node, 'regress_exporter');
 my (undef, $samples) = LockStatTest::scrape($exp);
 LockStatTest::stop_exporter($exp);

@@ -5,18 +5,23 @@
 # - pg_lockstat_status shows the limit, and query IDs as available, but not
 #   in a session with compute_query_id = auto and no module that computes
 #   them;
-# - five statements each block once, each waiting longer than the one
-#   before, in sessions that then exit and fold their tables into the shared
-#   table: the two that waited longest keep their rows (with the queryids
-#   that pg_stat_activity showed), the three others are evicted into the
-#   residual row of the tranche, which holds exactly their blocks, their
-#   wait times and the longest of them; query_entries_evicted counts them;
-#   the tranche's rows still add up to pg_lwlock_stats;
-# - under concurrency, pgbench -C connections running five statements fold
-#   into the two entries over and over while readers read the view: no read
-#   shows less in total for the tranche than the previous read of its
-#   session, and at the end every tranche's rows add up to pg_lwlock_stats
-#   exactly, with the evicted entries in the residual rows;
+# - five statements each block once behind a holder of the lockstat_test
+#   LWLock, each waiting longer than the one before (the test releases the
+#   holder only once the waiter has been seen blocked for longer than the
+#   previous statement's measured wait), each wait within the bounds the
+#   test measures, in sessions that then exit and fold their tables into
+#   the shared table: the two that waited longest keep their rows (with the
+#   queryids that pg_stat_activity showed), the three others are evicted
+#   into the residual row of the tranche, which holds exactly their blocks,
+#   their wait times and the longest of them; query_entries_evicted counts
+#   them; the tranche's rows still add up to pg_lwlock_stats;
+# - under concurrency, while readers read the view: five sessions, one per
+#   statement, each block at least once behind a holder, then pgbench -C
+#   connections running the same five statements fold into the two entries
+#   over and over: at least three entries are evicted, no read shows less in
+#   total for the tranche than the previous read of its session, and at the
+#   end every tranche's rows add up to pg_lwlock_stats exactly, with the
+#   evicted entries in the residual rows;
 # - an invalid pg_lockstat.max_query_entries stops the server.
 
 use strict;
@@ -25,8 +30,15 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes ();
 
 use LockStatTest;
+
+# the monotonic clock, which the server's wait times are measured on too
+sub now
+{
+	return Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+}
 
 my $node = LockStatTest::new_node('query_eviction',
 	"pg_lockstat.max_query_entries = 2\ncompute_query_id = on\nautovacuum = off\n");
@@ -49,24 +61,24 @@ my (@ids, @waits);
 foreach my $i (1 .. 5)
 {
 	my $consts = join '', map { "$_, " } 1 .. $i;
-	# the waiter connects before the holder takes the lock, and the holds
-	# are long enough (0.44 s to 1 s, the test module's longest) for it to ask
-	# on a loaded machine
+	# the waiter blocks behind a holder that keeps the lock until released;
+	# the release comes once the waiter has been seen blocked for 50 ms more
+	# than the previous statement waited, so each wait is longer than the one
+	# before by construction, on any machine
 	my $waiter = $node->background_psql('postgres');
 	my $pid = $waiter->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-	my $holder = $node->background_psql('postgres');
-	$holder->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, " . (300000 + 140000 * $i) . ");\n");
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE query LIKE 'SELECT lockstat_test_lwlock(''exclusive''%' AND state = 'active'})
-	  or die 'holder did not start';
+	my $holder = LockStatTest::hold_lwlock($node, 'exclusive');
+	my $t0 = now();
 	$waiter->query_until(qr/started/,
 		"\\echo started\nSELECT $consts lockstat_test_lwlock('shared', 1);\n\\echo done\n");
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) = 1 FROM pg_stat_activity WHERE wait_event = 'lockstat_test'})
-	  or die 'waiter did not block';
+	LockStatTest::wait_for_waiters($node, 1);
+	my $seen = now();
+	my $min_s = ($i > 1 ? $waits[-1] / 1000 : 0) + 0.05;
+	Time::HiRes::usleep(10_000) while now() - $seen <= $min_s;
+	my $released = now();
+	LockStatTest::release_holds($node);
 	$waiter->query_until(qr/done/, '');
+	my $t1 = now();
 	# an idle session shows the query ID of its last statement
 	push @ids, $node->safe_psql('postgres',
 		"SELECT query_id FROM pg_stat_activity WHERE pid = $pid");
@@ -79,7 +91,10 @@ foreach my $i (1 .. 5)
 	# the statement's wait, while its row is there (it is the longest yet)
 	push @waits, $node->safe_psql('postgres',
 		"SELECT wait_time FROM pg_lwlock_query_stats WHERE queryid = $ids[-1]");
-	ok($waits[-1] > 0, "statement $i waited $waits[-1] ms");
+	my ($min_ms, $max_ms) = (($released - $seen) * 1000, ($t1 - $t0) * 1000);
+	ok($waits[-1] ne '' && $waits[-1] >= $min_ms && $waits[-1] <= $max_ms,
+		sprintf('statement %d waited %s ms, within %.1f..%.1f ms',
+			$i, $waits[-1], $min_ms, $max_ms));
 }
 ok($waits[0] < $waits[1] && $waits[1] < $waits[2] && $waits[2] < $waits[3]
 	  && $waits[3] < $waits[4], 'each statement waited longer than the one before');
@@ -150,6 +165,22 @@ foreach my $i (1 .. 5)
 		"SELECT $consts lockstat_test_lwlock('exclusive', 7, 200);\n");
 	push @files, '-f', $file;
 }
+# the five statements, each in a session of its own that blocks at least
+# once behind a holder and then exits, folding five entries into the two:
+# at least three evictions and five blocks, however the machine runs pgbench
+my $holder = LockStatTest::hold_lwlock($node, 'exclusive');
+my @sessions;
+foreach my $i (1 .. 5)
+{
+	my $consts = join '', map { "$_, " } 1 .. $i;
+	push @sessions, $node->background_psql('postgres');
+	$sessions[-1]->query_until(qr/started/,
+		"\\echo started\nSELECT $consts lockstat_test_lwlock('exclusive', 7, 200);\n");
+}
+LockStatTest::wait_for_waiters($node, 5);
+LockStatTest::release_holds($node);
+$holder->quit;
+$_->quit foreach @sessions;
 $node->command_ok(
 	[
 		'pgbench', '-n', '-C', '-c', 4, '-t', 150, @files,
@@ -161,6 +192,8 @@ $node->poll_query_until(
 SELECT count(*) = 0 FROM pg_stat_activity
 WHERE query LIKE '%lockstat_test_lwlock(''exclusive'', 7, 200)%'})
   or die 'the connections did not exit';
+$node->poll_query_until('postgres', 'SELECT count(*) >= 30 FROM reads')
+  or die 'the readers did not read 30 times';
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
 $_->quit foreach @readers;
 
@@ -174,9 +207,9 @@ my ($evicted, $tranche_blocks, $rows_blocks) = split /\|/, $node->safe_psql(
 SELECT (SELECT query_entries_evicted FROM pg_lockstat_status),
        (SELECT blocks FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'),
        (SELECT sum(blocks) FROM pg_lwlock_query_stats WHERE tranche = 'lockstat_test')});
-cmp_ok($evicted - $evicted0, '>', 0,
+cmp_ok($evicted - $evicted0, '>=', 3,
 	'entries were evicted: ' . ($evicted - $evicted0));
-cmp_ok($tranche_blocks, '>', 0, "the connections blocked $tranche_blocks times");
+cmp_ok($tranche_blocks, '>=', 5, "the sessions and connections blocked $tranche_blocks times");
 is($rows_blocks, $tranche_blocks,
 	"the tranche's rows hold exactly its $tranche_blocks blocks");
 LockStatTest::query_tranches_add_up($node, 'after evictions under concurrency');

@@ -18,66 +18,63 @@
 use strict;
 use warnings FATAL => 'all';
 
-use IPC::Run;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
-my $gdb = `command -v gdb 2>/dev/null`;
-chomp $gdb;
-plan skip_all => 'gdb not available' unless $gdb;
+plan skip_all => 'gdb not available' unless LockStatTest::gdb_path();
 
 my $node = LockStatTest::new_node('query_reset',
 	"compute_query_id = on\nautovacuum = off\n");
 
 # Stop the backend of session $h at $location (a gdb breakpoint) while it
-# runs $sql; returns the debugger.
+# runs $sql; returns the debugger once the backend is stopped there.
+# gdb_attach() dies if it cannot set the breakpoint, and the wait for the
+# stop is bounded by the TAP timeout.
 sub stop_reader
 {
 	my ($h, $location, $sql) = @_;
-	my %g = (in => '', out => '');
-	my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-	$g{run} = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$g{in},
-		'>&' => \$g{out},
-		IPC::Run::timeout(120));
-	$g{in} .= "set breakpoint pending on\nset pagination off\n"
-	  . "break $location\ncontinue\n";
-	$g{run}->pump until $g{out} =~ /Continuing/;
-	$g{attached} = $g{out} =~ /Breakpoint 1 at/;
+	my $g = LockStatTest::gdb_attach($h, $location);
 	$h->query_until(qr/started/, "\\echo started\n$sql;\n\\echo done\n");
-	$g{run}->pump until $g{out} =~ /Breakpoint 1,/;
-	return \%g;
+	LockStatTest::gdb_wait($g, qr/Breakpoint 1,/);
+	return $g;
 }
 
-sub release_reader
-{
-	my ($g) = @_;
-	$g->{in} .= "delete\ndetach\nquit\n";
-	$g->{run}->finish;
-}
-
-# A reset in its own session, blocked on $tranche; returns the session.
+# A reset in its own session, which must block on the lock of tranche
+# $tranche (the test fails if it does not within the TAP timeout); returns
+# the session.  The wait for the block polls in one session: while the
+# stopped reader holds its lock, a backend that exits waits for that lock
+# (it folds its per-query counts), so a new connection for every poll would
+# use up the connection slots if the reset did not block.
 sub blocked_reset
 {
 	my ($tranche) = @_;
+	my $poller = $node->background_psql('postgres');
+	$poller->set_query_timer_restart();
 	my $r = $node->background_psql('postgres');
 	$r->query_until(qr/started/,
 		"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n\\echo done\n");
-	$node->poll_query_until('postgres',
-		qq{SELECT count(*) = 1 FROM pg_stat_activity
-		   WHERE wait_event = '$tranche' AND query LIKE 'SELECT pg_lockstat_reset()%'})
-	  or die "the reset did not block on $tranche";
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	my $blocked;
+	until (($blocked = $poller->query_safe(
+				qq{SELECT count(*) = 1 FROM pg_stat_activity
+				   WHERE wait_event = '$tranche'
+				     AND query LIKE 'SELECT pg_lockstat_reset()%'})) eq 't'
+		  || time() > $deadline)
+	{
+		usleep(100_000);
+	}
+	is($blocked, 't', "a reset blocks on the $tranche lock");
+	$poller->quit;
 	return $r;
 }
 
 # an entry in the shared table, so that a reader copies it under the lock
-my ($holder, $waiter) = LockStatTest::block_waiter($node, 200000);
-$holder->quit;
-$waiter->quit;
+my ($holder, $waiter) = LockStatTest::block_waiter($node);
+LockStatTest::end_block($node, $holder, $waiter);
 $node->poll_query_until('postgres',
 	'SELECT query_entries > 0 FROM pg_lockstat_status')
   or die 'no entry was folded into the shared table';
@@ -86,10 +83,8 @@ $node->poll_query_until('postgres',
 my $reader = $node->background_psql('postgres');
 my $g = stop_reader($reader, 'lockstat_query_add_local',
 	'SELECT count(*) FROM pg_lwlock_query_stats');
-ok($g->{attached}, 'gdb stopped a reader copying the shared per-query table');
 my $reset = blocked_reset('pg_lockstat_query');
-pass('a reset blocks on the pg_lockstat_query lock');
-release_reader($g);
+LockStatTest::gdb_detach($g);
 $reader->query_until(qr/done/, '');
 $reset->query_until(qr/done/, '');
 $reset->quit;
@@ -108,10 +103,8 @@ die 'lockstat_last_reset() not found' unless $line;
 $reader = $node->background_psql('postgres');
 $g = stop_reader($reader, "lockstat_shmem.c:$line",
 	'SELECT stats_reset FROM pg_lockstat_status');
-ok($g->{attached}, 'gdb stopped a reader of stats_reset, holding the pg_lockstat lock');
 $reset = blocked_reset('pg_lockstat');
-pass('a reset blocks on the pg_lockstat lock');
-release_reader($g);
+LockStatTest::gdb_detach($g);
 $reader->query_until(qr/done/, '');
 $reset->query_until(qr/done/, '');
 $reset->quit;

@@ -5,23 +5,30 @@
 # "make test" and, with the same assertions, against the ppc64le and
 # aarch64 builds under qemu-user in "make test-arch", where TAS, TAS_SPIN
 # and the spin delay are the other architectures' own code.  Per strategy,
-# after a restart and a reset, 3 sessions start together and each takes the
-# test spinlock 20000 times (held 10 us, one call of lockstat_test_spinlock()
-# per acquisition, so that the lock is free between two of a session's
-# acquisitions and the others' spinning takes it), then 3 sessions take the
-# test LWLock exclusively 3000 times each (held 2 us):
+# after a restart and a reset, 3 sessions each take the test spinlock 20000
+# times (held 10 us, one call of lockstat_test_spinlock() per acquisition,
+# so that the lock is free between two of a session's acquisitions and the
+# others' spinning takes it), starting while a holder keeps it
+# (lockstat_test_spinlock_hold, not counted) until all three spin inside
+# s_lock(); then 3 sessions take the test LWLock exclusively 3000 times
+# each (held 2 us), starting while a holder keeps it exclusively
+# (lockstat_test_lwlock_hold) until all three sleep on it.  So both kinds
+# of contention are certain, at any speed of the machine or the emulator:
 # - the server is the one built for that architecture (version()), and
 #   initdb warned of nothing (under emulation it once could not find the
 #   time zone names and chose GMT);
 # - pg_lockstat_status reports the strategy;
 # - the test module's counter, incremented under the spinlock, rose by
-#   exactly 60000: the strategy's probes exclude each other;
-# - the spinlock waits show up at the test module's call site, and the
-#   probe counters add up (tas_attempts + unlocked_skips = spins +
-#   contended); tas issues no unlocked read; default leaves them NULL;
-# - pg_lwlock_stats counts exactly 9000 exclusive and no shared
-#   acquisitions of the lockstat_test tranche, with blocks (at most one per
-#   acquisition);
+#   exactly 60001 (the hold's one and the sessions' 60000): the strategy's
+#   probes exclude each other;
+# - at least 3 spinlock waits (the sessions' first) show up at the test
+#   module's call site, and the probe counters add up (tas_attempts +
+#   unlocked_skips = spins + contended); tas issues no unlocked read;
+#   default leaves them NULL;
+# - pg_lwlock_stats counts exactly 9001 exclusive (the hold's one and the
+#   sessions' 9000) and no shared acquisitions of the lockstat_test tranche,
+#   with at least 3 blocks (the sessions' first) and at most one per
+#   acquisition;
 # - a reset zeroes the tranche and the call site.
 # The counts are printed (diag), with the architecture.
 
@@ -54,6 +61,14 @@ my $site = q{FROM pg_spinlock_stats
 	WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'};
 my $tranche = q{FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'};
 
+# Make each of the sessions @$h run $sql; returns once each has sent it.
+sub send_sql
+{
+	my ($h, $sql) = @_;
+	$_->query_until(qr/started/, "\\echo started\n$sql\n") foreach @$h;
+	return;
+}
+
 foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 {
 	is(LockStatTest::restart_with_strategy($node, $strategy),
@@ -62,16 +77,30 @@ foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	my $before =
 	  $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()');
-	$_->quit foreach LockStatTest::start_together($node, 60,
-		(     "SELECT sum(lockstat_test_spinlock(1, 10)) "
-			  . "FROM generate_series(1, $spin_n);") x $sessions);
-	$_->quit foreach LockStatTest::start_together($node, 61,
-		("SELECT lockstat_test_lwlock('exclusive', $lwlock_n, 2);")
-		  x $sessions);
+	# connected first, so that the hold lasts only while they start
+	my @h = map { $node->background_psql('postgres') } 1 .. $sessions;
+	my $holder = LockStatTest::hold_spinlock($node);
+	my $since = LockStatTest::spin_waits($node);
+	send_sql(\@h,
+		"SELECT sum(lockstat_test_spinlock(1, 10)) "
+		  . "FROM generate_series(1, $spin_n);");
+	LockStatTest::wait_for_spin_waiters($node, $since, $sessions,
+		release => 1);
+	$_->quit foreach @h;
+	$holder->quit;
 
+	@h = map { $node->background_psql('postgres') } 1 .. $sessions;
+	$holder = LockStatTest::hold_lwlock($node, 'exclusive');
+	send_sql(\@h, "SELECT lockstat_test_lwlock('exclusive', $lwlock_n, 2);");
+	LockStatTest::wait_for_waiters($node, $sessions);
+	LockStatTest::release_holds($node);
+	$_->quit foreach @h;
+	$holder->quit;
+
+	# less the hold's one
 	my $taken =
 	  $node->safe_psql('postgres', 'SELECT lockstat_test_spin_counter()')
-	  - $before;
+	  - $before - 1;
 	is($taken, $sessions * $spin_n,
 		"$strategy: the counter incremented under the spinlock lost nothing");
 
@@ -85,9 +114,10 @@ foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 		fail("$strategy: no row for lockstat_test's call site");
 		next;
 	}
-	# how many is timing: 3 to 29726 were seen per strategy under emulation
-	cmp_ok($contended, '>', 0,
-		"$strategy: contended waits at lockstat_test's call site");
+	# the sessions' first waits; how many more is timing (3 to 29726 were
+	# seen per strategy under emulation before the holder)
+	cmp_ok($contended, '>=', $sessions,
+		"$strategy: the sessions' contended waits at lockstat_test's call site");
 	if ($strategy eq 'default')
 	{
 		ok($tas eq '' && $skips eq '',
@@ -103,10 +133,11 @@ foreach my $strategy (qw(default tas ttas_spin ttas ttas_backoff))
 	my ($sh, $ex, $blocks) = map { $_ // 'no row' } split /\|/,
 	  $node->safe_psql('postgres',
 		"SELECT sh_acquires, ex_acquires, blocks $tranche");
-	is("$sh|$ex", '0|' . $sessions * $lwlock_n,
-		"$strategy: exactly the exclusive acquisitions made, no shared one");
-	ok($blocks =~ /^\d+$/ && $blocks > 0 && $blocks <= $ex,
-		"$strategy: blocks on the LWLock, at most one per acquisition");
+	is("$sh|$ex", '0|' . (1 + $sessions * $lwlock_n),
+		"$strategy: exactly the exclusive acquisitions made (the hold's and the sessions'), no shared one");
+	ok($blocks =~ /^\d+$/ && $blocks >= $sessions && $blocks <= $ex,
+		"$strategy: the sessions' blocks on the LWLock, at most one per acquisition")
+	  or diag("blocks $blocks, ex_acquires $ex");
 
 	diag(sprintf(
 			"%s, %s: spinlock %d x %d taken %d (contended %s, spins %s, "

@@ -162,14 +162,19 @@ sub unpatched_install
 
 # Assert that every tranche's rows of pg_lwlock_query_stats add up to its
 # blocks and wait_time in pg_lwlock_stats, at a moment when no process of
-# the server is in a blocked call: a background process's rare block can
-# fall between the two views' reads, so this tries up to 20 times, 0.1 s
-# apart.  The failure names the tranches with both block counts.
+# the server is in a blocked call: the two views are read one after the
+# other, so a call that ends in between (a background process's rare block)
+# is in one read only.  So this reads again, 0.1 s apart, until they agree
+# or the TAP timeout has passed (a lasting difference, which is a fault).
+# Every reset that this must hold across must have run while no process
+# could end a blocked call (see t/055).  The failure names the tranches
+# with both block counts.
 sub query_tranches_add_up
 {
 	my ($node, $what) = @_;
 	my $bad;
-	foreach my $try (1 .. 20)
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	for (my $try = 1;; $try++)
 	{
 		$bad = $node->safe_psql(
 			'postgres', q{
@@ -181,12 +186,28 @@ FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
 WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
    OR round(coalesce(s.wait_time, 0)::numeric, 6)
       <> round(coalesce(q.wait_time, 0)::numeric, 6)});
-		last if $bad eq 'none';
-		Test::More::note("$what: tranches not adding up at try $try: $bad");
+		last if $bad eq 'none' || time() > $deadline;
+		Test::More::note("$what: tranches not adding up at try $try: $bad")
+		  if $try <= 3 || $try % 100 == 0;
 		Time::HiRes::usleep(100_000);
 	}
 	Test::More::is($bad, 'none',
 		"$what: every tranche's rows add up to pg_lwlock_stats");
+}
+
+# Wait until no process of $node other than the caller's next connection
+# is a client backend, except the sessions whose backend PIDs are in @keep:
+# the backends of sessions and connections that ended have exited.
+sub wait_for_exits
+{
+	my ($node, @keep) = @_;
+	my $keep = @keep ? join(', ', @keep) : '0';
+	$node->poll_query_until('postgres', qq{
+SELECT count(*) = 0 FROM pg_stat_activity
+WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
+  AND pid NOT IN ($keep)})
+	  or die 'the backends of ended sessions did not exit';
+	return;
 }
 
 # The reader/resetter pattern of the concurrency tests (t/025, t/051, t/052):
@@ -381,29 +402,135 @@ log_statement = none
 	return;
 }
 
-# A holder session takes the lockstat_test LWLock exclusively for $hold_us
-# microseconds, and a waiter session asks for it once in shared mode.
-# Returns (holder, waiter) once the waiter sleeps behind the holder; quitting
-# both lets the waiter have the lock.
+# A holder session takes the lockstat_test LWLock exclusively and keeps it
+# until released (lockstat_test_lwlock_hold), and a waiter session asks for
+# it once in shared mode.  Returns (holder, waiter) once the waiter sleeps
+# behind the holder, however long that takes: end_block() lets the waiter
+# have the lock and ends both.
 sub block_waiter
 {
-	my ($node, $hold_us) = @_;
-	my $holder = $node->background_psql('postgres');
+	my ($node) = @_;
+	my $holder = hold_lwlock($node, 'exclusive');
 	my $waiter = $node->background_psql('postgres');
-
-	$holder->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1, $hold_us);\n");
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE query LIKE 'SELECT lockstat_test_lwlock(''exclusive''%' AND state = 'active'})
-	  or die 'holder did not start';
 	$waiter->query_until(qr/started/,
 		"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n");
-	$node->poll_query_until('postgres',
-		q{SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE wait_event = 'lockstat_test'})
-	  or die 'waiter did not block';
+	wait_for_waiters($node, 1);
 	return ($holder, $waiter);
+}
+
+# A session that holds the lockstat_test LWLock in $mode until
+# release_holds(), returned once it holds it (its wait event "Extension"
+# shows that).
+sub hold_lwlock
+{
+	my ($node, $mode) = @_;
+	my $holder = $node->background_psql('postgres');
+	my $pid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$holder->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock_hold('$mode');\n");
+	$node->poll_query_until('postgres',
+		qq{SELECT count(*) = 1 FROM pg_stat_activity
+		   WHERE pid = $pid AND wait_event_type = 'Extension'})
+	  or die 'the holder did not take the lock';
+	return $holder;
+}
+
+# Wait until $n sessions sleep for the lockstat_test LWLock.
+sub wait_for_waiters
+{
+	my ($node, $n) = @_;
+	$node->poll_query_until('postgres',
+		qq{SELECT count(*) >= $n FROM pg_stat_activity
+		   WHERE wait_event = 'lockstat_test'})
+	  or die "$n waiters did not block on the lockstat_test LWLock";
+	return;
+}
+
+# End every lockstat_test_lwlock_hold() and lockstat_test_spinlock_churn()
+# call of $node's sessions.
+sub release_holds
+{
+	my ($node) = @_;
+	$node->safe_psql('postgres', 'SELECT lockstat_test_release()');
+	return;
+}
+
+# gdb, for the tests that stop a backend at a breakpoint: its path, or
+# undef.  scripts/deps.sh installs it (as root; otherwise it prints the
+# command), so a test that needs it skips only for a user who did not.
+sub gdb_path
+{
+	my $gdb = `command -v gdb 2>/dev/null`;
+	chomp $gdb;
+	return $gdb eq '' ? undef : $gdb;
+}
+
+# Attach gdb to the backend of background session $h, set a breakpoint at
+# $location and let the backend go on.  Returns the debugger; gdb_wait()
+# waits for its output, gdb_send() gives it a command, gdb_detach() ends it.
+# The bound on every wait is the TAP timeout (a hang, not a slow machine).
+sub gdb_attach
+{
+	my ($h, $location) = @_;
+	my $gdb = gdb_path() or die 'gdb is not installed';
+	my %g = (in => '', out => '');
+	my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$g{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
+	$g{run} = IPC::Run::start(
+		[ $gdb, '-q', '-nx', '-p', $pid ],
+		'<' => \$g{in},
+		'>&' => \$g{out},
+		$g{timer});
+	# a cancel or statement timeout that reaches the stopped backend is
+	# passed on to it, not taken by gdb
+	$g{in} .= "set breakpoint pending on\nset pagination off\n"
+	  . "handle SIGINT SIGALRM SIGUSR1 nostop noprint pass\n"
+	  . "break $location\ncontinue\n";
+	my $seen = gdb_wait(\%g, qr/Continuing/);
+	die "gdb set no breakpoint at $location:\n$seen"
+	  unless $seen =~ /Breakpoint 1 at/;
+	return \%g;
+}
+
+# Wait until gdb's output since the last wait matches $re; returns that
+# output up to the match.
+sub gdb_wait
+{
+	my ($g, $re) = @_;
+	$g->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
+	$g->{run}->pump until $g->{out} =~ $re;
+	my $seen = substr($g->{out}, 0, $+[0]);
+	$g->{out} = substr($g->{out}, $+[0]);
+	return $seen;
+}
+
+# Give gdb a command, and wait for output matching $re if given.
+sub gdb_send
+{
+	my ($g, $cmd, $re) = @_;
+	$g->{in} .= "$cmd\n";
+	gdb_wait($g, $re) if defined $re;
+	return;
+}
+
+# Remove the breakpoints, let the backend go on and end gdb.
+sub gdb_detach
+{
+	my ($g) = @_;
+	$g->{in} .= "delete\ndetach\nquit\n";
+	$g->{run}->finish;
+	return;
+}
+
+# Release the holder of block_waiter() and end both sessions: the waiter has
+# its lock and has finished when this returns.
+sub end_block
+{
+	my ($node, $holder, $waiter) = @_;
+	release_holds($node);
+	$holder->quit;
+	$waiter->quit;
+	return;
 }
 
 # Start one session for each SQL text in @sqls, all waiting at a barrier (an
@@ -632,51 +759,46 @@ sub s_lock_line
 }
 
 # A waiter session of $node waits once for the test spinlock, which a holder
-# session that is not counted keeps taken, and $gdb stops the waiter at line
-# $line of s_lock.c when the wait ends.  Returns the stall: its gdb, input
-# and output, holder and waiter.
+# session that is not counted keeps taken (hold_spinlock) until the waiter
+# spins, and gdb stops the waiter at line $line of s_lock.c once it has the
+# spinlock and its wait ends (the breakpoint's line must be on that path).
+# gdb is attached before the holder takes the spinlock, so the hold lasts
+# only from the holder's start to the waiter's first spin, whatever the
+# speed of the machine.  Returns the stall: its gdb (gdb_attach), holder,
+# waiter, and hit, gdb's line that reports the breakpoint.  The waiter then
+# holds the test spinlock until release_waiter().
 sub stall_waiter
 {
-	my ($node, $gdb, $line) = @_;
-	my %st = (in => '', out => '');
+	my ($node, $line) = @_;
+	my %st;
 
-	$st{holder} = $node->background_psql('postgres');
-	$st{holder}->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock(4000, 1000);\n");
 	$st{waiter} = $node->background_psql('postgres');
-	my $pid = $st{waiter}->query_safe('SELECT pg_backend_pid()');
-	$pid =~ s/\D//g;
-
-	$st{g} = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$st{in},
-		'>&' => \$st{out},
-		IPC::Run::timeout(120));
-	$st{in} .= "set breakpoint pending on\nset pagination off\n"
-	  . "break s_lock.c:$line\ncontinue\n";
-	$st{g}->pump until $st{out} =~ /Continuing/;
-	$st{attached} = $st{out} =~ /Breakpoint 1 at/;
+	$st{g} = gdb_attach($st{waiter}, "s_lock.c:$line");
+	$st{holder} = hold_spinlock($node);
+	my $since = spin_waits($node);
 	$st{waiter}->query_until(qr/started/,
 		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	$st{g}->pump until $st{out} =~ /Breakpoint 1,/;
+	wait_for_spin_waiters($node, $since, 1, release => 1);
+	$st{hit} = gdb_wait($st{g}, qr/Breakpoint 1,[^\n]*\n/);
+	$st{hit} =~ s/.*(Breakpoint 1,)/$1/s;
 	return \%st;
 }
 
-# Let the stalled waiter go on, and end gdb.
+# Let the stalled waiter go on (it releases the test spinlock), and end gdb.
 sub release_waiter
 {
 	my ($st) = @_;
-	$st->{in} .= "delete\ndetach\nquit\n";
-	$st->{g}->finish;
+	gdb_detach($st->{g});
+	return;
 }
 
-# End the sessions of a stall.
+# End the sessions of a stall, after release_waiter().
 sub end_stall
 {
 	my ($st) = @_;
 	$st->{waiter}->quit;
 	$st->{holder}->quit;
+	return;
 }
 
 # Debian's Prometheus exporter for PostgreSQL, run on the query file of
@@ -845,6 +967,311 @@ sub json_duplicate_keys
 	  or die "python3 cannot parse $file: $err";
 	chomp $out;
 	return $out;
+}
+
+# A session that holds the test spinlock (lockstat_test_spinlock_hold) until
+# release_holds(), returned once it holds it (its wait event "Extension"
+# shows that): every session that takes the test spinlock meanwhile waits
+# inside s_lock() until the release.  The holder's own wait for the
+# spinlock, if it had one, is not counted (pg_lockstat.track = off).  The
+# hold gives up by itself after 30 s (57014), before its waiters' stuck
+# spinlock PANIC: release it as soon as the waiters wait.
+sub hold_spinlock
+{
+	my ($node) = @_;
+	my $holder = $node->background_psql('postgres');
+	my $pid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$holder->query_until(qr/started/,
+		"\\echo started\nSET pg_lockstat.track = off;\n"
+		  . "SELECT lockstat_test_spinlock_hold();\n");
+	$node->poll_query_until('postgres',
+		qq{SELECT count(*) = 1 FROM pg_stat_activity
+		   WHERE pid = $pid AND wait_event_type = 'Extension'})
+	  or die 'the holder did not take the test spinlock';
+	return $holder;
+}
+
+# The number of contended waits for the test spinlock that have begun since
+# the server started (lockstat_test_spin_waits(), counted at a wait's first
+# spin, on every major): read it before starting waiters, for
+# wait_for_spin_waiters().
+sub spin_waits
+{
+	my ($node) = @_;
+	return $node->safe_psql('postgres', 'SELECT lockstat_test_spin_waits()');
+}
+
+# Wait until $n contended waits for the test spinlock have begun since
+# spin_waits() returned $since: while hold_spinlock() holds it, that many
+# waiters are spinning or sleeping inside s_lock() and will count a
+# contended wait each.  The check runs in the server every millisecond,
+# and with release => 1 the same statement then calls
+# lockstat_test_release(), so that the hold ends within a millisecond or so
+# of the last waiter's start (holds are bounded, see hold_spinlock()).
+# Dies if the waits have not begun within the TAP timeout (a hang).
+sub wait_for_spin_waiters
+{
+	my ($node, $since, $n, %opts) = @_;
+	my $target = $since + $n;
+	my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+	my $release = $opts{release} ? 'PERFORM lockstat_test_release();' : '';
+	$node->safe_psql(
+		'postgres', qq{
+DO \$\$
+DECLARE
+	deadline timestamptz := clock_timestamp() + interval '$timeout s';
+BEGIN
+	WHILE lockstat_test_spin_waits() < $target LOOP
+		IF clock_timestamp() > deadline THEN
+			RAISE EXCEPTION '% of $n spin waits for the test spinlock began',
+				lockstat_test_spin_waits() - $since;
+		END IF;
+		PERFORM pg_sleep(0.001);
+	END LOOP;
+	$release
+END\$\$;});
+	return;
+}
+
+# Run $sql, a query returning one boolean, on background session $h again
+# and again, 10 ms apart, until it returns true; $each, if given, runs
+# before each try (to die early).  Dies with $what after the TAP timeout (a
+# hang).  Unlike poll_query_until, no new connection per try.
+sub poll_session
+{
+	my ($h, $sql, $what, $each) = @_;
+	my $deadline = time() + $PostgreSQL::Test::Utils::timeout_default;
+	for (;;)
+	{
+		$each->() if $each;
+		return if $h->query_safe($sql) eq 't';
+		die "$what (after $PostgreSQL::Test::Utils::timeout_default s)"
+		  if time() > $deadline;
+		Time::HiRes::usleep(10_000);
+	}
+}
+
+# A background session of $node for polls and steps repeated many times:
+# its TAP timeout restarts at each query.  Returns it and its backend PID.
+sub lasting_session
+{
+	my ($node) = @_;
+	my $h = $node->background_psql('postgres');
+	$h->set_query_timer_restart;
+	my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	return ($h, $pid);
+}
+
+# pg_lockstat_top run step by step, whatever its interval and the machine's
+# speed.  Each sample of the program reads pg_lockstat_status (the time,
+# stats_reset) and then the counters (pg_lwlock_stats first) in one
+# transaction (tools/pg_lockstat_top/sample.c).  A gate session holds one of
+# those views in ACCESS EXCLUSIVE mode, so that the next sample waits for it
+# in pg_stat_activity (wait_event_type "Lock") at that point:
+#   'sample':   pg_lockstat_status: before the sample reads anything;
+#   'counters': pg_lwlock_stats: after its time and stats_reset, before its
+#               counters.
+# start_gated_top() starts $top with @args (its application_name is
+# pg_lockstat_top_gated) and returns once its first sample, the baseline,
+# waits at the 'sample' gate.  gated_top_pass($t, $next) lets the waiting
+# sample go on and, unless $next is undef, returns once the following
+# sample waits at gate $next: what the test does between two calls happens
+# between those two samples.  The gate behind the sample let through is
+# closed before it goes: a second session asks for the lock on
+# pg_lockstat_status and waits in the queue behind the sample, which gets
+# it first and keeps it to its end; so when that lock is granted the sample
+# has ended, and a Lock wait seen after that is the next sample's.
+# finish_gated_top($t) waits for the program's end (after the last pass,
+# with $next undef, -n must be reached) and returns its exit code, stdout
+# and stderr.
+sub start_gated_top
+{
+	my ($node, $top, @args) = @_;
+	my $t = { stdout => '', stderr => '', at => 'sample' };
+	($t->{ctl}) = lasting_session($node);
+	foreach my $gate ('a', 'b', 'counters')
+	{
+		($t->{$gate}, $t->{"${gate}_pid"}) = lasting_session($node);
+	}
+	$t->{held} = 'a';
+	$t->{a}->query_safe(
+		'BEGIN; LOCK TABLE pg_lockstat_status IN ACCESS EXCLUSIVE MODE;');
+	$t->{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
+	{
+		local $ENV{PGAPPNAME} = 'pg_lockstat_top_gated';
+		$t->{run} = IPC::Run::start(
+			[ $top, @args ],
+			'<' => \undef,
+			'>' => \$t->{stdout},
+			'2>' => \$t->{stderr},
+			$t->{timer});
+	}
+	gated_top_wait($t);
+	return $t;
+}
+
+# Wait until the sample of gated pg_lockstat_top $t waits at the closed
+# gate; dies at once if the program has ended.
+sub gated_top_wait
+{
+	my ($t) = @_;
+	poll_session(
+		$t->{ctl},
+		q{SELECT count(*) = 1 FROM pg_stat_activity
+		  WHERE application_name = 'pg_lockstat_top_gated'
+		    AND wait_event_type = 'Lock'},
+		"pg_lockstat_top did not reach the '$t->{at}' gate",
+		sub {
+			$t->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
+			$t->{run}->pump_nb;
+			die "pg_lockstat_top ended before the '$t->{at}' gate:\n"
+			  . "$t->{stdout}$t->{stderr}"
+			  unless $t->{run}->pumpable;
+		});
+	return;
+}
+
+# Let the sample of gated pg_lockstat_top $t that waits at the gate go on;
+# unless $next is undef, return once the following sample waits at gate
+# $next ('sample' or 'counters'), see start_gated_top().
+sub gated_top_pass
+{
+	my ($t, $next) = @_;
+	my $lock = 'BEGIN; LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;';
+	die "unknown gate $next"
+	  if defined $next && $next ne 'sample' && $next ne 'counters';
+
+	# the gate behind the waiting sample: queued after it
+	my $behind;
+	if (defined $next)
+	{
+		$behind = $t->{held} eq 'a' ? 'b' : 'a';
+		$t->{$behind}->query_until(qr/gate queued/,
+			"\\echo gate queued\n"
+			  . sprintf($lock, 'pg_lockstat_status')
+			  . "\n\\echo gate closed\n");
+		poll_session($t->{ctl},
+			qq{SELECT wait_event_type = 'Lock' FROM pg_stat_activity
+			   WHERE pid = $t->{"${behind}_pid"}},
+			'the next gate did not queue for its lock');
+	}
+
+	# let the waiting sample go on
+	if ($t->{at} eq 'counters')
+	{
+		$t->{counters}->query_safe('COMMIT');
+	}
+	else
+	{
+		$t->{ $t->{held} }->query_safe('COMMIT');
+	}
+	$t->{held} = '';
+	if (!defined $next)
+	{
+		$t->{at} = 'open';
+		return;
+	}
+
+	# the sample has ended once the gate behind it holds its lock
+	$t->{$behind}->query_until(qr/gate closed/, '');
+	$t->{held} = $behind;
+	if ($next eq 'counters')
+	{
+		$t->{counters}->query_safe(sprintf($lock, 'pg_lwlock_stats'));
+		$t->{$behind}->query_safe('COMMIT');
+		$t->{held} = '';
+	}
+	$t->{at} = $next;
+	gated_top_wait($t);
+	return;
+}
+
+# After the last gated_top_pass($t, undef): wait for the end of
+# pg_lockstat_top $t and its gate sessions; returns its exit code, stdout
+# and stderr.
+sub finish_gated_top
+{
+	my ($t) = @_;
+	die 'pg_lockstat_top still waits at a gate' unless $t->{at} eq 'open';
+	$t->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
+	$t->{run}->finish;
+	$_->quit foreach @$t{qw(ctl a b counters)};
+	return ($t->{run}->result(0), $t->{stdout}, $t->{stderr});
+}
+
+# Sessions that make blocked calls on the lockstat_test LWLock on demand, in
+# a few round trips and with no new connection, for tests that repeat them
+# between the samples of gated_top_pass(): a holder, one waiter session for
+# each entry of @sets (SET commands that it runs first, '' for none) and a
+# control session.  lwlock_block($b) returns once every waiter sleeps behind
+# the holder, lwlock_unblock($b) once the holder has let go and each
+# waiter's call has returned.  A round counts in tranche lockstat_test one
+# exclusive acquisition (the holder's, at lwlock_block) and, per waiter, one
+# shared acquisition and one blocked call (at lwlock_unblock); a waiter's
+# call is "SELECT lockstat_test_lwlock('shared', 1, 0)" (its normalized
+# text in pg_stat_statements: lockstat_test_lwlock($1, $2, $3)).
+# lwlock_blocker_quit($b) ends the sessions.
+sub lwlock_blocker
+{
+	my ($node, @sets) = @_;
+	my $b = { waiters => [], waiter_pids => [] };
+	($b->{ctl}) = lasting_session($node);
+	($b->{holder}, $b->{holder_pid}) = lasting_session($node);
+	foreach my $set (@sets)
+	{
+		my ($h, $pid) = lasting_session($node);
+		$h->query_safe($set) if $set ne '';
+		push @{ $b->{waiters} }, $h;
+		push @{ $b->{waiter_pids} }, $pid;
+	}
+	return $b;
+}
+
+# Make the waiters of lwlock_blocker() $b sleep behind its holder: returns
+# once they all wait for the lockstat_test LWLock.
+sub lwlock_block
+{
+	my ($b) = @_;
+	my $n = scalar(@{ $b->{waiters} });
+	my $pids = join(', ', @{ $b->{waiter_pids} });
+
+	$b->{holder}->query_until(qr/hold started/,
+		"\\echo hold started\nSELECT lockstat_test_lwlock_hold('exclusive');\n"
+		  . "\\echo hold ended\n");
+	poll_session($b->{ctl},
+		qq{SELECT count(*) = 1 FROM pg_stat_activity
+		   WHERE pid = $b->{holder_pid} AND wait_event_type = 'Extension'},
+		'the holder did not take the lockstat_test LWLock');
+	foreach my $h (@{ $b->{waiters} })
+	{
+		$h->query_until(qr/call started/,
+			"\\echo call started\nSELECT lockstat_test_lwlock('shared', 1, 0);\n"
+			  . "\\echo call ended\n");
+	}
+	poll_session($b->{ctl},
+		qq{SELECT count(*) = $n FROM pg_stat_activity
+		   WHERE pid IN ($pids) AND wait_event = 'lockstat_test'},
+		"$n waiters did not block on the lockstat_test LWLock");
+	return;
+}
+
+# End the block of lwlock_block($b): returns once the holder has let go and
+# every waiter's call has returned, its blocked call counted.
+sub lwlock_unblock
+{
+	my ($b) = @_;
+	$b->{ctl}->query_safe('SELECT lockstat_test_release()');
+	$b->{holder}->query_until(qr/hold ended/, '');
+	$_->query_until(qr/call ended/, '') foreach @{ $b->{waiters} };
+	return;
+}
+
+# End the sessions of lwlock_blocker() $b (after lwlock_unblock).
+sub lwlock_blocker_quit
+{
+	my ($b) = @_;
+	$_->quit foreach ($b->{ctl}, $b->{holder}, @{ $b->{waiters} });
+	return;
 }
 
 1;

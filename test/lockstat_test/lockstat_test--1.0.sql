@@ -20,19 +20,26 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spinlock'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
--- Allocate count new LWLock tranche IDs (LWLockNewTrancheId) and acquire a
--- lock of each n times, exclusive.  Returns count * n.  IDs are used up
--- until restart.  Errors: 22023 for a bad argument.
+-- Acquire and release lock main_index of the fixed main LWLock array n times
+-- in mode 'shared' or 'exclusive'.  Returns n.  Errors: 22023 for a bad
+-- argument.
 CREATE FUNCTION lockstat_test_main_lwlock(main_index integer, mode text, n integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_main_lwlock'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- The number of times the test spinlock was taken by lockstat_test_spinlock,
+-- lockstat_test_spinlock_churn and lockstat_test_spinlock_hold (one per
+-- call) since server start, read under the spinlock.  Errors: 55000 if not
+-- preloaded.
 CREATE FUNCTION lockstat_test_spin_counter()
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spin_counter'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- Allocate count new LWLock tranche IDs (LWLockNewTrancheId) and acquire a
+-- lock of each n times, exclusive.  Returns count * n.  IDs are used up
+-- until restart.  Errors: 22023 for a bad argument.
 CREATE FUNCTION lockstat_test_dynamic_tranches(count integer, n integer)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_dynamic_tranches'
@@ -46,6 +53,52 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'lockstat_test_raise_counter'
 LANGUAGE C STRICT VOLATILE;
 
+-- Acquire the "lockstat_test" LWLock once in mode 'shared' or 'exclusive' and
+-- hold it until lockstat_test_release() is called; wait_event "Extension"
+-- (type "Extension") shows the hold.  Returns 1.  Errors: 22023 for a bad
+-- mode; 57014 after 600 s without a release.
+CREATE FUNCTION lockstat_test_lwlock_hold(mode text)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_lwlock_hold'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- Take the test spinlock again and again, holding it hold_us microseconds
+-- (at most 1 ms) each time, until lockstat_test_release() is called;
+-- wait_event "Extension" shows it runs (set again after each hold).
+-- Returns the number of holds.  Errors: 22023 for a bad hold_us; 57014 on
+-- cancel or after 600 s.
+CREATE FUNCTION lockstat_test_spinlock_churn(hold_us integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_spinlock_churn'
+LANGUAGE C STRICT VOLATILE;
+
+-- Take the test spinlock once and hold it, busy-waiting, until
+-- lockstat_test_release() is called; wait_event "Extension" (type
+-- "Extension") shows that it holds.  Not cancellable meanwhile.  Returns 1.
+-- Errors: 55000 if not preloaded; 57014 (after releasing) after 30 s without
+-- a release, before the waiters' stuck-spinlock PANIC.
+CREATE FUNCTION lockstat_test_spinlock_hold()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_spinlock_hold'
+LANGUAGE C STRICT VOLATILE;
+
+-- The number of contended waits for the test spinlock begun since server
+-- start, in all processes, each counted at its first spin in s_lock()
+-- (tracked by pg_lockstat or not): it rises while the waiters still wait.
+-- Errors: 55000 if not preloaded, or if pg_lockstat is not preloaded before
+-- lockstat_test.
+CREATE FUNCTION lockstat_test_spin_waits()
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_spin_waits'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+-- End every hold and churn that started before this call.  Errors: 55000 if
+-- not preloaded.
+CREATE FUNCTION lockstat_test_release()
+RETURNS void
+AS 'MODULE_PATHNAME', 'lockstat_test_release'
+LANGUAGE C STRICT VOLATILE;
+
 -- These functions can make other sessions wait or falsify counts:
 -- superusers only.
 REVOKE ALL ON FUNCTION lockstat_test_lwlock(text, integer, integer) FROM PUBLIC;
@@ -54,3 +107,8 @@ REVOKE ALL ON FUNCTION lockstat_test_spin_counter() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_main_lwlock(integer, text, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_dynamic_tranches(integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_raise_counter(integer, numeric) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_lwlock_hold(text) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_spinlock_churn(integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_release() FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_spinlock_hold() FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_spin_waits() FROM PUBLIC;

@@ -20,6 +20,8 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
@@ -37,6 +39,8 @@ typedef struct LockStatTestState
 	LWLock	   *lock;			/* the one lock of tranche "lockstat_test" */
 	slock_t		mutex;			/* the test spinlock */
 	uint64		spin_counter;	/* incremented under mutex */
+	pg_atomic_uint64 releases;	/* lockstat_test_release() calls */
+	pg_atomic_uint32 spin_waits;	/* contended waits begun for mutex */
 } LockStatTestState;
 
 static LockStatTestState *lst_state = NULL;
@@ -44,12 +48,20 @@ static LockStatTestState *lst_state = NULL;
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 
+/* pg_lockstat's spin_stats_site_hook, which ours wraps; NULL if none */
+static spin_stats_site_hook_type prev_spin_site_hook = NULL;
+
 PG_FUNCTION_INFO_V1(lockstat_test_lwlock);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
 PG_FUNCTION_INFO_V1(lockstat_test_dynamic_tranches);
 PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_main_lwlock);
+PG_FUNCTION_INFO_V1(lockstat_test_lwlock_hold);
+PG_FUNCTION_INFO_V1(lockstat_test_spinlock_churn);
+PG_FUNCTION_INFO_V1(lockstat_test_release);
+PG_FUNCTION_INFO_V1(lockstat_test_spinlock_hold);
+PG_FUNCTION_INFO_V1(lockstat_test_spin_waits);
 
 static void
 lst_shmem_request(void)
@@ -76,8 +88,28 @@ lst_shmem_startup(void)
 		lst_state->lock = &(GetNamedLWLockTranche("lockstat_test"))->lock;
 		SpinLockInit(&lst_state->mutex);
 		lst_state->spin_counter = 0;
+		pg_atomic_init_u64(&lst_state->releases, 0);
+		pg_atomic_init_u32(&lst_state->spin_waits, 0);
 	}
 	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * spin_stats_site_hook, wrapping pg_lockstat's: counts the contended waits
+ * for the test spinlock (every wait at a call site of this file) as they
+ * begin, so that a test can tell that a waiter is inside s_lock(), on every
+ * major (PostgreSQL 15 reports no wait event while a spin wait sleeps).
+ * Runs at a wait's first spin, while the process holds no spinlock: one
+ * 32-bit atomic add (never emulated with a spinlock), no lock, no error.
+ * Then returns what pg_lockstat returns, so that the wait is counted (or
+ * not) just as without us.
+ */
+static SpinWaitCounters *
+lst_spin_site(const char *file, int line, const char *func)
+{
+	if (lst_state != NULL && file != NULL && strcmp(file, __FILE__) == 0)
+		pg_atomic_fetch_add_u32(&lst_state->spin_waits, 1);
+	return prev_spin_site_hook(file, line, func);
 }
 
 void
@@ -90,6 +122,18 @@ _PG_init(void)
 	shmem_request_hook = lst_shmem_request;
 	prev_shmem_startup_hook = shmem_startup_hook;
 	shmem_startup_hook = lst_shmem_startup;
+
+	/*
+	 * Wrap pg_lockstat's spin_stats_site_hook if it is loaded before us, as
+	 * the tests preload them.  Installing a hook of our own otherwise would
+	 * make a pg_lockstat loaded after us refuse to start; without it, spin
+	 * waits are simply not counted here (lockstat_test_spin_waits() fails).
+	 */
+	if (spin_stats_site_hook != NULL)
+	{
+		prev_spin_site_hook = spin_stats_site_hook;
+		spin_stats_site_hook = lst_spin_site;
+	}
 }
 
 static void
@@ -109,6 +153,24 @@ lst_require_ready(void)
  */
 #define LST_MAX_LWLOCK_HOLD_US		1000000
 #define LST_MAX_SPINLOCK_HOLD_US	1000
+
+/*
+ * Longest wait of the hold-until-released functions for their release, in
+ * seconds.  Only a bound on a test that died before it released them: a
+ * holder of an LWLock cannot be cancelled, so it gives up by itself.
+ */
+#define LST_MAX_RELEASE_WAIT_S		600
+
+/*
+ * The same for lockstat_test_spinlock_hold(), which holds the test spinlock
+ * all along: well under the minute after which its waiters PANIC with
+ * "stuck spinlock" (SPIN_STUCK_MIN_USEC in s_lock.c), since they start their
+ * minute when they first sleep, after the hold began.
+ */
+#define LST_MAX_SPIN_RELEASE_WAIT_S	30
+
+static void lst_parse_mode(const char *mode, LWLockMode *lwmode,
+						   bool *conditional, bool allow_conditional);
 
 static void
 lst_check_counts(int32 n, int32 hold_us, int32 max_hold_us)
@@ -143,6 +205,38 @@ lst_spin_hold(int32 hold_us)
 }
 
 /*
+ * Translate a mode argument: 'shared', 'exclusive' and, if allowed,
+ * 'conditional' (LWLockConditionalAcquire, exclusive).  Errors: 22023 for
+ * any other mode.
+ */
+static void
+lst_parse_mode(const char *mode, LWLockMode *lwmode, bool *conditional,
+			   bool allow_conditional)
+{
+	if (conditional)
+		*conditional = false;
+	if (strcmp(mode, "shared") == 0)
+		*lwmode = LW_SHARED;
+	else if (strcmp(mode, "exclusive") == 0)
+		*lwmode = LW_EXCLUSIVE;
+	else if (allow_conditional && strcmp(mode, "conditional") == 0)
+	{
+		*lwmode = LW_EXCLUSIVE;
+		*conditional = true;
+	}
+	else if (allow_conditional)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lock mode \"%s\"", mode),
+				 errhint("Valid modes are \"shared\", \"exclusive\" and \"conditional\".")));
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("invalid lock mode \"%s\"", mode),
+				 errhint("Valid modes are \"shared\" and \"exclusive\".")));
+}
+
+/*
  * lockstat_test_lwlock(mode text, n int, hold_us int) returns bigint
  *
  * Acquires and releases the "lockstat_test" LWLock n times in mode 'shared',
@@ -165,20 +259,7 @@ lockstat_test_lwlock(PG_FUNCTION_ARGS)
 	lst_require_ready();
 	lst_check_counts(n, hold_us, LST_MAX_LWLOCK_HOLD_US);
 
-	if (strcmp(mode, "shared") == 0)
-		lwmode = LW_SHARED;
-	else if (strcmp(mode, "exclusive") == 0)
-		lwmode = LW_EXCLUSIVE;
-	else if (strcmp(mode, "conditional") == 0)
-	{
-		lwmode = LW_EXCLUSIVE;
-		conditional = true;
-	}
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\", \"exclusive\" and \"conditional\".")));
+	lst_parse_mode(mode, &lwmode, &conditional, true);
 
 	for (int32 i = 0; i < n; i++)
 	{
@@ -255,15 +336,7 @@ lockstat_test_main_lwlock(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("main_index must be between 0 and %d",
 						NUM_FIXED_LWLOCKS - 1)));
-	if (strcmp(mode, "shared") == 0)
-		lwmode = LW_SHARED;
-	else if (strcmp(mode, "exclusive") == 0)
-		lwmode = LW_EXCLUSIVE;
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\" and \"exclusive\".")));
+	lst_parse_mode(mode, &lwmode, NULL, false);
 
 	lock = &MainLWLockArray[index].lock;
 	for (int32 i = 0; i < n; i++)
@@ -279,10 +352,10 @@ lockstat_test_main_lwlock(PG_FUNCTION_ARGS)
 /*
  * lockstat_test_spin_counter() returns bigint
  *
- * The number of times lockstat_test_spinlock() took the test spinlock since
- * server start, read under the spinlock: a spin strategy that let two
- * processes in at once would lose increments.  Errors as
- * lockstat_test_lwlock.
+ * The number of times lockstat_test_spinlock(), lockstat_test_spinlock_churn()
+ * and lockstat_test_spinlock_hold() took the test spinlock since server
+ * start, read under the spinlock: a spin strategy that let two processes in
+ * at once would lose increments.  Errors as lockstat_test_lwlock.
  */
 Datum
 lockstat_test_spin_counter(PG_FUNCTION_ARGS)
@@ -385,5 +458,210 @@ lockstat_test_raise_counter(PG_FUNCTION_ARGS)
 						row->acquires[true][LW_SHARED])));
 	row->acquires[true][LW_SHARED] = value;
 
+	PG_RETURN_VOID();
+}
+
+/*
+ * Has lockstat_test_release() been called since *releases was read?  Also
+ * true, with *timed_out set, once max_wait_s seconds have passed since
+ * start.  Reads only an atomic and the clock (clock_gettime(), which the
+ * vDSO serves without a system call on Linux, as in lst_spin_hold()), so
+ * that it can run under the test spinlock.
+ */
+static bool
+lst_released(uint64 releases, instr_time start, int max_wait_s,
+			 bool *timed_out)
+{
+	instr_time	now;
+
+	if (pg_atomic_read_u64(&lst_state->releases) != releases)
+		return true;
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	*timed_out = INSTR_TIME_GET_MICROSEC(now) > (int64) max_wait_s * 1000000;
+	return *timed_out;
+}
+
+/*
+ * lockstat_test_lwlock_hold(mode text) returns bigint
+ *
+ * Acquires the "lockstat_test" LWLock once in mode 'shared' or 'exclusive'
+ * and holds it until lockstat_test_release() is called, so that a test can
+ * make others block on it for as long as it needs, whatever the machine's
+ * speed.  While it holds the lock, the session shows wait_event_type and
+ * wait_event "Extension" in pg_stat_activity: a test waits for that before
+ * it starts the waiters, and releases only after it saw them block.
+ * Returns 1.  Errors: 22023 for an unknown mode; 55000 if not preloaded;
+ * 57014 (after releasing the lock) if no release came within
+ * LST_MAX_RELEASE_WAIT_S seconds.
+ */
+Datum
+lockstat_test_lwlock_hold(PG_FUNCTION_ARGS)
+{
+	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	LWLockMode	lwmode;
+	uint64		releases;
+	instr_time	start;
+	bool		timed_out = false;
+
+	lst_require_ready();
+	lst_parse_mode(mode, &lwmode, NULL, false);
+
+	/* only releases after this count; the test waits for our wait event */
+	releases = pg_atomic_read_u64(&lst_state->releases);
+	INSTR_TIME_SET_CURRENT(start);
+
+	LWLockAcquire(lst_state->lock, lwmode);
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	while (!lst_released(releases, start, LST_MAX_RELEASE_WAIT_S, &timed_out))
+		pg_usleep(1000L);
+	pgstat_report_wait_end();
+	LWLockRelease(lst_state->lock);
+
+	if (timed_out)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("lockstat_test_release() was not called within %d s",
+						LST_MAX_RELEASE_WAIT_S)));
+	PG_RETURN_INT64(1);
+}
+
+/*
+ * lockstat_test_spinlock_churn(hold_us int) returns bigint
+ *
+ * Takes the test spinlock again and again, holding it hold_us microseconds
+ * each time (at most 1 ms, busy-waiting), until lockstat_test_release() is
+ * called: contention that lasts as long as the test needs, on any machine.
+ * Each hold adds one to lockstat_test_spin_counter().  Shows
+ * wait_event_type and wait_event "Extension" while it runs, set again after
+ * every hold (a contended acquisition that slept reported "SpinDelay" and
+ * then no wait event, from PostgreSQL 16 on) and never under the spinlock.
+ * Returns the number of holds.  Errors as lockstat_test_lwlock_hold; 57014
+ * also for a cancel between two holds.
+ */
+Datum
+lockstat_test_spinlock_churn(PG_FUNCTION_ARGS)
+{
+	int32		hold_us = PG_GETARG_INT32(0);
+	uint64		releases;
+	instr_time	start;
+	bool		timed_out = false;
+	int64		holds = 0;
+
+	lst_require_ready();
+	lst_check_counts(0, hold_us, LST_MAX_SPINLOCK_HOLD_US);
+
+	releases = pg_atomic_read_u64(&lst_state->releases);
+	INSTR_TIME_SET_CURRENT(start);
+
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	while (!lst_released(releases, start, LST_MAX_RELEASE_WAIT_S, &timed_out))
+	{
+		CHECK_FOR_INTERRUPTS();
+
+		SpinLockAcquire(&lst_state->mutex);
+		lst_state->spin_counter++;
+		if (hold_us > 0)
+			lst_spin_hold(hold_us);
+		SpinLockRelease(&lst_state->mutex);
+		/* a spin delay of the acquisition ended our wait event */
+		pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		holds++;
+	}
+	pgstat_report_wait_end();
+
+	if (timed_out)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("lockstat_test_release() was not called within %d s",
+						LST_MAX_RELEASE_WAIT_S)));
+	PG_RETURN_INT64(holds);
+}
+
+/*
+ * lockstat_test_spinlock_hold() returns bigint
+ *
+ * Takes the test spinlock once and holds it until lockstat_test_release()
+ * is called, busy-waiting (SPIN_DELAY() and a read of the release count, no
+ * system call), so that every session that asks for the spinlock meanwhile
+ * waits inside s_lock(), for as long as the test needs, whatever the
+ * machine's speed.  Once it holds the spinlock, the session shows
+ * wait_event_type and wait_event "Extension" in pg_stat_activity (a plain
+ * store, made under the spinlock): a test waits for that before it starts
+ * the waiters, and releases after lockstat_test_spin_waits() has counted
+ * them.  Adds one to lockstat_test_spin_counter().  Cannot be cancelled
+ * while it holds the spinlock.  Returns 1.  Errors: 55000 if not
+ * preloaded; 57014 (after releasing the spinlock) if no release came within
+ * LST_MAX_SPIN_RELEASE_WAIT_S (30) seconds, well before the waiters would
+ * PANIC with "stuck spinlock".
+ */
+Datum
+lockstat_test_spinlock_hold(PG_FUNCTION_ARGS)
+{
+	uint64		releases;
+	instr_time	start;
+	bool		timed_out = false;
+
+	lst_require_ready();
+
+	/* only releases after this count; the test waits for our wait event */
+	releases = pg_atomic_read_u64(&lst_state->releases);
+	INSTR_TIME_SET_CURRENT(start);
+
+	SpinLockAcquire(&lst_state->mutex);
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	lst_state->spin_counter++;
+	while (!lst_released(releases, start, LST_MAX_SPIN_RELEASE_WAIT_S,
+						 &timed_out))
+		SPIN_DELAY();
+	SpinLockRelease(&lst_state->mutex);
+	pgstat_report_wait_end();
+
+	if (timed_out)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("lockstat_test_release() was not called within %d s",
+						LST_MAX_SPIN_RELEASE_WAIT_S)));
+	PG_RETURN_INT64(1);
+}
+
+/*
+ * lockstat_test_spin_waits() returns bigint
+ *
+ * The number of contended waits for the test spinlock (at any call site of
+ * this module) that have begun since server start, in every process, each
+ * counted at its first spin inside s_lock(), whether pg_lockstat counts it
+ * or not (pg_lockstat.track = off).  A waiter for a spinlock that a
+ * lockstat_test_spinlock_hold() holds is counted here before the hold ends:
+ * so a test reads this before it starts the waiters, and releases once it
+ * has risen by their number.  Works on every major, also where no wait event
+ * shows a spinning or sleeping waiter (PostgreSQL 15).  Errors: 55000 if
+ * not preloaded, or if pg_lockstat was not preloaded before lockstat_test
+ * (there is no hook to count the waits with then).
+ */
+Datum
+lockstat_test_spin_waits(PG_FUNCTION_ARGS)
+{
+	lst_require_ready();
+	if (prev_spin_site_hook == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lockstat_test counts spin waits only if pg_lockstat is loaded before it"),
+				 errhint("List \"pg_lockstat\" before \"lockstat_test\" in \"shared_preload_libraries\".")));
+	PG_RETURN_INT64((int64) pg_atomic_read_u32(&lst_state->spin_waits));
+}
+
+/*
+ * lockstat_test_release() returns void
+ *
+ * Ends every lockstat_test_lwlock_hold(), lockstat_test_spinlock_hold() and
+ * lockstat_test_spinlock_churn() call that started before this one.
+ * Errors: 55000 if not preloaded.
+ */
+Datum
+lockstat_test_release(PG_FUNCTION_ARGS)
+{
+	lst_require_ready();
+	pg_atomic_fetch_add_u64(&lst_state->releases, 1);
 	PG_RETURN_VOID();
 }
