@@ -5,11 +5,11 @@
  *	  counts behind pg_lwlock_query_stats
  *
  * The core patch calls lwlock_stats_wait_hook once per blocked LWLock call,
- * on the blocked path only, with the call's whole wait (see
- * lockstat_record_wait() in lockstat_shmem.c, which the same hook feeds).
- * There lockstat_query_record_wait() counts the call under the running
- * query's ID (pgstat_get_my_query_id()), MyDatabaseId, the current user and
- * the tranche's row, in a small table that the process owns.  Nothing is
+ * on the blocked path only, with the call's whole wait.  There
+ * lockstat_query_record_wait() counts the call under the running query's ID
+ * (pgstat_get_my_query_id()), MyDatabaseId, the current user and the
+ * tranche's row, in a small table that the process owns, and in the wait
+ * distribution of lockstat_shmem.c (lockstat_record_wait()), in one write.  Nothing is
  * counted anywhere else, so the uncontended path of an acquisition runs no
  * instruction of this file.
  *
@@ -33,11 +33,15 @@
  *	 nothing, and by the fold.  Every change happens between two increments
  *	 of the slot's changecount (odd while the owner writes), as
  *	 PgBackendStatus.st_changecount, and readers copy a table until they see
- *	 the same even changecount before and after the copy.
+ *	 the same even changecount before and after the copy.  The hook also
+ *	 adds each call to the slot's hooked_blocks and hooked_wait_ns, which
+ *	 only a reset reads.  The only fields others write are a reset's:
+ *	 resetting and target_generation (see below).
  *
  * - When the hook finds its table full, it adds the call to the tranche's
- *	 residual row with atomic operations (as the wait histogram of
- *	 lockstat_shmem.c does) and asks for a fold.  The process folds at the
+ *	 residual row of its generation with atomic operations (as the wait
+ *	 distribution of lockstat_shmem.c does), inside its write, and asks for
+ *	 a fold.  The process folds at the
  *	 end of its next transaction if it can take query_lock at once
  *	 (LWLockConditionalAcquire never sleeps, so it never calls the wait
  *	 hook, and a commit never waits for it), or else at a later one, and
@@ -50,10 +54,10 @@
  *	 each such change raises fold_count first, behind a write barrier: a
  *	 fold moves a process's entries from its table into the shared table
  *	 (evicting entries into the residual rows when it is full) and empties
- *	 the table; a reset (lockstat_query_reset()) empties the shared table
- *	 and the residual rows and raises the generation.  The only change
- *	 without the lock is the hook's: new counts, into the owner's table or
- *	 a residual row.
+ *	 the table; a reset (lockstat_query_reset_start()) empties the shared
+ *	 table and the new generation's residual rows and raises the
+ *	 generation.  The only changes without the lock are the hook's: new
+ *	 counts, into the owner's table or a residual row.
  *
  * - A reader copies the shared table, the residual rows, the generation
  *	 and fold_count under query_lock held shared, then the process tables,
@@ -66,25 +70,48 @@
  *
  * - A reset does not write into the process tables, which only their owners
  *	 do.  It raises the generation instead: readers skip the tables of an
- *	 older generation, and each owner empties its table when it sees the
- *	 new generation, at its next blocked call or fold.  A call of another
- *	 process that ends while a reset runs may count on either side of it,
- *	 as in the wait histogram.
+ *	 older generation, and each owner empties its table when its slot's
+ *	 target_generation has moved on, at its next blocked call or fold.
+ *
+ * - The cut of a reset (lockstat_query_cut_slot()).  pg_lwlock_stats takes
+ *	 a reset's cut where the reset reads a process's counter rows for its
+ *	 baseline; this file, where the process's hook starts counting in the
+ *	 new generation.  The core stores a blocked call's counts in the rows a
+ *	 few instructions before or after it calls the hook (LWLockAcquire
+ *	 stores the block after), so a call that ends during a reset could count
+ *	 after the reset in one view and before it in the other, for good
+ *	 (t/055).  So the reset takes each slot's cut in one step, with the
+ *	 owner held off: it sets the slot's "resetting", and with a full
+ *	 barrier on both sides (Dekker's pattern) either the owner sees it when
+ *	 it starts a write, and waits, or the reset sees changecount odd, and
+ *	 waits.  With the owner not writing, the reset reads the owner's rows;
+ *	 if their blocks and wait time add up to hooked_blocks and
+ *	 hooked_wait_ns, no call of the owner is between the core's stores and
+ *	 its hook, and every call so far is both in the baseline and in the old
+ *	 generation.  Then the reset sets target_generation and clears
+ *	 "resetting": the owner's later calls count after the reset in both.
+ *	 If the sums differ, the reset lets the owner go on and tries again.
+ *	 The wait distribution and the residual rows have one set for even and
+ *	 one for odd generations, so that calls of processes on either side of
+ *	 their cut count in their own set while the reset runs.
  *
  * - query_lock is taken with no other LWLock held (the end of a
  *	 transaction, process exit, the SQL functions), and whoever holds it
  *	 takes no other LWLock, except a reset: lockstat_reset() in
  *	 lockstat_shmem.c empties the per-query counts first and holds
- *	 query_lock while it sums the counters for its baseline (which may take
- *	 the exit lock shared) and while it holds the "pg_lockstat" lock to
- *	 store the baseline and stats_reset.  Nobody takes query_lock holding
+ *	 query_lock while it takes the cuts for its baseline (holding the exit
+ *	 lock shared) and while it holds the "pg_lockstat" lock to store the
+ *	 baseline and stats_reset.  Nobody takes query_lock holding
  *	 either of those, so it cannot deadlock.  So the reset's cut is the
  *	 same for both views: a reader that sees the per-query counts empty
  *	 took query_lock after the reset, and sees its stats_reset; a block of
  *	 the resetting process on query_lock counts before the reset in both,
  *	 one on the "pg_lockstat" lock after it in both.  A process that sleeps
  *	 for query_lock counts that block like any other, into its table,
- *	 before it changes anything; the hook itself never takes it.
+ *	 before it changes anything; the hook itself never takes it.  The hook
+ *	 may wait for a reset's cut of its own slot (a few loads), holding the
+ *	 LWLock it just acquired: the reset takes no LWLock while it takes
+ *	 cuts, so it never waits for that lock.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -98,6 +125,7 @@
 #include "access/parallel.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "port/atomics.h"
 #include "portability/instr_time.h"
 #include "storage/proc.h"
@@ -126,6 +154,12 @@
 #define LOCKSTAT_QUERY_COPY_FAST_TRIES	1000
 #define LOCKSTAT_QUERY_COPY_MAX_USEC	INT64CONST(2000000)
 
+/*
+ * how long a reset waits for a process in the middle of counting a call
+ * before it takes the cut anyway; see lockstat_query_cut_slot()
+ */
+#define LOCKSTAT_QUERY_CUT_MAX_USEC	INT64CONST(60000000)
+
 /* the counters of a residual row, as atomic words */
 enum
 {
@@ -141,6 +175,12 @@ typedef struct LockStatQuerySlot
 	uint32		changecount;	/* odd while the owner writes */
 	uint32		nused;			/* entries[0 .. nused) are in use */
 	uint64		generation;		/* of the counts in entries[] */
+	uint64		target_generation;	/* the generation the owner counts in from
+									 * its next write: set by resets */
+	uint32		resetting;		/* a reset is taking this slot's cut: the
+								 * owner starts no write */
+	uint64		hooked_blocks;	/* blocked calls the hook counted, and */
+	uint64		hooked_wait_ns; /* their wait, since the owner attached */
 	uint64		unattributed;	/* calls counted in a residual row because the
 								 * table was full, since start */
 	LockStatQueryEntry entries[LOCKSTAT_QUERY_SLOT_ENTRIES];
@@ -157,7 +197,8 @@ typedef struct LockStatQueryState
 	int			max_entries;	/* pg_lockstat.max_query_entries */
 	Size		slot_stride;	/* bytes between two slots */
 	char	   *slots;			/* num_slots tables */
-	pg_atomic_uint64 *residual; /* num_rows * RESIDUAL_WORDS */
+	pg_atomic_uint64 *residual; /* 2 * num_rows * RESIDUAL_WORDS: one set for
+								 * even generations, one for odd ones */
 } LockStatQueryState;
 
 static LockStatQueryState *query_state = NULL;
@@ -194,7 +235,7 @@ lockstat_query_struct_size(void)
 	size = add_size(size, mul_size(lockstat_query_slot_stride(),
 								   lockstat_query_num_slots()));
 	size = add_size(size, mul_size(sizeof(pg_atomic_uint64),
-								   mul_size(lockstat_max_tranches + 1,
+								   mul_size(2 * (lockstat_max_tranches + 1),
 											RESIDUAL_WORDS)));
 	/* ShmemInitStruct's result is only MAXALIGNed */
 	return add_size(size, PG_CACHE_LINE_SIZE);
@@ -205,6 +246,63 @@ lockstat_query_slot(int slot)
 {
 	return (LockStatQuerySlot *) (query_state->slots +
 								  query_state->slot_stride * slot);
+}
+
+/* the residual row "row" of the generation's set */
+static inline pg_atomic_uint64 *
+lockstat_query_residual(uint64 generation, int row)
+{
+	return &query_state->residual[((generation & 1) * query_state->num_rows +
+								   row) * RESIDUAL_WORDS];
+}
+
+/*
+ * One more wait of a loop that waits for another process to finish a few
+ * instructions (which it may be preempted in): spin at first, then sleep
+ * 100 us at a time.
+ */
+static void
+lockstat_query_pause(int tries)
+{
+	if (tries < LOCKSTAT_QUERY_COPY_FAST_TRIES)
+		pg_spin_delay();
+	else
+		pg_usleep(100);
+}
+
+/*
+ * Start a write of this process's table: make changecount odd.  If a reset
+ * is taking this slot's cut (lockstat_query_cut_slot()), wait until it has:
+ * the reset must see no write start once it has seen changecount even.
+ * Together with the reset's full barrier between setting "resetting" and
+ * reading changecount, this full barrier makes sure that one of the two
+ * sees the other.
+ */
+static void
+lockstat_query_begin_write(LockStatQuerySlot *slot)
+{
+	volatile LockStatQuerySlot *vslot = slot;
+
+	for (int tries = 0;; tries++)
+	{
+		vslot->changecount++;
+		pg_memory_barrier();
+		if (!vslot->resetting)
+			return;
+		/* back off, writing nothing, until the reset has its cut */
+		vslot->changecount++;
+		pg_memory_barrier();
+		while (vslot->resetting)
+			lockstat_query_pause(tries++);
+	}
+}
+
+/* end a write of this process's table: changecount even again */
+static void
+lockstat_query_end_write(LockStatQuerySlot *slot)
+{
+	pg_write_barrier();
+	((volatile LockStatQuerySlot *) slot)->changecount++;
 }
 
 /*
@@ -252,7 +350,7 @@ lockstat_query_shmem_startup(void)
 		memset(p, 0, query_state->slot_stride * query_state->num_slots);
 		p += query_state->slot_stride * query_state->num_slots;
 		query_state->residual = (pg_atomic_uint64 *) p;
-		nwords = query_state->num_rows * RESIDUAL_WORDS;
+		nwords = 2 * query_state->num_rows * RESIDUAL_WORDS;
 		for (int i = 0; i < nwords; i++)
 			pg_atomic_init_u64(&query_state->residual[i], 0);
 	}
@@ -290,12 +388,12 @@ lockstat_query_attach(int slot)
 		return;
 
 	s = lockstat_query_slot(slot);
-	s->changecount++;
-	pg_write_barrier();
+	lockstat_query_begin_write(s);
 	s->nused = 0;
-	s->generation = pg_atomic_read_u64(&query_state->generation);
-	pg_write_barrier();
-	s->changecount++;
+	s->generation = s->target_generation;
+	s->hooked_blocks = 0;
+	s->hooked_wait_ns = 0;
+	lockstat_query_end_write(s);
 	query_my_slot = s;
 	query_fold_wanted = false;
 }
@@ -336,10 +434,10 @@ lockstat_query_tranche_row(int stats_row)
 
 /* add one call, or counts, to a tranche's residual row */
 static void
-lockstat_query_add_residual(int row, uint64 blocks, uint64 wait_ns,
-							uint64 max_wait_ns)
+lockstat_query_add_residual(uint64 generation, int row, uint64 blocks,
+							uint64 wait_ns, uint64 max_wait_ns)
 {
-	pg_atomic_uint64 *words = &query_state->residual[row * RESIDUAL_WORDS];
+	pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
 	uint64		cur;
 
 	pg_atomic_fetch_add_u64(&words[RESIDUAL_BLOCKS], blocks);
@@ -377,11 +475,14 @@ lockstat_query_my_key(LockStatQueryKey *key, int row)
 
 /*
  * Count one blocked call that waited wait_ns nanoseconds on an LWLock of
- * counter row stats_row, under the running query, database, role and the
- * lock's tranche.  Called from the core's lwlock_stats_wait_hook on the
- * blocked path, once the call holds the lock or is about to return without
- * it: writes only this process's table (or, when it is full, a residual
- * row's atomic counters); no locks, no allocation, no errors.
+ * counter row stats_row: under the running query, database, role and the
+ * lock's tranche, in the wait distribution (lockstat_record_wait()), and in
+ * this process's totals of hooked calls, which a reset compares with the
+ * core's counters to take its cut (lockstat_query_cut_slot()).  Called from
+ * the core's lwlock_stats_wait_hook on the blocked path, once the call holds
+ * the lock or is about to return without it: one write of this process's
+ * table (or, when it is full, a residual row's atomic counters); no locks,
+ * no allocation, no errors.
  */
 void
 lockstat_query_record_wait(int stats_row, uint64 wait_ns)
@@ -397,16 +498,13 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 	if (slot == NULL)
 		return;
 	row = lockstat_query_tranche_row(stats_row);
-	if (row < 0)
-		return;
-	lockstat_query_my_key(&key, row);
+	if (row >= 0)
+		lockstat_query_my_key(&key, row);
 
-	generation = pg_atomic_read_u64(&query_state->generation);
-
-	slot->changecount++;
-	pg_write_barrier();
+	lockstat_query_begin_write(slot);
 
 	/* a reset came: the counts of the older generation are not shown */
+	generation = slot->target_generation;
 	if (slot->generation != generation)
 	{
 		slot->nused = 0;
@@ -414,12 +512,14 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 	}
 
 	nused = slot->nused;
-	for (i = 0; i < nused; i++)
+	for (i = 0; row >= 0 && i < nused; i++)
 	{
 		if (memcmp(&slot->entries[i].key, &key, sizeof(key)) == 0)
 			break;
 	}
-	if (i < nused)
+	if (row < 0)
+		;						/* a counter row out of range: cannot happen */
+	else if (i < nused)
 	{
 		LockStatQueryCounts *c = &slot->entries[i].counts;
 
@@ -439,15 +539,20 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 		slot->nused = ++nused;
 	}
 	else
+	{
+		/* the table is full: no entry of its own for this call */
 		spilled = true;
+		lockstat_query_add_residual(generation, row, 1, wait_ns, wait_ns);
+	}
 
-	pg_write_barrier();
-	slot->changecount++;
+	lockstat_record_wait(stats_row, wait_ns, generation);
+	slot->hooked_blocks++;
+	slot->hooked_wait_ns += wait_ns;
+
+	lockstat_query_end_write(slot);
 
 	if (spilled)
 	{
-		/* the table is full: no entry of its own for this call */
-		lockstat_query_add_residual(row, 1, wait_ns, wait_ns);
 		slot->unattributed++;
 		query_fold_wanted = true;
 	}
@@ -509,7 +614,8 @@ lockstat_query_evict(void)
 	{
 		LockStatQueryEntry *victim = victims[v];
 
-		lockstat_query_add_residual(victim->key.row, victim->counts.blocks,
+		lockstat_query_add_residual(pg_atomic_read_u64(&query_state->generation),
+									victim->key.row, victim->counts.blocks,
 									victim->counts.wait_ns,
 									victim->counts.max_wait_ns);
 		hash_search(query_hash, &victim->key, HASH_REMOVE, NULL);
@@ -536,7 +642,8 @@ lockstat_query_add_shared(const LockStatQueryEntry *from)
 		to = hash_search(query_hash, &from->key, HASH_ENTER_NULL, &found);
 		if (to == NULL)
 		{
-			lockstat_query_add_residual(from->key.row, from->counts.blocks,
+			lockstat_query_add_residual(pg_atomic_read_u64(&query_state->generation),
+										from->key.row, from->counts.blocks,
 										from->counts.wait_ns,
 										from->counts.max_wait_ns);
 			return;
@@ -579,19 +686,19 @@ lockstat_query_fold(bool wait)
 	state->fold_count++;
 	pg_write_barrier();
 
+	/* no reset runs while we hold query_lock: every slot has its cut */
 	generation = pg_atomic_read_u64(&query_state->generation);
+	Assert(slot->target_generation == generation);
 	if (slot->generation == generation)
 	{
 		for (uint32 i = 0; i < slot->nused; i++)
 			lockstat_query_add_shared(&slot->entries[i]);
 	}
 
-	slot->changecount++;
-	pg_write_barrier();
+	lockstat_query_begin_write(slot);
 	slot->nused = 0;
 	slot->generation = generation;
-	pg_write_barrier();
-	slot->changecount++;
+	lockstat_query_end_write(slot);
 
 	LWLockRelease(query_state->lock);
 }
@@ -651,7 +758,7 @@ lockstat_query_copy_slot(LockStatQuerySlot *to,
 			return;
 
 		if (tries < LOCKSTAT_QUERY_COPY_FAST_TRIES)
-			pg_spin_delay();
+			lockstat_query_pause(tries);
 		else
 		{
 			instr_time	now;
@@ -731,7 +838,7 @@ lockstat_query_read(LockStatQueryCounts *residual)
 			lockstat_query_add_local(htab, e);
 		for (int row = 0; row < query_state->num_rows; row++)
 		{
-			pg_atomic_uint64 *words = &query_state->residual[row * RESIDUAL_WORDS];
+			pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
 
 			residual[row].blocks = pg_atomic_read_u64(&words[RESIDUAL_BLOCKS]);
 			residual[row].wait_ns = pg_atomic_read_u64(&words[RESIDUAL_WAIT_NS]);
@@ -775,34 +882,131 @@ lockstat_query_read(LockStatQueryCounts *residual)
 }
 
 /*
- * Start the per-query counts again from zero: empty the shared table and
- * the residual rows, and start a new generation, which makes readers skip
- * and owners empty the process tables.  Part of pg_lockstat_reset(): called
- * by lockstat_reset() before it sums the counters for its baseline, and
- * returns with query_lock held exclusively, until
- * lockstat_query_reset_finish(), so that no reader sees the empty counts
- * before the new stats_reset.  Cannot fail.
+ * Start the per-query counts again from zero: start a new generation, whose
+ * residual rows are emptied here, and empty the shared table.  The process
+ * tables move to the new generation one by one, as lockstat_reset() takes
+ * each slot's cut (lockstat_query_cut_slot()), and readers skip the tables
+ * of an older one.  Part of pg_lockstat_reset(): called by lockstat_reset()
+ * before it takes the cuts, and returns with query_lock held exclusively,
+ * until lockstat_query_reset_finish(), so that no reader or fold sees a
+ * reset half done and no reader sees the empty counts before the new
+ * stats_reset.  Returns the new generation.  Cannot fail.
  */
-void
+uint64
 lockstat_query_reset_start(void)
 {
 	volatile LockStatQueryState *state = query_state;
 	HASH_SEQ_STATUS seq;
 	LockStatQueryEntry *e;
-	int			nwords;
+	uint64		generation;
 
 	LWLockAcquire(query_state->lock, LW_EXCLUSIVE);
 	state->fold_count++;
 	pg_write_barrier();
-	pg_atomic_fetch_add_u64(&query_state->generation, 1);
+
+	/*
+	 * No process counts in the new generation's residual rows before its cut,
+	 * and every process took its cut of the generation before, so the set of
+	 * two generations ago is free to empty.
+	 */
+	generation = pg_atomic_read_u64(&query_state->generation) + 1;
+	for (int row = 0; row < query_state->num_rows; row++)
+	{
+		pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
+
+		for (int w = 0; w < RESIDUAL_WORDS; w++)
+			pg_atomic_write_u64(&words[w], 0);
+	}
+	pg_atomic_write_u64(&query_state->generation, generation);
 
 	hash_seq_init(&seq, query_hash);
 	while ((e = hash_seq_search(&seq)) != NULL)
 		hash_search(query_hash, &e->key, HASH_REMOVE, NULL);
 
-	nwords = query_state->num_rows * RESIDUAL_WORDS;
-	for (int i = 0; i < nwords; i++)
-		pg_atomic_write_u64(&query_state->residual[i], 0);
+	return generation;
+}
+
+/*
+ * Part of a reset, between lockstat_query_reset_start() and
+ * lockstat_query_reset_finish(): take the cut of process slot "slot".
+ * read_rows(slot, arg, &blocks, &wait_ns) reads the counters of the slot's
+ * owner (into arg) and returns false if the slot has none; else it sets
+ * blocks and wait_ns to the owner's blocks and wait time summed over its
+ * rows, which the owner's hook also counts, as hooked_blocks and
+ * hooked_wait_ns.  The cut is a moment when the owner writes nothing and
+ * both sums equal the hook's: then each of its blocked calls is either in
+ * the counters read and counted by its hook before the reset (in the old
+ * generation, which readers no longer show), or in neither and counted
+ * after the reset in both views.  The core stores a blocked call's counts
+ * a few instructions before or after it calls the hook, so when the sums
+ * differ, the owner is in between: we let it go on and read again.  From
+ * the cut on, the owner counts in the new generation.  While it waits for
+ * an owner, the resetting session shows wait event "Extension".
+ *
+ * A process stopped inside those few instructions (by a debugger, say)
+ * would stop the reset, and with it every process exit (the caller holds
+ * exit_lock): after LOCKSTAT_QUERY_CUT_MAX_USEC the cut is taken as it is,
+ * with a WARNING that the two views may disagree by that process's call.
+ * Cannot fail.
+ */
+void
+lockstat_query_cut_slot(int slot, lockstat_cut_reader read_rows, void *arg)
+{
+	volatile LockStatQuerySlot *s = lockstat_query_slot(slot);
+	uint64		generation = pg_atomic_read_u64(&query_state->generation);
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	for (int tries = 0;; tries++)
+	{
+		bool		cut = false;
+		bool		live;
+		uint64		blocks = 0;
+		uint64		wait_ns = 0;
+		instr_time	now;
+
+		/* from here on the owner starts no write (lockstat_query_begin_write) */
+		s->resetting = 1;
+		pg_memory_barrier();
+		if (s->changecount % 2 == 0)
+		{
+			pg_read_barrier();
+			live = read_rows(slot, arg, &blocks, &wait_ns);
+			pg_read_barrier();
+			cut = !live || (blocks == s->hooked_blocks &&
+							wait_ns == s->hooked_wait_ns);
+		}
+
+		INSTR_TIME_SET_CURRENT(now);
+		INSTR_TIME_SUBTRACT(now, start);
+		if (!cut && INSTR_TIME_GET_MICROSEC(now) >= LOCKSTAT_QUERY_CUT_MAX_USEC)
+		{
+			live = read_rows(slot, arg, &blocks, &wait_ns);
+			ereport(WARNING,
+					(errmsg("pg_lockstat could not take an exact cut of process number %d for the reset", slot),
+					 errdetail("The process has been in the middle of counting a blocked LWLock call for more than %d s.",
+							   (int) (LOCKSTAT_QUERY_CUT_MAX_USEC / 1000000)),
+					 errhint("pg_lwlock_query_stats and pg_lwlock_stats may differ by that call until the next reset.")));
+			cut = true;
+		}
+
+		if (cut)
+		{
+			s->target_generation = generation;
+			pg_memory_barrier();
+			s->resetting = 0;
+			if (tries > 0)
+				pgstat_report_wait_end();
+			return;
+		}
+
+		/* the owner is writing, or between the core's counts and the hook */
+		s->resetting = 0;
+		pg_memory_barrier();
+		if (tries == 0)
+			pgstat_report_wait_start(PG_WAIT_EXTENSION);
+		lockstat_query_pause(tries);
+	}
 }
 
 /* the reset is complete: let readers and folds in again */

@@ -6,9 +6,9 @@
  *
  * Layout: a LockStatSharedState header, then the reset baseline and the
  * counts of exited processes (one LockStatTrancheTotals per row each), then
- * one block of rows for each process slot, then the wait histogram and the
- * longest waits (atomic counters, one set per row), then one
- * LockStatSlotOwner for each process slot.
+ * one block of rows for each process slot, then the two halves of the wait
+ * histogram and the longest waits (atomic counters, one set per row each),
+ * then one LockStatSlotOwner for each process slot.
  *
  * Rows: row t < max_tranches counts tranche ID t; row max_tranches (the
  * overflow row) collects every higher tranche ID; the NUM_FIXED_LWLOCKS rows
@@ -64,12 +64,12 @@
  *	 Each process's counts only grow, and move to the totals whole, so a
  *	 sum read later is never smaller than a sum read earlier.
  *
- * - The baseline and stats_reset are protected by state->lock, held only
- *	 to copy them (shared) or to update them (exclusive), never while
- *	 summing, so that readers cannot starve a reset.  (A reset holds the
- *	 per-query lock of lockstat_query.c around its sum and state->lock.)
- *	 A reader copies the
- *	 baseline first and sums afterwards; since the baseline is itself a
+ * - The baseline, stats_reset and wait_half are protected by state->lock,
+ *	 held only to copy them (shared) or to update them (exclusive), never
+ *	 while summing, so that readers cannot starve a reset.  (A reset holds
+ *	 the per-query lock of lockstat_query.c around its sum and state->lock,
+ *	 and exit_lock shared while it sums, process by process at each one's
+ *	 cut.)  A reader copies the baseline first and sums afterwards; since the baseline is itself a
  *	 sum taken earlier, sum minus baseline is never negative.  A reset sums
  *	 first, as a reader, and then raises each baseline entry to its sum,
  *	 never lowering it, so that concurrent resets cannot move the baseline
@@ -78,8 +78,13 @@
  * - The distribution of blocked calls by wait time (lockstat_record_wait)
  *	 is one shared table of atomic counters per row and bucket, plus an
  *	 atomic maximum per row: blocked calls are rare and slow next to an
- *	 atomic add.  A reset sets them to zero; an increment racing with it
- *	 lands either before (and is cleared) or after (and is kept).
+ *	 atomic add.  It has two halves, for even and odd per-query
+ *	 generations: a process adds to the half of the generation it counts
+ *	 in, which a reset moves on at the process's cut, together with the
+ *	 baseline and the per-query counts (see lockstat_reset() and the
+ *	 locking rules of lockstat_query.c).  A reset empties the new half
+ *	 before any process counts in it, and readers read the half of the last
+ *	 complete reset (wait_half, set with the baseline).
  *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
  *	 callback registered after ProcKill's, so it runs first, with the
@@ -132,8 +137,11 @@ typedef struct LockStatSharedState
 	int			num_rows;		/* rows per slot */
 	Size		slot_stride;	/* bytes between two process slots */
 	TimestampTz stats_reset;	/* time of the last reset, or of start-up */
-	pg_atomic_uint64 *wait_hist;	/* num_rows * LOCKSTAT_WAIT_BUCKETS */
-	pg_atomic_uint64 *max_wait_ns;	/* num_rows */
+	int			wait_half;		/* the half of wait_hist readers read */
+	pg_atomic_uint64 *wait_hist;	/* 2 halves, one for even and one for odd
+									 * per-query generations, each num_rows *
+									 * LOCKSTAT_WAIT_BUCKETS counts, then
+									 * num_rows maxima */
 	LockStatTrancheTotals *baseline;	/* num_rows entries */
 	LockStatTrancheTotals *exited;	/* num_rows: folded by exited processes */
 	char	   *slots;			/* num_slots * slot_stride bytes */
@@ -196,7 +204,7 @@ lockstat_shmem_size(int num_slots, int num_rows)
 	size = add_size(size, mul_size(totals, 2));
 	size = add_size(size, mul_size(lockstat_slot_stride(num_rows), num_slots));
 	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
-												  mul_size(num_rows,
+												  mul_size(2 * num_rows,
 														   LOCKSTAT_WAIT_BUCKETS + 1))));
 	size = add_size(size, mul_size(sizeof(LockStatSlotOwner), num_slots));
 	/* ShmemInitStruct's result is only MAXALIGNed */
@@ -256,13 +264,12 @@ lockstat_shmem_startup(void)
 		p += mul_size(totals, 2);
 		lockstat_state->slots = p;
 		p += mul_size(lockstat_state->slot_stride, num_slots);
+		lockstat_state->wait_half = 0;
 		lockstat_state->wait_hist = (pg_atomic_uint64 *) p;
-		lockstat_state->max_wait_ns = lockstat_state->wait_hist +
-			num_rows * LOCKSTAT_WAIT_BUCKETS;
-		for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+		for (int i = 0; i < 2 * num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
 		p += CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
-									 num_rows * (LOCKSTAT_WAIT_BUCKETS + 1)));
+									 2 * num_rows * (LOCKSTAT_WAIT_BUCKETS + 1)));
 		lockstat_state->owners = (LockStatSlotOwner *) p;
 	}
 
@@ -276,6 +283,14 @@ bool
 lockstat_shmem_ready(void)
 {
 	return lockstat_state != NULL;
+}
+
+/* the half of the wait distribution for a per-query generation */
+static inline pg_atomic_uint64 *
+lockstat_wait_half(uint64 generation)
+{
+	return lockstat_state->wait_hist + (generation & 1) *
+		lockstat_state->num_rows * (LOCKSTAT_WAIT_BUCKETS + 1);
 }
 
 /* the rows of process slot "slot" */
@@ -639,41 +654,102 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
 }
 
 /*
- * Make the current sums the new baseline, and empty the wait histogram and
- * the per-query counts (lockstat_query.c).  Returns the reset time.  Cannot fail once counting works, so that
+ * For lockstat_query_cut_slot(): read the rows of process slot "slot" into
+ * the LockStatTrancheTotals[num_rows] at arg (zero for a slot without an
+ * owner), with the sums of their blocks and wait time.  Called with
+ * exit_lock held, so no owner folds its rows meanwhile.
+ */
+static bool
+lockstat_cut_reader_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
+{
+	LockStatTrancheTotals *one = (LockStatTrancheTotals *) arg;
+	volatile LWLockStatsCounters *rows = lockstat_slot_rows(slot);
+	int			num_rows = lockstat_state->num_rows;
+
+	memset(one, 0, sizeof(LockStatTrancheTotals) * num_rows);
+	*blocks = 0;
+	*wait_ns = 0;
+	if (((volatile LockStatSlotOwner *) &lockstat_state->owners[slot])->pid == 0)
+		return false;
+	pg_read_barrier();
+	for (int row = 0; row < num_rows; row++)
+	{
+		lockstat_add_row(&one[row], &rows[row]);
+		*blocks += one[row].counts[LOCKSTAT_BLOCKS];
+		*wait_ns += one[row].counts[LOCKSTAT_WAIT_TIME_NS];
+	}
+	return true;
+}
+
+/*
+ * Make the current sums the new baseline, and empty the wait distribution
+ * and the per-query counts (lockstat_query.c), at the same cut for all
+ * three.  Returns the reset time.  Cannot fail once counting works, so that
  * pg_lockstat_reset() calls it after the spin-wait reset, which can.
  * Errors: 55000 if not counting.
+ *
+ * The sums are those of lockstat_sum_all(), but taken process by process
+ * at each process's cut (lockstat_query_cut_slot()): a blocked call that
+ * ends while the reset runs counts before the reset in the baseline, the
+ * per-query counts and the distribution, or after it in all three.  So per
+ * tranche, pg_lwlock_query_stats and pg_lwlock_wait_histogram add up to
+ * pg_lwlock_stats' blocks whatever ran meanwhile (t/055).  Each process
+ * counts its blocked calls into the per-query generation and the half of
+ * the distribution that its cut gave it; readers read the half of the
+ * generation that the last complete reset started.
  */
 TimestampTz
 lockstat_reset(void)
 {
 	int			num_rows;
 	LockStatTrancheTotals *totals;
+	LockStatTrancheTotals *one;
+	pg_atomic_uint64 *hist;
+	uint64		generation;
 	TimestampTz now;
 
 	lockstat_require_ready();
 
 	num_rows = lockstat_state->num_rows;
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	one = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
 	/*
 	 * The per-query counts start again at the same cut as the baseline:
 	 * lockstat_query_reset_start() empties them holding the per-query lock,
 	 * which we keep until stats_reset has moved.  A reader that sees them
 	 * empty took that lock later, and so sees the new stats_reset; and a
-	 * block of ours on the locks below counts after the reset in both.
+	 * block of ours on the locks below counts after the reset in both.  No
+	 * process counts in the new generation's half of the distribution before
+	 * its cut, so it is emptied here.
 	 */
-	lockstat_query_reset_start();
+	generation = lockstat_query_reset_start();
+	hist = lockstat_wait_half(generation);
+	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+		pg_atomic_write_u64(&hist[i], 0);
 
-	lockstat_sum_all(totals);
+	/*
+	 * exit_lock keeps every slot's owner from folding its rows into the
+	 * totals of exited processes until all cuts are taken; exiting processes
+	 * wait for query_lock first anyway.
+	 */
+	LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
+	memcpy(totals, lockstat_state->exited,
+		   sizeof(LockStatTrancheTotals) * num_rows);
+	for (int slot = 0; slot < lockstat_state->num_slots; slot++)
+	{
+		lockstat_query_cut_slot(slot, lockstat_cut_reader_rows, one);
+		for (int row = 0; row < num_rows; row++)
+			for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+				totals[row].counts[c] += one[row].counts[c];
+	}
+	LWLockRelease(lockstat_state->exit_lock);
 
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
 
 	for (int row = 0; row < num_rows; row++)
 		lockstat_raise_totals(&lockstat_state->baseline[row], &totals[row]);
-
-	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
-		pg_atomic_write_u64(&lockstat_state->wait_hist[i], 0);
+	lockstat_state->wait_half = (int) (generation & 1);
 
 	/* stats_reset only moves forward, even if the clock steps back */
 	now = GetCurrentTimestamp();
@@ -684,6 +760,7 @@ lockstat_reset(void)
 	LWLockRelease(lockstat_state->lock);
 	lockstat_query_reset_finish();
 
+	pfree(one);
 	pfree(totals);
 	return now;
 }
@@ -715,23 +792,26 @@ lockstat_wait_bucket_lower_us(int bucket)
 
 /*
  * Count one blocked call, which waited wait_ns nanoseconds in all, on an
- * LWLock of counter row row.
- * Called from the core's lwlock_stats_wait_hook on the blocked path: no
- * locks, no allocation, no errors.
+ * LWLock of counter row row, in the half of the distribution of the
+ * per-query generation that the calling process counts in (see
+ * lockstat_reset()).  Called from lockstat_query_record_wait() on the
+ * blocked path: no locks, no allocation, no errors.
  */
 void
-lockstat_record_wait(int row, uint64 wait_ns)
+lockstat_record_wait(int row, uint64 wait_ns, uint64 generation)
 {
+	pg_atomic_uint64 *hist;
 	pg_atomic_uint64 *max;
 	uint64		cur;
 
 	if (lockstat_state == NULL || row < 0 || row >= lockstat_state->num_rows)
 		return;
 
-	pg_atomic_fetch_add_u64(&lockstat_state->wait_hist[row * LOCKSTAT_WAIT_BUCKETS +
-													   spin_wait_bucket(wait_ns)], 1);
+	hist = lockstat_wait_half(generation);
+	pg_atomic_fetch_add_u64(&hist[row * LOCKSTAT_WAIT_BUCKETS +
+								  spin_wait_bucket(wait_ns)], 1);
 
-	max = &lockstat_state->max_wait_ns[row];
+	max = &hist[lockstat_state->num_rows * LOCKSTAT_WAIT_BUCKETS + row];
 	cur = pg_atomic_read_u64(max);
 	while (wait_ns > cur)
 	{
@@ -750,19 +830,23 @@ void
 lockstat_read_waits(uint64 *counts, uint64 *max_ns)
 {
 	int			num_rows;
+	pg_atomic_uint64 *hist;
 
 	lockstat_require_ready();
 	num_rows = lockstat_state->num_rows;
+	hist = lockstat_state->wait_hist +
+		((volatile LockStatSharedState *) lockstat_state)->wait_half *
+		num_rows * (LOCKSTAT_WAIT_BUCKETS + 1);
 
 	if (counts)
 	{
 		for (int i = 0; i < num_rows * LOCKSTAT_WAIT_BUCKETS; i++)
-			counts[i] = pg_atomic_read_u64(&lockstat_state->wait_hist[i]);
+			counts[i] = pg_atomic_read_u64(&hist[i]);
 	}
 	if (max_ns)
 	{
 		for (int row = 0; row < num_rows; row++)
-			max_ns[row] = pg_atomic_read_u64(&lockstat_state->max_wait_ns[row]);
+			max_ns[row] = pg_atomic_read_u64(&hist[num_rows * LOCKSTAT_WAIT_BUCKETS + row]);
 	}
 }
 

@@ -627,6 +627,6 @@ lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
 	if (prev_lwlock_stats_wait_hook)
 		prev_lwlock_stats_wait_hook(lock, wait_ns);
 
-	lockstat_record_wait(lock->stats_row, wait_ns);
+	/* the per-query count and the wait distribution, in one write */
 	lockstat_query_record_wait(lock->stats_row, wait_ns);
 }

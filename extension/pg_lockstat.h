@@ -149,7 +149,7 @@ extern bool lockstat_read_process(int slot, LockStatProcess *process,
 								  LockStatTrancheTotals *totals);
 extern TimestampTz lockstat_reset(void);
 extern TimestampTz lockstat_last_reset(void);
-extern void lockstat_record_wait(int row, uint64 wait_ns);
+extern void lockstat_record_wait(int row, uint64 wait_ns, uint64 generation);
 extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 extern int	lockstat_overflow_row(void);
@@ -258,7 +258,17 @@ extern void lockstat_query_attach(int slot);
 extern void lockstat_query_detach(void);
 extern void lockstat_query_record_wait(int stats_row, uint64 wait_ns);
 extern HTAB *lockstat_query_read(LockStatQueryCounts *residual);
-extern void lockstat_query_reset_start(void);
+extern uint64 lockstat_query_reset_start(void);
+
+/*
+ * For lockstat_query_cut_slot(): read the counters of process slot "slot"
+ * into arg; return false if no process owns the slot, else set *blocks and
+ * *wait_ns to the sums of its rows' blocks and wait time in ns.
+ */
+typedef bool (*lockstat_cut_reader) (int slot, void *arg, uint64 *blocks,
+									 uint64 *wait_ns);
+extern void lockstat_query_cut_slot(int slot, lockstat_cut_reader read_rows,
+									void *arg);
 extern void lockstat_query_reset_finish(void);
 extern void lockstat_query_status(LockStatQueryStatus *status);
 
