@@ -71,8 +71,8 @@ $node->safe_psql('postgres', "SELECT lockstat_test_lwlock('exclusive', 7)");
 # slots, a cancel arrives, and the loop's interrupt check ends the read
 SKIP:
 {
-	skip 'gdb is not installed (as root: apt-get install gdb)', 3
-	  unless LockStatTest::gdb_path();
+	my $why = LockStatTest::gdb_unavailable();
+	skip $why, 3 if $why;
 
 	my $reader = $node->background_psql('postgres', on_error_stop => 0);
 	my $pid = $reader->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;

@@ -104,7 +104,8 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 # wait began before the reset, so it read the old epoch.
 SKIP:
 {
-	skip 'gdb not available', 2 unless LockStatTest::gdb_path();
+	my $why = LockStatTest::gdb_unavailable();
+	skip $why, 2 if $why;
 
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	# stalled where the wait's duration is taken, before its counts
@@ -137,7 +138,8 @@ SKIP:
 # anything, and one that the waiter releases while it waits succeeds.
 SKIP:
 {
-	skip 'gdb not available', 6 unless LockStatTest::gdb_path();
+	my $why = LockStatTest::gdb_unavailable();
+	skip $why, 6 if $why;
 
 	$node->safe_psql('postgres',
 		"SELECT pg_lockstat_reset(); SELECT lockstat_test_lwlock('exclusive', 7)");

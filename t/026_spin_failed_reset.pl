@@ -22,7 +22,8 @@ use Time::HiRes ();
 
 use LockStatTest;
 
-plan skip_all => 'gdb not available' unless LockStatTest::gdb_path();
+my $no_gdb = LockStatTest::gdb_unavailable();
+plan skip_all => $no_gdb if $no_gdb;
 
 my $node = LockStatTest::new_node('spin_failed_reset',
 	"pg_lockstat.spin_strategy = 'ttas'\n");

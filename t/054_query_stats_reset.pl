@@ -25,7 +25,8 @@ use Time::HiRes qw(usleep);
 
 use LockStatTest;
 
-plan skip_all => 'gdb not available' unless LockStatTest::gdb_path();
+my $no_gdb = LockStatTest::gdb_unavailable();
+plan skip_all => $no_gdb if $no_gdb;
 
 my $node = LockStatTest::new_node('query_reset',
 	"compute_query_id = on\nautovacuum = off\n");

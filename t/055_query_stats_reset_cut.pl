@@ -31,8 +31,8 @@ use Test::More;
 
 use LockStatTest;
 
-plan skip_all => 'gdb is not installed (as root: apt-get install gdb)'
-  unless LockStatTest::gdb_path();
+my $no_gdb = LockStatTest::gdb_unavailable();
+plan skip_all => $no_gdb if $no_gdb;
 
 my $node = LockStatTest::new_node('query_reset_cut',
 	"compute_query_id = on\nautovacuum = off\n");

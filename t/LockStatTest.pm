@@ -465,6 +465,20 @@ sub gdb_path
 	return $gdb eq '' ? undef : $gdb;
 }
 
+# Why the tests that stop a backend at a gdb breakpoint cannot run here, or
+# undef if they can: gdb missing (only a user who did not run make as root
+# lacks it), or a server under qemu-user emulation, where gdb would debug
+# the emulator rather than the guest's code.
+sub gdb_unavailable
+{
+	return 'gdb is not installed (as root: apt-get install gdb)'
+	  unless gdb_path();
+	my $arch = guest_arch();
+	return "the server runs under qemu-user emulation ($arch): gdb would attach to the emulator, not to the guest's server code"
+	  if defined $arch;
+	return undef;
+}
+
 # Attach gdb to the backend of background session $h, set a breakpoint at
 # $location and let the backend go on.  Returns the debugger; gdb_wait()
 # waits for its output, gdb_send() gives it a command, gdb_detach() ends it.
