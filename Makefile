@@ -143,15 +143,39 @@ test-arch-args:
 		*) echo "ARCH can be: $(ARCHES)" >&2; exit 2 ;; esac; \
 	done
 
-# test-arch-args first: a wrong ARCH or PG_MAJOR fails before any build
+# test-arch-args first: a wrong ARCH or PG_MAJOR fails before any build.
+# The architectures run at the same time (ARCH_PARALLEL=0: one after the
+# other, with their output as it comes): the emulated suites spend most of
+# their time waiting for states, not computing, so two take little longer
+# than one.  Their packages are installed first, in one apt-get, so that
+# two installs never race for dpkg's lock; each one's output goes to
+# build/test-arch-<arch>.log and is printed when all have ended.
+ARCH_PARALLEL ?= 1
+TEST_ARCH_ONE = PG_CONFIG=$(PG_CONFIG_OWN) ARCH_REGRESS="$(ARCH_REGRESS)" \
+	ARCH_TESTS="$(ARCH_TESTS)" ARCH_SKIP_MISSING=$(ARCH_SKIP_MISSING) \
+	scripts/test-arch.sh
 test-arch: test-arch-args all
 	@failed=; \
-	for arch in $(TEST_ARCH_LIST); do \
-		echo "==== make test-arch ARCH=$$arch"; \
-		PG_CONFIG=$(PG_CONFIG_OWN) ARCH_REGRESS="$(ARCH_REGRESS)" \
-			ARCH_TESTS="$(ARCH_TESTS)" ARCH_SKIP_MISSING=$(ARCH_SKIP_MISSING) \
-			scripts/test-arch.sh $$arch || failed="$$failed $$arch"; \
-	done; \
+	if [ "$(ARCH_PARALLEL)" = 1 ]; then \
+		DEPS_EXTRA="$$(for arch in $(TEST_ARCH_LIST); do scripts/arch-wrap.sh --packages $$arch; done)" \
+			scripts/deps.sh >/dev/null 2>&1 || true; \
+		for arch in $(TEST_ARCH_LIST); do \
+			echo "==== make test-arch ARCH=$$arch: started (output in build/test-arch-$$arch.log)"; \
+			( $(TEST_ARCH_ONE) $$arch >build/test-arch-$$arch.log 2>&1; \
+			  echo $$? >build/test-arch-$$arch.status ) & \
+		done; \
+		wait; \
+		for arch in $(TEST_ARCH_LIST); do \
+			echo "==== make test-arch ARCH=$$arch"; \
+			cat build/test-arch-$$arch.log; \
+			[ "$$(cat build/test-arch-$$arch.status 2>/dev/null)" = 0 ] || failed="$$failed $$arch"; \
+		done; \
+	else \
+		for arch in $(TEST_ARCH_LIST); do \
+			echo "==== make test-arch ARCH=$$arch"; \
+			$(TEST_ARCH_ONE) $$arch || failed="$$failed $$arch"; \
+		done; \
+	fi; \
 	if [ -n "$$failed" ]; then echo "test-arch: FAILED for$$failed" >&2; exit 1; fi
 
 # What pg_lockstat costs: callgrind instructions and interleaved pgbench
