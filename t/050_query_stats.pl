@@ -47,22 +47,6 @@ sub now
 	return Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
 }
 
-# Let $holder, the session of $node with backend PID $pid, hold the
-# lockstat_test LWLock in $mode until release_holds(), as
-# LockStatTest::hold_lwlock() does in a new session; returns once it holds.
-# Its previous hold, if any, has ended.
-sub hold_again
-{
-	my ($node, $holder, $pid, $mode) = @_;
-	$holder->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_lwlock_hold('$mode');\n");
-	$node->poll_query_until('postgres',
-		qq{SELECT count(*) = 1 FROM pg_stat_activity
-		   WHERE pid = $pid AND wait_event_type = 'Extension'})
-	  or die 'the holder did not take the lock';
-	return;
-}
-
 my $node = LockStatTest::new_node('query_stats',
 	    "shared_preload_libraries = 'pg_lockstat,lockstat_test,pg_stat_statements'\n"
 	  . "max_worker_processes = 16\n"
@@ -244,7 +228,7 @@ $waiter->query_safe('BEGIN');
 foreach my $i (1 .. $n_stmts)
 {
 	my $consts = join '', map { "$_, " } 1 .. $i;
-	hold_again($node, $holder, $holder_pid, 'exclusive');
+	LockStatTest::hold_lwlock($node, 'exclusive', $holder, $holder_pid);
 	$waiter->query_until(qr/started $i\b/,
 		"\\echo started $i\nSELECT $consts lockstat_test_lwlock('shared', 1) + 0;\n\\echo done $i\n");
 	LockStatTest::wait_for_waiters($node, 1);

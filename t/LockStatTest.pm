@@ -420,12 +420,16 @@ sub block_waiter
 
 # A session that holds the lockstat_test LWLock in $mode until
 # release_holds(), returned once it holds it (its wait event "Extension"
-# shows that).
+# shows that).  A new session, or $holder, whose backend PID is $pid and
+# whose previous hold has ended.
 sub hold_lwlock
 {
-	my ($node, $mode) = @_;
-	my $holder = $node->background_psql('postgres');
-	my $pid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	my ($node, $mode, $holder, $pid) = @_;
+	if (!defined $holder)
+	{
+		$holder = $node->background_psql('postgres');
+		$pid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	}
 	$holder->query_until(qr/started/,
 		"\\echo started\nSELECT lockstat_test_lwlock_hold('$mode');\n");
 	$node->poll_query_until('postgres',
