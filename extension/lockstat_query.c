@@ -288,7 +288,11 @@ lockstat_query_begin_write(LockStatQuerySlot *slot)
 		vslot->changecount++;
 		pg_memory_barrier();
 		if (!vslot->resetting)
+		{
+			/* see the target_generation the reset set before it let us go */
+			pg_read_barrier();
 			return;
+		}
 		/* back off, writing nothing, until the reset has its cut */
 		vslot->changecount++;
 		pg_memory_barrier();
