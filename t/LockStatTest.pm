@@ -430,12 +430,20 @@ sub hold_lwlock
 		$holder = $node->background_psql('postgres');
 		$pid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
 	}
-	$holder->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_lwlock_hold('$mode');\n");
+	return start_hold($node, $holder, $pid,
+		"SELECT lockstat_test_lwlock_hold('$mode');", 'the lock');
+}
+
+# Let session $holder (backend PID $pid) run $sql, a hold of the test
+# module, and return it once the hold shows wait event "Extension".
+sub start_hold
+{
+	my ($node, $holder, $pid, $sql, $what) = @_;
+	$holder->query_until(qr/started/, "\\echo started\n$sql\n");
 	$node->poll_query_until('postgres',
 		qq{SELECT count(*) = 1 FROM pg_stat_activity
 		   WHERE pid = $pid AND wait_event_type = 'Extension'})
-	  or die 'the holder did not take the lock';
+	  or die "the holder did not take $what";
 	return $holder;
 }
 
@@ -999,14 +1007,9 @@ sub hold_spinlock
 	my ($node) = @_;
 	my $holder = $node->background_psql('postgres');
 	my $pid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-	$holder->query_until(qr/started/,
-		"\\echo started\nSET pg_lockstat.track = off;\n"
-		  . "SELECT lockstat_test_spinlock_hold();\n");
-	$node->poll_query_until('postgres',
-		qq{SELECT count(*) = 1 FROM pg_stat_activity
-		   WHERE pid = $pid AND wait_event_type = 'Extension'})
-	  or die 'the holder did not take the test spinlock';
-	return $holder;
+	return start_hold($node, $holder, $pid,
+		"SET pg_lockstat.track = off;\nSELECT lockstat_test_spinlock_hold();",
+		'the test spinlock');
 }
 
 # The number of contended waits for the test spinlock that have begun since
