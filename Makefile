@@ -26,7 +26,8 @@ OBJS = \
 	extension/lockstat_shmem.o \
 	extension/lockstat_views.o \
 	extension/lockstat_spin.o \
-	extension/lockstat_query.o
+	extension/lockstat_query.o \
+	extension/lockstat_util.o
 DATA = extension/pg_lockstat--1.0.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 

@@ -150,10 +150,6 @@
 /* disturbed reads before a reader holds query_lock throughout */
 #define LOCKSTAT_QUERY_OPTIMISTIC_READS	3
 
-/* how long a reader waits for a process in the middle of counting a call */
-#define LOCKSTAT_QUERY_COPY_FAST_TRIES	1000
-#define LOCKSTAT_QUERY_COPY_MAX_USEC	INT64CONST(2000000)
-
 /*
  * how long a reset waits for a process in the middle of counting a call
  * before it takes the cut anyway; see lockstat_query_cut_slot()
@@ -213,12 +209,6 @@ static bool query_fold_wanted = false;
 static void lockstat_query_xact_callback(XactEvent event, void *arg);
 static void lockstat_query_fold(bool wait);
 
-static int
-lockstat_query_num_slots(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS;
-}
-
 static Size
 lockstat_query_slot_stride(void)
 {
@@ -233,7 +223,7 @@ lockstat_query_struct_size(void)
 
 	size = CACHELINEALIGN(sizeof(LockStatQueryState));
 	size = add_size(size, mul_size(lockstat_query_slot_stride(),
-								   lockstat_query_num_slots()));
+								   lockstat_process_slots()));
 	size = add_size(size, mul_size(sizeof(pg_atomic_uint64),
 								   mul_size(2 * (lockstat_max_tranches + 1),
 											RESIDUAL_WORDS)));
@@ -254,20 +244,6 @@ lockstat_query_residual(uint64 generation, int row)
 {
 	return &query_state->residual[((generation & 1) * query_state->num_rows +
 								   row) * RESIDUAL_WORDS];
-}
-
-/*
- * One more wait of a loop that waits for another process to finish a few
- * instructions (which it may be preempted in): spin at first, then sleep
- * 100 us at a time.
- */
-static void
-lockstat_query_pause(int tries)
-{
-	if (tries < LOCKSTAT_QUERY_COPY_FAST_TRIES)
-		pg_spin_delay();
-	else
-		pg_usleep(100);
 }
 
 /*
@@ -297,7 +273,7 @@ lockstat_query_begin_write(LockStatQuerySlot *slot)
 		vslot->changecount++;
 		pg_memory_barrier();
 		while (vslot->resetting)
-			lockstat_query_pause(tries++);
+			lockstat_pause(tries++);
 	}
 }
 
@@ -346,7 +322,7 @@ lockstat_query_shmem_startup(void)
 		query_state->fold_count = 0;
 		query_state->evicted = 0;
 		pg_atomic_init_u64(&query_state->generation, 0);
-		query_state->num_slots = lockstat_query_num_slots();
+		query_state->num_slots = lockstat_process_slots();
 		query_state->num_rows = lockstat_max_tranches + 1;
 		query_state->max_entries = lockstat_max_query_entries;
 		query_state->slot_stride = lockstat_query_slot_stride();
@@ -442,18 +418,10 @@ lockstat_query_add_residual(uint64 generation, int row, uint64 blocks,
 							uint64 wait_ns, uint64 max_wait_ns)
 {
 	pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
-	uint64		cur;
 
 	pg_atomic_fetch_add_u64(&words[RESIDUAL_BLOCKS], blocks);
 	pg_atomic_fetch_add_u64(&words[RESIDUAL_WAIT_NS], wait_ns);
-	cur = pg_atomic_read_u64(&words[RESIDUAL_MAX_WAIT_NS]);
-	while (max_wait_ns > cur)
-	{
-		/* on failure, cur is the value that beat us */
-		if (pg_atomic_compare_exchange_u64(&words[RESIDUAL_MAX_WAIT_NS],
-										   &cur, max_wait_ns))
-			break;
-	}
+	lockstat_atomic_max_u64(&words[RESIDUAL_MAX_WAIT_NS], max_wait_ns);
 }
 
 /*
@@ -734,19 +702,17 @@ lockstat_query_xact_callback(XactEvent event, void *arg)
 
 /*
  * Copy the used part of a process table as of a moment when its owner was
- * not writing it.  The owner writes in a few dozen instructions and cannot
- * fail in between, but it can be preempted, or stopped by a debugger, there:
- * after a thousand quick retries, retry every 100 us, and give up after 2 s.
- * Errors: 55P03 then.
+ * not writing it, retrying while the owner writes (lockstat_retry_wait()).
+ * Errors: 55P03 when the owner has been writing for
+ * LOCKSTAT_RETRY_MAX_USEC.
  */
 static void
 lockstat_query_copy_slot(LockStatQuerySlot *to,
 						 volatile LockStatQuerySlot *from)
 {
-	instr_time	start;
+	LockStatRetry retry = LOCKSTAT_RETRY_INIT;
 
-	INSTR_TIME_SET_ZERO(start);
-	for (int tries = 0;; tries++)
+	for (;;)
 	{
 		uint32		before = from->changecount;
 		uint32		nused;
@@ -761,25 +727,13 @@ lockstat_query_copy_slot(LockStatQuerySlot *to,
 		if (before % 2 == 0 && from->changecount == before)
 			return;
 
-		if (tries < LOCKSTAT_QUERY_COPY_FAST_TRIES)
-			lockstat_query_pause(tries);
-		else
-		{
-			instr_time	now;
-
-			INSTR_TIME_SET_CURRENT(now);
-			if (INSTR_TIME_IS_ZERO(start))
-				start = now;
-			INSTR_TIME_SUBTRACT(now, start);
-			if (INSTR_TIME_GET_MICROSEC(now) >= LOCKSTAT_QUERY_COPY_MAX_USEC)
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("could not read pg_lockstat per-query counters consistently"),
-						 errdetail("A process has been counting a blocked LWLock call for more than %d ms.",
-								   (int) (LOCKSTAT_QUERY_COPY_MAX_USEC / 1000)),
-						 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
-			pg_usleep(100);
-		}
+		if (!lockstat_retry_wait(&retry))
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not read pg_lockstat per-query counters consistently"),
+					 errdetail("A process has been counting a blocked LWLock call for more than %d ms.",
+							   (int) (LOCKSTAT_RETRY_MAX_USEC / 1000)),
+					 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
 	}
 }
 
@@ -1009,7 +963,7 @@ lockstat_query_cut_slot(int slot, lockstat_cut_reader read_rows, void *arg)
 		pg_memory_barrier();
 		if (tries == 0)
 			pgstat_report_wait_start(PG_WAIT_EXTENSION);
-		lockstat_query_pause(tries);
+		lockstat_pause(tries);
 	}
 }
 

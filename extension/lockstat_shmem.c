@@ -174,13 +174,6 @@ static void lockstat_sum_all(LockStatTrancheTotals *totals);
 static void lockstat_subtract_totals(LockStatTrancheTotals *totals,
 									 const LockStatTrancheTotals *base);
 
-/* one slot per PGPROC that can run: backends and auxiliary processes */
-static int
-lockstat_slots_needed(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS;
-}
-
 /* bytes per process slot */
 static Size
 lockstat_slot_stride(int num_rows)
@@ -218,7 +211,7 @@ lockstat_shmem_size(int num_slots, int num_rows)
 void
 lockstat_shmem_request(void)
 {
-	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_slots_needed(),
+	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_process_slots(),
 											   lockstat_max_tranches + 1 +
 											   NUM_FIXED_LWLOCKS));
 	/* state->lock and state->exit_lock */
@@ -233,7 +226,7 @@ void
 lockstat_shmem_startup(void)
 {
 	bool		found;
-	int			num_slots = lockstat_slots_needed();
+	int			num_slots = lockstat_process_slots();
 	int			num_rows = lockstat_max_tranches + 1 + NUM_FIXED_LWLOCKS;
 	Size		size = lockstat_shmem_size(num_slots, num_rows);
 	Size		totals = CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
@@ -802,7 +795,6 @@ lockstat_record_wait(int row, uint64 wait_ns, uint64 generation)
 {
 	pg_atomic_uint64 *hist;
 	pg_atomic_uint64 *max;
-	uint64		cur;
 
 	if (lockstat_state == NULL || row < 0 || row >= lockstat_state->num_rows)
 		return;
@@ -812,13 +804,7 @@ lockstat_record_wait(int row, uint64 wait_ns, uint64 generation)
 								  spin_wait_bucket(wait_ns)], 1);
 
 	max = &hist[lockstat_state->num_rows * LOCKSTAT_WAIT_BUCKETS + row];
-	cur = pg_atomic_read_u64(max);
-	while (wait_ns > cur)
-	{
-		/* on failure, cur is the value that beat us */
-		if (pg_atomic_compare_exchange_u64(max, &cur, wait_ns))
-			break;
-	}
+	lockstat_atomic_max_u64(max, wait_ns);
 }
 
 /*

@@ -176,18 +176,12 @@ lockstat_spin_slot_stride(int max_sites)
 	return CACHELINEALIGN(size);
 }
 
-static int
-lockstat_spin_num_slots(void)
-{
-	return MaxBackends + NUM_AUXILIARY_PROCS;
-}
-
 static Size
 lockstat_spin_shmem_size(void)
 {
 	return add_size(CACHELINEALIGN(sizeof(LockStatSpinState)) + PG_CACHE_LINE_SIZE,
 					mul_size(lockstat_spin_slot_stride(lockstat_max_spin_sites),
-							 lockstat_spin_num_slots()));
+							 lockstat_process_slots()));
 }
 
 /*
@@ -219,7 +213,7 @@ lockstat_spin_shmem_startup(void)
 		char	   *p = (char *) spin_state + CACHELINEALIGN(sizeof(LockStatSpinState));
 
 		spin_state->lock = &(GetNamedLWLockTranche("pg_lockstat_spin"))->lock;
-		spin_state->num_slots = lockstat_spin_num_slots();
+		spin_state->num_slots = lockstat_process_slots();
 		spin_state->max_sites = lockstat_max_spin_sites;
 		spin_state->slot_stride = lockstat_spin_slot_stride(lockstat_max_spin_sites);
 		spin_state->slots = p;
@@ -356,26 +350,18 @@ lockstat_spin_site(const char *file, int line, const char *func)
 
 /*
  * Copy an entry's counters as of a moment when its owner was not writing
- * them, so that every wait is in the copy whole or not at all.  An owner
- * writes them in a few dozen instructions and cannot fail in between, so a
- * retry nearly always succeeds at once; but the owner can be preempted, or
- * stopped by a debugger, inside that window.  So after SPIN_COPY_FAST_TRIES
- * quick retries, retry every 100 us, and give up after SPIN_COPY_MAX_USEC
- * with an error rather than wait for ever with interrupts held off.
- * Errors: 55P03 then, unless missing_ok, when it returns false instead (and
- * true once it has a copy).
+ * them, so that every wait is in the copy whole or not at all, retrying
+ * while the owner writes (lockstat_retry_wait()).  Errors: 55P03 when the
+ * owner has been writing for LOCKSTAT_RETRY_MAX_USEC, unless missing_ok,
+ * when it returns false instead (and true once it has a copy).
  */
-#define SPIN_COPY_FAST_TRIES	1000
-#define SPIN_COPY_MAX_USEC		INT64CONST(2000000)
-
 static bool
 spin_copy_counters(LockStatSpinCounters *to,
 				   volatile LockStatSpinCounters *from, bool missing_ok)
 {
-	instr_time	start;
+	LockStatRetry retry = LOCKSTAT_RETRY_INIT;
 
-	INSTR_TIME_SET_ZERO(start);
-	for (int tries = 0;; tries++)
+	for (;;)
 	{
 		uint64		before = from->core.changecount;
 
@@ -385,28 +371,16 @@ spin_copy_counters(LockStatSpinCounters *to,
 		if (before % 2 == 0 && from->core.changecount == before)
 			return true;
 
-		if (tries < SPIN_COPY_FAST_TRIES)
-			pg_spin_delay();
-		else
+		if (!lockstat_retry_wait(&retry))
 		{
-			instr_time	now;
-
-			INSTR_TIME_SET_CURRENT(now);
-			if (INSTR_TIME_IS_ZERO(start))
-				start = now;
-			INSTR_TIME_SUBTRACT(now, start);
-			if (INSTR_TIME_GET_MICROSEC(now) >= SPIN_COPY_MAX_USEC)
-			{
-				if (missing_ok)
-					return false;
-				ereport(ERROR,
-						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-						 errmsg("could not read pg_lockstat spin wait counters consistently"),
-						 errdetail("A process has been adding a spin wait to its counters for more than %d ms.",
-								   (int) (SPIN_COPY_MAX_USEC / 1000)),
-						 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
-			}
-			pg_usleep(100);
+			if (missing_ok)
+				return false;
+			ereport(ERROR,
+					(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+					 errmsg("could not read pg_lockstat spin wait counters consistently"),
+					 errdetail("A process has been adding a spin wait to its counters for more than %d ms.",
+							   (int) (LOCKSTAT_RETRY_MAX_USEC / 1000)),
+					 errhint("A process stopped by a debugger or a signal can cause this; try again once it runs.")));
 		}
 	}
 }

@@ -15,6 +15,7 @@
  *	lockstat_query.c	blocked LWLock calls per query, database, role and
  *						tranche: per-process tables and the shared table
  *	lockstat_views.c	the SQL-callable functions behind the views
+ *	lockstat_util.c		primitives the counter modules share
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -28,6 +29,8 @@
 
 #include "datatype/timestamp.h"
 #include "miscadmin.h"
+#include "port/atomics.h"
+#include "portability/instr_time.h"
 #include "postmaster/bgworker.h"
 #include "storage/lwlock.h"
 #include "storage/lwlockstats.h"
@@ -56,6 +59,28 @@ extern const char *lockstat_inactive_reason;
 
 /* pg_lockstat.c: errors 55000 unless counting works */
 extern void lockstat_require_ready(void);
+
+/*
+ * lockstat_util.c: the primitives shared by the counter modules.  A reader
+ * that copies an owner's table retries while the owner writes it: it spins
+ * for LOCKSTAT_RETRY_FAST_TRIES waits, then sleeps, and gives up after
+ * LOCKSTAT_RETRY_MAX_USEC (2 s) of sleeps (lockstat_retry_wait()).
+ */
+#define LOCKSTAT_RETRY_FAST_TRIES	1000
+#define LOCKSTAT_RETRY_MAX_USEC		INT64CONST(2000000)
+
+typedef struct LockStatRetry
+{
+	int			tries;			/* waits so far */
+	instr_time	start;			/* first sleep, or zero before it */
+} LockStatRetry;
+
+#define LOCKSTAT_RETRY_INIT		{0}
+
+extern int	lockstat_process_slots(void);
+extern void lockstat_atomic_max_u64(pg_atomic_uint64 *max, uint64 value);
+extern void lockstat_pause(int tries);
+extern bool lockstat_retry_wait(LockStatRetry *retry);
 
 /*
  * The hint of every message about a missing or incompatible core patch; it

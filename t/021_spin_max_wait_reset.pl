@@ -11,7 +11,7 @@
 # core adds its counts waits for it, up to 2 s, then fails with 55P03 before
 # it has reset anything; one that the waiter lets go while it waits
 # succeeds.  Every step waits for a state (reads seen, a waiter inside
-# s_lock(), a breakpoint hit, the reset's lock taken), never for a time.
+# s_lock(), a breakpoint hit, a statement ended), never for a time.
 #
 # The end of a wait is core code (finish_spin_delay() in s_lock.c, patch
 # 0004), so the debugger stops the waiter at lines of the patched s_lock.c,
@@ -139,7 +139,7 @@ SKIP:
 SKIP:
 {
 	my $why = LockStatTest::gdb_unavailable();
-	skip $why, 6 if $why;
+	skip $why, 7 if $why;
 
 	$node->safe_psql('postgres',
 		"SELECT pg_lockstat_reset(); SELECT lockstat_test_lwlock('exclusive', 7)");
@@ -171,36 +171,22 @@ SKIP:
 		't',
 		'the failed reset reset nothing: stats_reset and the LWLock counters kept');
 
-	# A reset that the waiter releases as soon as the reset waits for it.
-	# The reset holds the "pg_lockstat_spin" lock exclusively from its start
-	# until it has copied every entry, which it cannot do while the waiter
-	# is stalled: its acquisition of that lock, which pg_lwlock_backend_stats
-	# shows at once, is the sign that it waits.  A check in the server every
-	# millisecond sees it, and gdb lets the waiter go at once, well within
-	# the 2 s that the reset waits: that bound of the extension's is the one
-	# time the test must beat, with a release that takes milliseconds.
+	# A reset that the waiter releases while the reset waits for it.  gdb
+	# stops the reset at its first wait for the stalled entry
+	# (lockstat_retry_wait(), before it has read the clock), lets the waiter
+	# finish, and lets the reset go on: its next copy is consistent.  No
+	# step depends on how long another takes.
 	my $r = $node->background_psql('postgres', on_error_stop => 0);
-	my $rpid = $r->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-	my $acquires = qq{(SELECT coalesce(sum(ex_acquires), 0)
-		FROM pg_lwlock_backend_stats
-		WHERE pid = $rpid AND tranche = 'pg_lockstat_spin')};
-	my $before = $node->safe_psql('postgres', "SELECT $acquires");
-	my $timeout = $PostgreSQL::Test::Utils::timeout_default;
+	my $rg = LockStatTest::gdb_attach($r, 'lockstat_retry_wait');
 	$r->query_until(qr/started/,
 		"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n");
-	$node->safe_psql(
-		'postgres', qq{
-		DO \$\$DECLARE
-			deadline timestamptz := clock_timestamp() + interval '$timeout s';
-		BEGIN
-			WHILE $acquires = $before LOOP
-				IF clock_timestamp() > deadline THEN
-					RAISE EXCEPTION 'the reset did not take pg_lockstat_spin';
-				END IF;
-				PERFORM pg_sleep(0.001);
-			END LOOP;
-		END\$\$;});
+	my $hit = LockStatTest::gdb_wait($rg, qr/Breakpoint 1,[^\n]*\n/);
+	like($hit, qr/Breakpoint 1, lockstat_retry_wait /,
+		'the reset waits for the stalled waiter');
 	LockStatTest::release_waiter($st);
+	# the waiter's statement has ended, so its counts are written
+	$st->{waiter}->query_safe('SELECT 1');
+	LockStatTest::gdb_detach($rg);
 	my ($rout, $rret) = $r->query("SELECT 'after'");
 	is($rout, "t\nafter",
 		'a reset that the waiter releases while the reset waits succeeds');
