@@ -15,6 +15,9 @@
 #     distribution's major.minor; its file is the install script of that
 #     version, in the Makefile's DATA; its docfile and the no_index
 #     directories exist;
+#   - the license: META.json's is "postgresql", the tree has a LICENSE
+#     file with the PostgreSQL License's grant, and the control file's
+#     comment names it;
 #   - the PostgreSQL versions: the range of prereqs admits the majors that
 #     patches/ has a core patch series for, not the majors just outside
 #     them, and the server these tests run on.
@@ -219,6 +222,15 @@ is_deeply(
 	'PostgreSQL range "' . $meta->{prereqs}{runtime}{requires}{PostgreSQL}
 	  . '" admits majors ' . join(', ', @majors) . ', not '
 	  . ($majors[0] - 1) . ' nor ' . ($majors[-1] + 1));
+
+# the license that META.json names is the one the tree carries
+is_deeply([ list_of($meta->{license}) ], ['postgresql'], 'META.json names the PostgreSQL License');
+my $license = -f 'LICENSE' ? slurp_file('LICENSE') : '';
+like($license,
+	qr/Permission to use, copy, modify, and distribute this software and its\s+documentation for any purpose, without fee/,
+	'LICENSE holds the PostgreSQL License\'s grant');
+like(slurp_file('pg_lockstat.control'), qr/^#.*PostgreSQL License/m,
+	'the control file\'s comment names the license');
 
 my ($server) = `$ENV{PG_CONFIG} --version` =~ /PostgreSQL (\d+\.\d+)/;
 ok($server && admits(as_semver($server)), "and this server, $server");
