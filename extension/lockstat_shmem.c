@@ -504,7 +504,8 @@ lockstat_sum_all(LockStatTrancheTotals *totals)
 
 /*
  * Add one process's counters for one tranche, as the core patch writes
- * them, to *totals.  This is the only place that knows the layout of
+ * them, to *totals: each counter gets the "sum" of its line in
+ * lockstat_counters.h.  This is the only place that knows the layout of
  * LWLockStatsCounters on the reading side.
  */
 void
@@ -512,21 +513,19 @@ lockstat_add_row(LockStatTrancheTotals *totals,
 				 volatile LWLockStatsCounters *row)
 {
 	/*
-	 * Each element is loaded once and used for both sums it belongs to.  An
-	 * acquisition after sleeping is counted by a single store that also
-	 * counts its block, so blocks never run ahead of acquisitions here, and
-	 * after the subtraction of a baseline computed the same way, neither.
+	 * The elements that two sums use are loaded once.  An acquisition after
+	 * sleeping is counted by a single store that also counts its block, so
+	 * blocks never run ahead of acquisitions here, and after the subtraction
+	 * of a baseline computed the same way, neither.
 	 */
 	uint64	   *c = totals->counts;
 	uint64		ex_slept = row->acquires[false][LW_EXCLUSIVE];
 	uint64		sh_slept = row->acquires[false][LW_SHARED];
 
-	c[LOCKSTAT_EX_ACQUIRES] += ex_slept + row->acquires[true][LW_EXCLUSIVE];
-	c[LOCKSTAT_SH_ACQUIRES] += sh_slept + row->acquires[true][LW_SHARED];
-	c[LOCKSTAT_BLOCKS] += ex_slept + sh_slept + row->blocks;
-	c[LOCKSTAT_SPIN_DELAYS] += row->spin_delays;
-	c[LOCKSTAT_DEQUEUE_SELF] += row->dequeue_self;
-	c[LOCKSTAT_WAIT_TIME_NS] += row->wait_time_ns;
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum) \
+	c[LOCKSTAT_##symbol] += (sum);
+#include "lockstat_counters.h"
+#undef LOCKSTAT_LWLOCK_COUNTER
 }
 
 /*

@@ -405,24 +405,18 @@ spin_max_since(const LockStatSpinCounters *c, const LockStatSpinTotals *base,
 	return max_ns;
 }
 
-/*
- * Add a copied entry's counts since its baseline to a call site's totals.
- * Without a baseline (NULL), everything since start is added, and the longest
- * wait since the last reset all the same.
- */
+/* Add a copied entry's counts since its baseline to a call site's totals. */
 static void
 spin_add(LockStatSpinTotals *to, const LockStatSpinCounters *from,
 		 const LockStatSpinTotals *minus, uint64 epoch)
 {
-	static const LockStatSpinTotals zero;
 	uint64	   *sum = (uint64 *) to;
 	const uint64 *now = spin_sum_words(from);
-	const uint64 *then = (const uint64 *) (minus ? minus : &zero);
+	const uint64 *then = (const uint64 *) minus;
 
 	for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
 		sum[w] += now[w] - then[w];
-	to->max_wait_ns = Max(to->max_wait_ns,
-						  spin_max_since(from, minus ? minus : &zero, epoch));
+	to->max_wait_ns = Max(to->max_wait_ns, spin_max_since(from, minus, epoch));
 }
 
 /*
@@ -448,15 +442,12 @@ spin_read_entry(HTAB *htab, const LockStatSpinSite *site)
 
 /*
  * Sum every slot's counters, minus their baselines, per call site, into a
- * new local hash table of LockStatSpinEntry (in CurrentMemoryContext).  With
- * baselines == false the baselines are not subtracted and max_wait_ns is
- * the longest wait since the last reset all the same.  *dropped is set to
- * the waits not counted because a table was full, since start.  Errors:
- * 55000 if not counting (see lockstat_require_ready()); 55P03 if an entry
- * cannot be read consistently.
+ * new local hash table of LockStatSpinEntry (in CurrentMemoryContext): the
+ * counts since the last reset.  Errors: 55000 if not counting (see
+ * lockstat_require_ready()); 55P03 if an entry cannot be read consistently.
  */
 HTAB *
-lockstat_spin_read(bool baselines, uint64 *dropped)
+lockstat_spin_read(void)
 {
 	HASHCTL		ctl;
 	HTAB	   *htab;
@@ -487,7 +478,6 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		memcpy(&base[s * max_sites], spin_baseline(spin_slot(s), max_sites),
 			   sizeof(LockStatSpinTotals) * max_sites);
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
-	*dropped = 0;
 
 	for (int s = 0; s < num_slots; s++)
 	{
@@ -497,7 +487,6 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 		uint32		n;
 
 		/* no interrupt check: they are held off under the lock */
-		*dropped += slot->dropped;
 		n = slot->nsites;
 		pg_read_barrier();
 
@@ -507,7 +496,7 @@ lockstat_spin_read(bool baselines, uint64 *dropped)
 
 			(void) spin_copy_counters(&copy, &counters[i], false);
 			spin_add(&spin_read_entry(htab, &sites[i])->counts, &copy,
-					 baselines ? &base[s * max_sites + i] : NULL, epoch);
+					 &base[s * max_sites + i], epoch);
 		}
 	}
 	LWLockRelease(spin_state->lock);

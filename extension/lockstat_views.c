@@ -20,12 +20,15 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "storage/s_lock.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/timestamp.h"
+#include "utils/typcache.h"
 
 #include "pg_lockstat.h"
 
@@ -40,10 +43,10 @@ PG_FUNCTION_INFO_V1(pg_lockstat_status);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 
 /* result columns of each function, as pg_lockstat--1.0.sql declares them */
-#define PG_LWLOCK_STATS_COLS			9
+#define PG_LWLOCK_STATS_COLS			4
 #define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
-#define PG_LWLOCK_INSTANCE_STATS_COLS	11
-#define PG_LWLOCK_BACKEND_STATS_COLS	10
+#define PG_LWLOCK_INSTANCE_STATS_COLS	6
+#define PG_LWLOCK_BACKEND_STATS_COLS	5
 #define PG_LWLOCK_QUERY_STATS_COLS		9
 #define PG_SPINLOCK_STATS_COLS			10
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
@@ -135,39 +138,94 @@ lockstat_put_tranche(Datum *values, bool *nulls, int i, int tranche,
 	return i;
 }
 
-/*
- * Store the counter columns shared by the LWLock views at values[i]:
- * sh_acquires, ex_acquires, blocks, spin_delays, dequeue_self (counts) and
- * wait_time (ms).  Returns the next column.
- */
-static int
-lockstat_put_counters(Datum *values, int i, const LockStatTrancheTotals *t)
+/* the lines of lockstat_counters.h: a counter's column and unit */
+typedef struct LockStatCounterColumn
 {
-	/* the columns follow the order of LockStatCounter */
-	for (int c = 0; c < LOCKSTAT_WAIT_TIME_NS; c++)
-		values[i++] = lockstat_counter_datum(t->counts[c]);
-	values[i++] = Float8GetDatum((double) t->counts[LOCKSTAT_WAIT_TIME_NS] /
-								 1000000.0);
-	return i;
+	const char *column;
+	LockStatUnit unit;
+} LockStatCounterColumn;
+
+static const LockStatCounterColumn lockstat_counter_columns[] = {
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum) \
+	{column, LOCKSTAT_UNIT_##unit},
+#include "lockstat_counters.h"
+#undef LOCKSTAT_LWLOCK_COUNTER
+};
+
+StaticAssertDecl(lengthof(lockstat_counter_columns) == LOCKSTAT_NUM_COUNTERS,
+				 "one column per LWLock counter");
+
+/*
+ * The row type of column attno (0-based) of an SRF's result, which the SQL
+ * script declares as pg_lwlock_counters: checked to have the attributes of
+ * lockstat_counters.h, in its order, with the types of their units.
+ * Errors: 42804 if it does not (the script and the library are of
+ * different versions).
+ */
+static TupleDesc
+lockstat_counters_desc(TupleDesc result, int attno)
+{
+	Oid			type = TupleDescAttr(result, attno)->atttypid;
+	TupleDesc	desc = lookup_rowtype_tupdesc_copy(type, -1);
+	int			natts = 0;
+
+	for (int a = 0; a < desc->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, a);
+		const LockStatCounterColumn *col = &lockstat_counter_columns[natts];
+		Oid			want;
+
+		if (att->attisdropped)
+			continue;
+		if (natts == LOCKSTAT_NUM_COUNTERS)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("type %s has more attributes than pg_lockstat's library has LWLock counters",
+							format_type_be(type)),
+					 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
+		want = col->unit == LOCKSTAT_UNIT_COUNT ? INT8OID : FLOAT8OID;
+		if (strcmp(NameStr(att->attname), col->column) != 0 ||
+			att->atttypid != want)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("attribute %d of type %s is \"%s\" of type %s, where pg_lockstat's library has \"%s\" of type %s",
+							natts + 1, format_type_be(type),
+							NameStr(att->attname),
+							format_type_be(att->atttypid),
+							col->column, format_type_be(want)),
+					 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
+		natts++;
+	}
+	if (natts != LOCKSTAT_NUM_COUNTERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("type %s has %d attributes, where pg_lockstat's library has %d LWLock counters",
+						format_type_be(type), natts, LOCKSTAT_NUM_COUNTERS),
+				 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
+	return desc;
 }
 
-static const char *
-lockstat_strategy_name(int strategy)
+/*
+ * The pg_lwlock_counters value of counters t, for a result column of the
+ * type desc (lockstat_counters_desc()): each counter in the SQL type of its
+ * unit, a count as bigint and nanoseconds as float8 milliseconds.
+ */
+static Datum
+lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t)
 {
-	switch (strategy)
+	Datum		values[LOCKSTAT_NUM_COUNTERS];
+	bool		nulls[LOCKSTAT_NUM_COUNTERS] = {0};
+
+	/* no dropped attributes: the script declares the type once */
+	Assert(desc->natts == LOCKSTAT_NUM_COUNTERS);
+	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
 	{
-		case SPIN_STRATEGY_DEFAULT:
-			return "default";
-		case SPIN_STRATEGY_TAS:
-			return "tas";
-		case SPIN_STRATEGY_TTAS_SPIN:
-			return "ttas_spin";
-		case SPIN_STRATEGY_TTAS:
-			return "ttas";
-		case SPIN_STRATEGY_TTAS_BACKOFF:
-			return "ttas_backoff";
+		if (lockstat_counter_columns[c].unit == LOCKSTAT_UNIT_COUNT)
+			values[c] = lockstat_counter_datum(t->counts[c]);
+		else
+			values[c] = Float8GetDatum((double) t->counts[c] / 1000000.0);
 	}
-	return "unknown";
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }
 
 /*
@@ -177,25 +235,22 @@ lockstat_strategy_name(int strategy)
  *	tranche_id int4		tranche ID; NULL for the overflow row, which sums all
  *						IDs >= pg_lockstat.max_tranches
  *	tranche text		name as pg_stat_activity.wait_event shows it
- *	sh_acquires int8	shared acquisitions (count)
- *	ex_acquires int8	exclusive acquisitions (count)
- *	blocks int8			acquisitions that had to sleep (count)
- *	spin_delays int8	spin delays on the wait-list lock (count)
- *	dequeue_self int8	waiters that dequeued themselves (count)
- *	wait_time float8	time blocked calls waited, each from its first
- *						sleep until it held the lock or returned (ms)
+ *	counters pg_lwlock_counters	the counters of lockstat_counters.h: counts
+ *						as int8, wait_time as float8 (ms)
  *	max_wait_time float8	longest wait of one blocked call since the last
  *						reset (ms)
  * The counters come from the core patch's counting points in lwlock.c, the
  * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
  * dequeue_self; the longest wait from its lwlock_stats_wait_hook.  Errors:
- * 55000 if pg_lockstat is not preloaded.  The first time a backend shows an
- * overflow row, it also raises a WARNING.
+ * 55000 if pg_lockstat is not preloaded; 42804 if pg_lwlock_counters does
+ * not match the library.  The first time a backend shows an overflow row,
+ * it also raises a WARNING.
  */
 Datum
 pg_lwlock_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo, PG_LWLOCK_STATS_COLS);
+	TupleDesc	counters_desc = lockstat_counters_desc(rsinfo->setDesc, 2);
 	LockStatTrancheTotals *totals;
 	uint64	   *max_ns;
 	int			num_rows;
@@ -231,7 +286,7 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 			lockstat_overflow_warned = true;
 		}
 		i = lockstat_put_tranche(values, nulls, i, row, overflow);
-		i = lockstat_put_counters(values, i, t);
+		values[i++] = lockstat_counters_value(counters_desc, t);
 		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
 		Assert(i == PG_LWLOCK_STATS_COLS);
 
@@ -316,18 +371,19 @@ pg_lwlock_wait_histogram(PG_FUNCTION_ARGS)
  *	pid int4			process ID, as pg_stat_activity.pid
  *	backend_type text	as pg_stat_activity.backend_type: the bgw_type of a
  *						background worker, else GetBackendTypeDesc()
- *	tranche_id int4, tranche text, and the counters sh_acquires,
- *	ex_acquires, blocks, spin_delays, dequeue_self, wait_time: as in
+ *	tranche_id int4, tranche text, counters pg_lwlock_counters: as in
  *	pg_lwlock_stats()
  * pg_lockstat_reset() does not affect these counts.  Processes that have
  * exited are not shown (pg_lwlock_stats keeps their counts).  Errors: 55000
- * if pg_lockstat is not preloaded.
+ * if pg_lockstat is not preloaded; 42804 if pg_lwlock_counters does not
+ * match the library.
  */
 Datum
 pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
 											   PG_LWLOCK_BACKEND_STATS_COLS);
+	TupleDesc	counters_desc = lockstat_counters_desc(rsinfo->setDesc, 4);
 	LockStatTrancheTotals *totals;
 	LockStatProcess process;
 	int			num_rows;
@@ -368,7 +424,7 @@ pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 			values[i++] = backend_type;
 			/* the overflow row: pg_lwlock_stats() warns about it */
 			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-			i = lockstat_put_counters(values, i, t);
+			values[i++] = lockstat_counters_value(counters_desc, t);
 			Assert(i == PG_LWLOCK_BACKEND_STATS_COLS);
 
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
@@ -604,7 +660,9 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
 		return lockstat_inactive_status(tupdesc);
 	lockstat_require_ready();
 
-	values[i++] = CStringGetTextDatum(lockstat_strategy_name(*lockstat_core->spin_strategy));
+	/* the GUC shows the core's variable, which it is bound to */
+	values[i++] = CStringGetTextDatum(GetConfigOption("pg_lockstat.spin_strategy",
+													  false, false));
 	values[i++] = BoolGetDatum(lockstat_track);
 	values[i++] = TimestampTzGetDatum(lockstat_last_reset());
 	values[i++] = CStringGetTextDatum(psprintf("%d.%d",
@@ -664,17 +722,19 @@ pg_lockstat_reset(PG_FUNCTION_ARGS)
  *	partition int4			partition number within its tranche; NULL for
  *							an individual LWLock
  *	main_index int4			position in the main LWLock array
- *	sh_acquires ... wait_time	as pg_lwlock_stats (counts, ms)
+ *	counters pg_lwlock_counters	as pg_lwlock_stats
  *	max_wait_time float8	longest wait of one blocked call for this lock (ms)
  * They come from the same counting points as pg_lwlock_stats, which shows
  * their sums per tranche: the core patch gives each of these locks a row of
- * its own (LWLockStatsMainArrayRows).  Errors: 55000 if not preloaded.
+ * its own (LWLockStatsMainArrayRows).  Errors: 55000 if not preloaded;
+ * 42804 if pg_lwlock_counters does not match the library.
  */
 Datum
 pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
 											   PG_LWLOCK_INSTANCE_STATS_COLS);
+	TupleDesc	counters_desc = lockstat_counters_desc(rsinfo->setDesc, 4);
 	LockStatTrancheTotals *totals;
 	uint64	   *max_ns;
 	int			num_rows;
@@ -705,7 +765,7 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 		else
 			nulls[i++] = true;
 		values[i++] = Int32GetDatum(row - overflow_row - 1);
-		i = lockstat_put_counters(values, i, t);
+		values[i++] = lockstat_counters_value(counters_desc, t);
 		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
 		Assert(i == PG_LWLOCK_INSTANCE_STATS_COLS);
 
@@ -748,9 +808,8 @@ pg_spinlock_stats(PG_FUNCTION_ARGS)
 	HTAB	   *htab;
 	HASH_SEQ_STATUS seq;
 	LockStatSpinEntry *entry;
-	uint64		dropped;
 
-	htab = lockstat_spin_read(true, &dropped);
+	htab = lockstat_spin_read();
 
 	hash_seq_init(&seq, htab);
 	while ((entry = hash_seq_search(&seq)) != NULL)
@@ -817,9 +876,8 @@ pg_spinlock_wait_histogram(PG_FUNCTION_ARGS)
 	HTAB	   *htab;
 	HASH_SEQ_STATUS seq;
 	LockStatSpinEntry *entry;
-	uint64		dropped;
 
-	htab = lockstat_spin_read(true, &dropped);
+	htab = lockstat_spin_read();
 
 	hash_seq_init(&seq, htab);
 	while ((entry = hash_seq_search(&seq)) != NULL)

@@ -14,18 +14,44 @@
 -- to pg_read_all_stats (which pg_monitor includes); pg_lockstat_reset() is
 -- for superusers and whoever is granted EXECUTE on it.
 
+-- pg_lwlock_counters: the LWLock counters, one attribute each, in the
+-- order of extension/lockstat_counters.h (every function that returns it
+-- checks that order, and errors with SQLSTATE 42804 if it differs).  The
+-- views pg_lwlock_stats, pg_lwlock_instance_stats and
+-- pg_lwlock_backend_stats show its attributes as columns, and each such
+-- column gets the description of its attribute (at the end of this
+-- script).
+CREATE TYPE pg_lwlock_counters AS (
+    sh_acquires bigint,
+    ex_acquires bigint,
+    blocks bigint,
+    spin_delays bigint,
+    dequeue_self bigint,
+    wait_time double precision
+);
+
+COMMENT ON TYPE pg_lwlock_counters IS
+'the LWLock counters of one tranche, lock or process (see the views pg_lwlock_stats, pg_lwlock_instance_stats and pg_lwlock_backend_stats)';
+COMMENT ON COLUMN pg_lwlock_counters.sh_acquires IS
+'shared acquisitions (count): LWLockAcquire calls, successful LWLockConditionalAcquire and LWLockAcquireOrWait calls';
+COMMENT ON COLUMN pg_lwlock_counters.ex_acquires IS
+'exclusive acquisitions (count), as sh_acquires';
+COMMENT ON COLUMN pg_lwlock_counters.blocks IS
+'calls that had to sleep on the process semaphore at least once (count); LWLOCK_STATS "blk"';
+COMMENT ON COLUMN pg_lwlock_counters.spin_delays IS
+'sleeps of perform_spin_delay while taking the wait-list lock (count); LWLOCK_STATS "spindelay"';
+COMMENT ON COLUMN pg_lwlock_counters.dequeue_self IS
+'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
+COMMENT ON COLUMN pg_lwlock_counters.wait_time IS
+'time that blocked calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+
 -- pg_lwlock_stats(): the per-tranche counters since the last reset, summed
 -- over all processes.  Columns and units: see the view below.  Errors with
 -- SQLSTATE 55000 unless pg_lockstat is in shared_preload_libraries.
 CREATE FUNCTION pg_lwlock_stats(
     OUT tranche_id integer,
     OUT tranche text,
-    OUT sh_acquires bigint,
-    OUT ex_acquires bigint,
-    OUT blocks bigint,
-    OUT spin_delays bigint,
-    OUT dequeue_self bigint,
-    OUT wait_time double precision,
+    OUT counters pg_lwlock_counters,
     OUT max_wait_time double precision
 )
 RETURNS SETOF record
@@ -37,11 +63,12 @@ COMMENT ON FUNCTION pg_lwlock_stats() IS
 
 CREATE VIEW pg_lwlock_stats AS
     SELECT s.tranche_id, s.tranche,
-           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
-           s.dequeue_self, s.wait_time, s.max_wait_time,
-           100 * s.blocks / nullif(sum(s.blocks::float8) OVER (), 0)
+           (s.counters).*, s.max_wait_time,
+           100 * (s.counters).blocks /
+               nullif(sum((s.counters).blocks::float8) OVER (), 0)
                AS blk_pct,
-           100 * s.spin_delays / nullif(sum(s.spin_delays::float8) OVER (), 0)
+           100 * (s.counters).spin_delays /
+               nullif(sum((s.counters).spin_delays::float8) OVER (), 0)
                AS spin_delay_pct
     FROM pg_lwlock_stats() AS s;
 
@@ -51,18 +78,6 @@ COMMENT ON COLUMN pg_lwlock_stats.tranche_id IS
 'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
 COMMENT ON COLUMN pg_lwlock_stats.tranche IS
 'tranche name, as pg_stat_activity.wait_event shows it';
-COMMENT ON COLUMN pg_lwlock_stats.sh_acquires IS
-'shared acquisitions (count): LWLockAcquire calls, successful LWLockConditionalAcquire and LWLockAcquireOrWait calls';
-COMMENT ON COLUMN pg_lwlock_stats.ex_acquires IS
-'exclusive acquisitions (count), as sh_acquires';
-COMMENT ON COLUMN pg_lwlock_stats.blocks IS
-'calls that had to sleep on the process semaphore at least once (count); LWLOCK_STATS "blk"';
-COMMENT ON COLUMN pg_lwlock_stats.spin_delays IS
-'sleeps of perform_spin_delay while taking the wait-list lock (count); LWLOCK_STATS "spindelay"';
-COMMENT ON COLUMN pg_lwlock_stats.dequeue_self IS
-'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
-COMMENT ON COLUMN pg_lwlock_stats.wait_time IS
-'time that blocked calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_stats.max_wait_time IS
 'longest wait of one blocked call since the last reset (milliseconds); 0 if none';
 COMMENT ON COLUMN pg_lwlock_stats.blk_pct IS
@@ -121,12 +136,7 @@ CREATE FUNCTION pg_lwlock_instance_stats(
     OUT tranche text,
     OUT partition integer,
     OUT main_index integer,
-    OUT sh_acquires bigint,
-    OUT ex_acquires bigint,
-    OUT blocks bigint,
-    OUT spin_delays bigint,
-    OUT dequeue_self bigint,
-    OUT wait_time double precision,
+    OUT counters pg_lwlock_counters,
     OUT max_wait_time double precision
 )
 RETURNS SETOF record
@@ -138,14 +148,15 @@ COMMENT ON FUNCTION pg_lwlock_instance_stats() IS
 
 CREATE VIEW pg_lwlock_instance_stats AS
     SELECT s.tranche_id, s.tranche, s.partition, s.main_index,
-           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
-           s.dequeue_self, s.wait_time, s.max_wait_time,
-           100 * (s.sh_acquires + s.ex_acquires)::float8 /
-               nullif(sum((s.sh_acquires + s.ex_acquires)::float8)
+           (s.counters).*, s.max_wait_time,
+           100 * ((s.counters).sh_acquires + (s.counters).ex_acquires)::float8 /
+               nullif(sum(((s.counters).sh_acquires +
+                           (s.counters).ex_acquires)::float8)
                       OVER (PARTITION BY s.tranche_id), 0)
                AS tranche_acquire_pct,
-           100 * s.blocks /
-               nullif(sum(s.blocks::float8) OVER (PARTITION BY s.tranche_id), 0)
+           100 * (s.counters).blocks /
+               nullif(sum((s.counters).blocks::float8)
+                      OVER (PARTITION BY s.tranche_id), 0)
                AS tranche_blk_pct
     FROM pg_lwlock_instance_stats() AS s;
 
@@ -159,18 +170,6 @@ COMMENT ON COLUMN pg_lwlock_instance_stats.partition IS
 'partition number within BufferMapping (0-127), LockManager (0-15) or PredicateLockManager (0-15); NULL for an individual LWLock';
 COMMENT ON COLUMN pg_lwlock_instance_stats.main_index IS
 'position of the lock in the main LWLock array (MainLWLockArray)';
-COMMENT ON COLUMN pg_lwlock_instance_stats.sh_acquires IS
-'shared acquisitions of this lock (count), as pg_lwlock_stats.sh_acquires';
-COMMENT ON COLUMN pg_lwlock_instance_stats.ex_acquires IS
-'exclusive acquisitions of this lock (count)';
-COMMENT ON COLUMN pg_lwlock_instance_stats.blocks IS
-'calls that slept on this lock at least once (count)';
-COMMENT ON COLUMN pg_lwlock_instance_stats.spin_delays IS
-'spin delays on this lock''s wait-list lock (count)';
-COMMENT ON COLUMN pg_lwlock_instance_stats.dequeue_self IS
-'waiters that removed themselves from this lock''s wait queue (count)';
-COMMENT ON COLUMN pg_lwlock_instance_stats.wait_time IS
-'time that blocked calls waited for this lock (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_instance_stats.max_wait_time IS
 'longest wait of one blocked call for this lock since the last reset (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_instance_stats.tranche_acquire_pct IS
@@ -192,12 +191,7 @@ CREATE FUNCTION pg_lwlock_backend_stats(
     OUT backend_type text,
     OUT tranche_id integer,
     OUT tranche text,
-    OUT sh_acquires bigint,
-    OUT ex_acquires bigint,
-    OUT blocks bigint,
-    OUT spin_delays bigint,
-    OUT dequeue_self bigint,
-    OUT wait_time double precision
+    OUT counters pg_lwlock_counters
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_lwlock_backend_stats'
@@ -208,8 +202,7 @@ COMMENT ON FUNCTION pg_lwlock_backend_stats() IS
 
 CREATE VIEW pg_lwlock_backend_stats AS
     SELECT s.pid, s.backend_type, s.tranche_id, s.tranche,
-           s.sh_acquires, s.ex_acquires, s.blocks, s.spin_delays,
-           s.dequeue_self, s.wait_time
+           (s.counters).*
     FROM pg_lwlock_backend_stats() AS s;
 
 COMMENT ON VIEW pg_lwlock_backend_stats IS
@@ -222,18 +215,6 @@ COMMENT ON COLUMN pg_lwlock_backend_stats.tranche_id IS
 'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
 COMMENT ON COLUMN pg_lwlock_backend_stats.tranche IS
 'tranche name, as pg_stat_activity.wait_event shows it';
-COMMENT ON COLUMN pg_lwlock_backend_stats.sh_acquires IS
-'shared acquisitions by this process (count), as in pg_lwlock_stats';
-COMMENT ON COLUMN pg_lwlock_backend_stats.ex_acquires IS
-'exclusive acquisitions by this process (count), as in pg_lwlock_stats';
-COMMENT ON COLUMN pg_lwlock_backend_stats.blocks IS
-'calls of this process that had to sleep on its semaphore at least once (count)';
-COMMENT ON COLUMN pg_lwlock_backend_stats.spin_delays IS
-'sleeps of perform_spin_delay in this process while taking the wait-list lock (count)';
-COMMENT ON COLUMN pg_lwlock_backend_stats.dequeue_self IS
-'times this process removed itself from a wait queue (count)';
-COMMENT ON COLUMN pg_lwlock_backend_stats.wait_time IS
-'time that blocked calls of this process waited (milliseconds)';
 
 -- the same audience as pg_lwlock_stats
 REVOKE ALL ON FUNCTION pg_lwlock_backend_stats() FROM PUBLIC;
@@ -486,3 +467,25 @@ COMMENT ON FUNCTION pg_lockstat_reset() IS
 'restart all pg_lockstat counters from zero by taking a baseline; returns the new stats_reset (errors: 55000 if not preloaded, 42501 without EXECUTE)';
 
 REVOKE ALL ON FUNCTION pg_lockstat_reset() FROM PUBLIC;
+
+-- Each column of a view that shows an attribute of pg_lwlock_counters gets
+-- that attribute's description, so that a counter is described once.
+DO $$
+DECLARE
+    col record;
+BEGIN
+    FOR col IN
+        SELECT v.attrelid::regclass AS view, v.attname,
+               col_description(t.attrelid, t.attnum) AS description
+        FROM pg_attribute t
+        JOIN pg_attribute v ON v.attname = t.attname
+        WHERE t.attrelid = 'pg_lwlock_counters'::regclass AND t.attnum > 0
+          AND v.attrelid IN ('pg_lwlock_stats'::regclass,
+                             'pg_lwlock_instance_stats'::regclass,
+                             'pg_lwlock_backend_stats'::regclass)
+    LOOP
+        EXECUTE format('COMMENT ON COLUMN %s.%I IS %L',
+                       col.view, col.attname, col.description);
+    END LOOP;
+END
+$$;

@@ -114,20 +114,22 @@ extern bool lockstat_retry_wait(LockStatRetry *retry);
 
 /*
  * The counters of one row (a tranche, the overflow row or a lock of the fixed
- * main array) as the SQL functions report them, in the order of their
- * columns: counts, except LOCKSTAT_WAIT_TIME_NS (nanoseconds).
+ * main array), one per line of lockstat_counters.h, in its order.
  */
 typedef enum LockStatCounter
 {
-	LOCKSTAT_SH_ACQUIRES,		/* shared acquisitions */
-	LOCKSTAT_EX_ACQUIRES,		/* exclusive acquisitions */
-	LOCKSTAT_BLOCKS,			/* acquisitions that had to sleep */
-	LOCKSTAT_SPIN_DELAYS,		/* spin delays on the wait-list lock */
-	LOCKSTAT_DEQUEUE_SELF,		/* waiters that dequeued themselves */
-	LOCKSTAT_WAIT_TIME_NS,		/* time blocked calls waited (ns) */
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum) LOCKSTAT_##symbol,
+#include "lockstat_counters.h"
+#undef LOCKSTAT_LWLOCK_COUNTER
+	LOCKSTAT_NUM_COUNTERS
 } LockStatCounter;
 
-#define LOCKSTAT_NUM_COUNTERS	(LOCKSTAT_WAIT_TIME_NS + 1)
+/* how a counter is shown: the unit column of lockstat_counters.h */
+typedef enum LockStatUnit
+{
+	LOCKSTAT_UNIT_COUNT,		/* a count, as bigint */
+	LOCKSTAT_UNIT_NS_AS_MS,		/* nanoseconds, as float8 milliseconds */
+} LockStatUnit;
 
 /*
  * One row's counters, summed over processes (and minus the baseline taken
@@ -228,7 +230,7 @@ extern void lockstat_spin_attach(int slot);
 extern void lockstat_spin_detach(void);
 extern SpinWaitCounters *lockstat_spin_site(const char *file, int line,
 											const char *func);
-extern HTAB *lockstat_spin_read(bool baselines, uint64 *dropped);
+extern HTAB *lockstat_spin_read(void);
 extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);
 

@@ -107,3 +107,45 @@ SELECT count(*) AS huge_rows
 FROM pg_lwlock_stats
 WHERE sh_acquires > 1e15 OR ex_acquires > 1e15 OR blocks > 1e15
    OR spin_delays > 1e15 OR dequeue_self > 1e15 OR wait_time > 1e9;
+
+-- The counter columns of the LWLock views are the attributes of
+-- pg_lwlock_counters, each with its attribute's description; a view's
+-- other columns have descriptions of their own.
+SELECT v.attrelid::regclass AS view, count(*) AS counter_columns,
+       count(*) FILTER (WHERE col_description(v.attrelid, v.attnum)
+                        IS NOT DISTINCT FROM
+                        col_description(t.attrelid, t.attnum)) AS described
+FROM pg_attribute t
+JOIN pg_attribute v ON v.attname = t.attname AND v.attnum > 0
+WHERE t.attrelid = 'pg_lwlock_counters'::regclass AND t.attnum > 0
+  AND v.attrelid IN ('pg_lwlock_stats'::regclass,
+                     'pg_lwlock_instance_stats'::regclass,
+                     'pg_lwlock_backend_stats'::regclass)
+GROUP BY 1 ORDER BY 1::text;
+SELECT c.relname, a.attname
+FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+WHERE c.relname LIKE 'pg\_lwlock\_%' AND c.relkind IN ('v', 'c')
+  AND a.attnum > 0 AND col_description(a.attrelid, a.attnum) IS NULL;
+
+-- A pg_lwlock_counters that does not match the library's counters (as
+-- after installing the SQL script of another release) is an error, not a
+-- wrong column.
+\set VERBOSITY default
+\set SHOW_CONTEXT never
+BEGIN;
+ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE dequeue_self TO dequeued;
+SELECT count(*) FROM pg_lwlock_stats;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
+SELECT count(*) FROM pg_lwlock_backend_stats;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE wait_time TO waited;
+SELECT count(*) FROM pg_lwlock_instance_stats;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+\set VERBOSITY terse
+SELECT count(*) > 0 AS still_reads FROM pg_lwlock_stats;

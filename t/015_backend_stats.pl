@@ -219,7 +219,9 @@ my $read_query = q{
 	              AND g > 0)),
 	       sum((SELECT count(*) FROM pg_lwlock_backend_stats() s
 	            WHERE s.tranche = 'lockstat_test'
-	              AND (s.ex_acquires > 100 OR s.sh_acquires > 0) AND g > 0))
+	              AND ((s.counters).ex_acquires > 100
+	                   OR (s.counters).sh_acquires > 0)
+	              AND g > 0))
 	FROM generate_series(1, 100) AS g};
 my $rounds = 0;
 my $gate_open = 0;
