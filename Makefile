@@ -23,10 +23,12 @@ MODULE_big = pg_lockstat
 OBJS = \
 	$(WIN32RES) \
 	extension/pg_lockstat.o \
-	extension/lockstat_shmem.o \
+	extension/lockstat_lwlock.o \
 	extension/lockstat_views.o \
 	extension/lockstat_spin.o \
+	extension/lockstat_reset.o \
 	extension/lockstat_query.o \
+	extension/lockstat_core.o \
 	extension/lockstat_util.o
 DATA = extension/pg_lockstat--1.0.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
@@ -249,7 +251,7 @@ include $(PGXS)
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend: rebuild every object when the shared header changes, so
 # that no object keeps an old struct layout.
-$(filter-out $(WIN32RES),$(OBJS)): extension/pg_lockstat.h extension/lockstat_compat.h
+$(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h
 
 .PHONY: test test-module run bench-cost bench-overhead
 

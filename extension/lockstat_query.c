@@ -9,7 +9,7 @@
  * lockstat_query_record_wait() counts the call under the running query's ID
  * (pgstat_get_my_query_id()), MyDatabaseId, the current user and the
  * tranche's row, in a small table that the process owns, and in the wait
- * distribution of lockstat_shmem.c (lockstat_record_wait()), in one write.  Nothing is
+ * distribution of lockstat_lwlock.c (lockstat_record_wait()), in one write.  Nothing is
  * counted anywhere else, so the uncontended path of an acquisition runs no
  * instruction of this file.
  *
@@ -40,7 +40,7 @@
  *
  * - When the hook finds its table full, it adds the call to the tranche's
  *	 residual row of its generation with atomic operations (as the wait
- *	 distribution of lockstat_shmem.c does), inside its write, and asks for
+ *	 distribution of lockstat_lwlock.c does), inside its write, and asks for
  *	 a fold.  The process folds at the
  *	 end of its next transaction if it can take query_lock at once
  *	 (LWLockConditionalAcquire never sleeps, so it never calls the wait
@@ -98,7 +98,7 @@
  * - query_lock is taken with no other LWLock held (the end of a
  *	 transaction, process exit, the SQL functions), and whoever holds it
  *	 takes no other LWLock, except a reset: lockstat_reset() in
- *	 lockstat_shmem.c empties the per-query counts first and holds
+ *	 lockstat_lwlock.c empties the per-query counts first and holds
  *	 query_lock while it takes the cuts for its baseline (holding the exit
  *	 lock shared) and while it holds the "pg_lockstat" lock to store the
  *	 baseline and stats_reset.  Nobody takes query_lock holding
@@ -133,7 +133,7 @@
 #include "utils/backend_status.h"
 #include "utils/hsearch.h"
 
-#include "pg_lockstat.h"
+#include "lockstat.h"
 
 /*
  * Entries of a process's table, and how many of them make the process fold
@@ -768,7 +768,6 @@ lockstat_query_read(LockStatQueryCounts *residual)
 	LockStatQuerySlot *copy;
 	HASHCTL		ctl;
 
-	lockstat_require_ready();
 	state = query_state;
 	copy = palloc(sizeof(LockStatQuerySlot));
 
@@ -981,8 +980,6 @@ lockstat_query_reset_finish(void)
 void
 lockstat_query_status(LockStatQueryStatus *status)
 {
-	lockstat_require_ready();
-
 	LWLockAcquire(query_state->lock, LW_SHARED);
 	status->entries = hash_get_num_entries(query_hash);
 	status->evicted = query_state->evicted;

@@ -20,7 +20,7 @@
  *
  * - A slot's entries and counters are written only by the process that owns
  *	 the slot, with plain stores and no lock, as the LWLock counters (see
- *	 lockstat_shmem.c).  An entry's names and line are written once, before
+ *	 lockstat_lwlock.c).  An entry's names and line are written once, before
  *	 nsites is raised past it behind a write barrier; readers read nsites,
  *	 then a read barrier, then only entries below it.  Slots are handed to
  *	 the next process with the same ProcNumber without being cleared: the
@@ -75,7 +75,7 @@
 #include "storage/shmem.h"
 #include "utils/hsearch.h"
 
-#include "pg_lockstat.h"
+#include "lockstat.h"
 
 /* one call site of a slot, as its owner registered it */
 typedef struct LockStatSpinSite
@@ -456,7 +456,6 @@ lockstat_spin_read(void)
 	LockStatSpinTotals *base;
 	uint64		epoch;
 
-	lockstat_require_ready();
 	max_sites = spin_state->max_sites;
 	num_slots = spin_state->num_slots;
 
@@ -591,7 +590,6 @@ lockstat_spin_dropped(void)
 {
 	uint64		dropped = 0;
 
-	lockstat_require_ready();
 	for (int s = 0; s < spin_state->num_slots; s++)
 		dropped += spin_slot(s)->dropped;
 	return dropped;

@@ -3,7 +3,7 @@
  * lockstat_util.c
  *	  Primitives shared by the counter modules of pg_lockstat
  *
- * Each counter module (lockstat_shmem.c, lockstat_spin.c, lockstat_query.c)
+ * Each counter module (lockstat_lwlock.c, lockstat_spin.c, lockstat_query.c)
  * keeps per-process tables that only their owner writes and that readers
  * copy while the owner goes on.  The small steps they have in common are
  * written once here: how many process slots there are, the largest value
@@ -19,7 +19,7 @@
  */
 #include "postgres.h"
 
-#include "pg_lockstat.h"
+#include "lockstat.h"
 
 #include "storage/proc.h"
 #include "utils/wait_event.h"

@@ -30,7 +30,7 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "pg_lockstat.h"
+#include "lockstat.h"
 
 PG_FUNCTION_INFO_V1(pg_lwlock_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram);
@@ -54,6 +54,27 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 
 /* has this backend warned about the overflow row yet? */
 static bool lockstat_overflow_warned = false;
+
+/*
+ * Error out unless counting works: the library was preloaded into a server
+ * with a compatible core patch, and its shared memory exists.  Errors: 55000,
+ * naming the missing preload or the missing or incompatible core patch.
+ */
+static void
+lockstat_require_ready(void)
+{
+	if (lockstat_inactive_reason != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
+				 errdetail_internal("%s", lockstat_inactive_reason),
+				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
+	if (!lockstat_lwlock_shmem_ready())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_lockstat must be loaded via \"shared_preload_libraries\""),
+				 errhint("Add pg_lockstat to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
+}
 
 /*
  * The start of every set-returning function here: errors with 55000 unless
@@ -704,9 +725,6 @@ Datum
 pg_lockstat_reset(PG_FUNCTION_ARGS)
 {
 	lockstat_require_ready();
-
-	/* first the spin sites, whose reset alone can fail */
-	lockstat_spin_reset();
 	PG_RETURN_TIMESTAMPTZ(lockstat_reset());
 }
 

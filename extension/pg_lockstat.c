@@ -1,8 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * pg_lockstat.c
- *	  Start-up, GUCs, the link to the core patch, and the life cycle of the
- *	  counters in each process
+ *	  Start-up, GUCs, and the life cycle of the counters in each process
  *
  * pg_lockstat counts when it is loaded with shared_preload_libraries into a
  * server built with the pg_lockstat core patch (patches/pg<major>).  The patch
@@ -22,10 +21,12 @@
  * dumps restore anywhere.
  *
  * This file drives the life cycle of the three kinds of counters, as peers:
- * the LWLock counters (lockstat_shmem.c), the spin-wait counters
+ * the LWLock counters (lockstat_lwlock.c), the spin-wait counters
  * (lockstat_spin.c) and the blocked calls per query (lockstat_query.c).
  * Each has a request, start-up, attach and detach step, and this file's
- * hooks call all three.
+ * hooks call all three.  It defines the GUCs; their variables, and the link
+ * to the core patch, are in lockstat_core.c, which the counter modules
+ * read.  Nothing calls back into this file.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -36,15 +37,13 @@
  */
 #include "postgres.h"
 
-#include <dlfcn.h>
-
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "storage/ipc.h"
 #include "storage/s_lock.h"
 #include "utils/guc.h"
 
-#include "pg_lockstat.h"
+#include "lockstat.h"
 
 LOCKSTAT_MODULE_MAGIC("pg_lockstat", "1.0");
 
@@ -57,50 +56,6 @@ static const struct config_enum_entry spin_strategy_options[] = {
 	{"ttas_backoff", SPIN_STRATEGY_TTAS_BACKOFF, false},
 	{NULL, 0, false}
 };
-
-/* GUC variables of our own; the spin settings are the core's variables */
-bool		lockstat_track = true;
-int			lockstat_max_tranches = 128;
-int			lockstat_max_spin_sites = 16;
-int			lockstat_max_query_entries = 5000;
-
-/*
- * The core patch's interface, or, on a server without it, a stand-in whose
- * variables are our own, so that the GUCs can be bound to its variables
- * either way.  lockstat_inactive_reason is NULL while counting is possible.
- */
-static int	inactive_spin_settings[6];
-static LWLockStatsCounters *inactive_counters;
-static int	inactive_overflow_tranche;
-static bool inactive_main_array_rows;
-static lwlock_stats_attach_hook_type inactive_attach_hook;
-static lwlock_stats_wait_hook_type inactive_wait_hook;
-static spin_stats_site_hook_type inactive_spin_site_hook;
-
-static const LockStatsCoreInterface lockstat_inactive_core = {
-	.version = 0,
-	.spin_strategy = &inactive_spin_settings[0],
-	.spin_min_spins_per_delay = &inactive_spin_settings[1],
-	.spin_max_spins_per_delay = &inactive_spin_settings[2],
-	.spin_min_delay_usec = &inactive_spin_settings[3],
-	.spin_max_delay_usec = &inactive_spin_settings[4],
-	.spin_backoff_max_pauses = &inactive_spin_settings[5],
-	.my_lwlock_stats = &inactive_counters,
-	.overflow_tranche = &inactive_overflow_tranche,
-	.main_array_rows = &inactive_main_array_rows,
-	.attach_hook = &inactive_attach_hook,
-	.wait_hook = &inactive_wait_hook,
-	.spin_site_hook = &inactive_spin_site_hook,
-};
-
-const LockStatsCoreInterface *lockstat_core = &lockstat_inactive_core;
-const char *lockstat_inactive_reason = NULL;
-
-/*
- * The text of lockstat_inactive_reason: static, since children of the
- * postmaster free the memory contexts of its start-up.
- */
-static char lockstat_inactive_reason_buf[256];
 
 /*
  * True while _PG_init defines the parameters.  The check hooks that compare
@@ -115,7 +70,6 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
 static lwlock_stats_wait_hook_type prev_lwlock_stats_wait_hook = NULL;
 
-static void lockstat_link_core(void);
 static void lockstat_define_spin_gucs(void);
 static void lockstat_define_counting_gucs(void);
 static void lockstat_install_hooks(void);
@@ -155,7 +109,7 @@ _PG_init(void)
 	/*
 	 * Counting needs shared memory sized at postmaster start and the core
 	 * hooks set in every process, so do nothing unless preloaded.  The SQL
-	 * functions then fail with a hint (see lockstat_require_ready()).
+	 * functions then fail with a hint (see lockstat_views.c).
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -191,47 +145,6 @@ _PG_init(void)
 
 	if (lockstat_inactive_reason == NULL)
 		lockstat_install_hooks();
-}
-
-/*
- * Look up the core patch's interface, LockStatsCore, and check its version.
- * Without it, or with a version of another major, counting stays inactive:
- * lockstat_inactive_reason says why, and the postmaster logs it once as a
- * WARNING (an EXEC_BACKEND child loads the library again, silently).
- */
-static void
-lockstat_link_core(void)
-{
-	const LockStatsCoreInterface *core = NULL;
-
-#ifdef RTLD_DEFAULT
-	core = (const LockStatsCoreInterface *) dlsym(RTLD_DEFAULT, "LockStatsCore");
-#endif
-
-	if (core == NULL)
-		snprintf(lockstat_inactive_reason_buf,
-				 sizeof(lockstat_inactive_reason_buf),
-				 "The running server was built without the pg_lockstat core patch: it does not export the symbol \"%s\".",
-				 "LockStatsCore");
-	else if (core->version / 100 != LOCK_STATS_CORE_VERSION / 100)
-		snprintf(lockstat_inactive_reason_buf,
-				 sizeof(lockstat_inactive_reason_buf),
-				 "The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
-				 core->version / 100, core->version % 100,
-				 LOCK_STATS_CORE_VERSION / 100);
-	else
-	{
-		lockstat_core = core;
-		return;
-	}
-	lockstat_inactive_reason = lockstat_inactive_reason_buf;
-
-	if (!IsUnderPostmaster)
-		ereport(WARNING,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
-				 errdetail_internal("%s", lockstat_inactive_reason),
-				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
 }
 
 /*
@@ -504,27 +417,6 @@ lockstat_require_pair(const char *min_name, int min_value,
 }
 
 /*
- * Error out unless counting works: the library was preloaded into a server
- * with a compatible core patch, and its shared memory exists.  Errors: 55000,
- * naming the missing preload or the missing or incompatible core patch.
- */
-void
-lockstat_require_ready(void)
-{
-	if (lockstat_inactive_reason != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat is inactive: the server lacks a compatible pg_lockstat core patch"),
-				 errdetail_internal("%s", lockstat_inactive_reason),
-				 errhint("%s", LOCKSTAT_CORE_PATCH_HINT)));
-	if (!lockstat_shmem_ready())
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat must be loaded via \"shared_preload_libraries\""),
-				 errhint("Add pg_lockstat to \"shared_preload_libraries\" in postgresql.conf and restart the server.")));
-}
-
-/*
  * pg_lockstat.track: start or stop counting in this process at once.
  */
 static void
@@ -542,7 +434,7 @@ lockstat_shmem_request_hook(void)
 	if (prev_shmem_request_hook)
 		prev_shmem_request_hook();
 
-	lockstat_shmem_request();
+	lockstat_lwlock_shmem_request();
 	lockstat_spin_shmem_request();
 	lockstat_query_shmem_request();
 }
@@ -559,7 +451,7 @@ lockstat_shmem_startup_hook(void)
 		prev_shmem_startup_hook();
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	lockstat_shmem_startup();
+	lockstat_lwlock_shmem_startup();
 	lockstat_spin_shmem_startup();
 	lockstat_query_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);
@@ -587,7 +479,7 @@ lockstat_attach_hook(void)
 	if (prev_lwlock_stats_attach_hook)
 		prev_lwlock_stats_attach_hook();
 
-	if (attached || !lockstat_shmem_ready() ||
+	if (attached || !lockstat_lwlock_shmem_ready() ||
 		lockstat_my_proc_number() < 0)
 		return;
 

@@ -94,7 +94,7 @@ LockStatTest::query_tranches_add_up($node, 'after a reset that blocked on pg_loc
 
 # 2. the reset blocks on the pg_lockstat lock
 my $line;
-open(my $fh, '<', 'extension/lockstat_shmem.c') or die $!;
+open(my $fh, '<', 'extension/lockstat_lwlock.c') or die $!;
 while (<$fh>)
 {
 	if (/result = lockstat_state->stats_reset;/) { $line = $.; last; }
@@ -102,7 +102,7 @@ while (<$fh>)
 close $fh;
 die 'lockstat_last_reset() not found' unless $line;
 $reader = $node->background_psql('postgres');
-$g = stop_reader($reader, "lockstat_shmem.c:$line",
+$g = stop_reader($reader, "lockstat_lwlock.c:$line",
 	'SELECT stats_reset FROM pg_lockstat_status');
 $reset = blocked_reset('pg_lockstat');
 LockStatTest::gdb_detach($g);

@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * lockstat_shmem.c
+ * lockstat_lwlock.c
  *	  The shared counter array of pg_lockstat: sizing, attaching, reading
  *	  and resetting
  *
@@ -104,7 +104,7 @@
  * Copyright (c) 2026, pg_lockstat developers
  *
  * IDENTIFICATION
- *	  extension/lockstat_shmem.c
+ *	  extension/lockstat_lwlock.c
  *
  *-------------------------------------------------------------------------
  */
@@ -119,7 +119,7 @@
 #include "storage/shmem.h"
 #include "utils/timestamp.h"
 
-#include "pg_lockstat.h"
+#include "lockstat.h"
 
 #ifndef PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY
 #error "pg_lockstat needs single-copy atomic 64-bit loads and stores"
@@ -209,7 +209,7 @@ lockstat_shmem_size(int num_slots, int num_rows)
  * shmem_request_hook: MaxBackends is known here, unlike in _PG_init.
  */
 void
-lockstat_shmem_request(void)
+lockstat_lwlock_shmem_request(void)
 {
 	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_process_slots(),
 											   lockstat_max_tranches + 1 +
@@ -223,7 +223,7 @@ lockstat_shmem_request(void)
  * AddinShmemInitLock held by our shmem_startup_hook, in every process.
  */
 void
-lockstat_shmem_startup(void)
+lockstat_lwlock_shmem_startup(void)
 {
 	bool		found;
 	int			num_slots = lockstat_process_slots();
@@ -273,7 +273,7 @@ lockstat_shmem_startup(void)
 
 /* is the shared counter array there (preloaded, patched server)? */
 bool
-lockstat_shmem_ready(void)
+lockstat_lwlock_shmem_ready(void)
 {
 	return lockstat_state != NULL;
 }
@@ -421,7 +421,6 @@ lockstat_track_changed(void)
 int
 lockstat_num_rows(void)
 {
-	lockstat_require_ready();
 	return lockstat_state->num_rows;
 }
 
@@ -432,7 +431,6 @@ lockstat_num_rows(void)
 int
 lockstat_num_slots(void)
 {
-	lockstat_require_ready();
 	return lockstat_state->num_slots;
 }
 
@@ -556,7 +554,6 @@ lockstat_read_process(int slot, LockStatProcess *process,
 	volatile LWLockStatsCounters *rows;
 	int			num_rows;
 
-	lockstat_require_ready();
 	Assert(slot >= 0 && slot < lockstat_state->num_slots);
 
 	num_rows = lockstat_state->num_rows;
@@ -615,8 +612,6 @@ lockstat_read_totals(LockStatTrancheTotals *totals)
 	LockStatTrancheTotals *baseline;
 	TimestampTz stats_reset;
 
-	lockstat_require_ready();
-
 	num_rows = lockstat_state->num_rows;
 	baseline = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
@@ -646,15 +641,53 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
 }
 
 /*
- * For lockstat_query_cut_slot(): read the rows of process slot "slot" into
- * the LockStatTrancheTotals[num_rows] at arg (zero for a slot without an
- * owner), with the sums of their blocks and wait time.  Called with
- * exit_lock held, so no owner folds its rows meanwhile.
+ * The baseline that a reset is taking: the rows of exited processes plus,
+ * slot by slot, each live process's rows at its cut.
  */
-static bool
-lockstat_cut_reader_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
+struct LockStatLWLockCut
 {
-	LockStatTrancheTotals *one = (LockStatTrancheTotals *) arg;
+	LockStatTrancheTotals *totals;	/* the new baseline so far */
+	LockStatTrancheTotals *one;		/* the last slot's rows read */
+};
+
+/*
+ * The first step of pg_lockstat_reset() on the LWLock counters (see
+ * lockstat_reset.c), once the per-query counts have started generation
+ * "generation": empty that generation's half of the wait distribution (no
+ * process counts in it before its cut), and start a cut with the rows of
+ * exited processes.  Takes exit_lock, which keeps every slot's owner from
+ * folding its rows into those until lockstat_lwlock_reset_finish();
+ * exiting processes wait for the per-query lock first anyway.
+ */
+LockStatLWLockCut *
+lockstat_lwlock_reset_begin(uint64 generation)
+{
+	int			num_rows = lockstat_state->num_rows;
+	LockStatLWLockCut *cut = palloc(sizeof(LockStatLWLockCut));
+	pg_atomic_uint64 *hist = lockstat_wait_half(generation);
+
+	cut->totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	cut->one = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+		pg_atomic_write_u64(&hist[i], 0);
+
+	LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
+	memcpy(cut->totals, lockstat_state->exited,
+		   sizeof(LockStatTrancheTotals) * num_rows);
+	return cut;
+}
+
+/*
+ * For lockstat_query_cut_slot(): read the rows of process slot "slot" into
+ * the cut at arg (zero for a slot without an owner), with the sums of their
+ * blocks and wait time.  It may read a slot more than once; the last read
+ * counts (lockstat_lwlock_cut_add()).  Called with exit_lock held, so no
+ * owner folds its rows meanwhile.
+ */
+bool
+lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
+{
+	LockStatTrancheTotals *one = ((LockStatLWLockCut *) arg)->one;
 	volatile LWLockStatsCounters *rows = lockstat_slot_rows(slot);
 	int			num_rows = lockstat_state->num_rows;
 
@@ -673,74 +706,31 @@ lockstat_cut_reader_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
 	return true;
 }
 
+/* add the slot that lockstat_lwlock_cut_rows() read last to the cut */
+void
+lockstat_lwlock_cut_add(LockStatLWLockCut *cut)
+{
+	for (int row = 0; row < lockstat_state->num_rows; row++)
+		for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+			cut->totals[row].counts[c] += cut->one[row].counts[c];
+}
+
 /*
- * Make the current sums the new baseline, and empty the wait distribution
- * and the per-query counts (lockstat_query.c), at the same cut for all
- * three.  Returns the reset time.  Cannot fail once counting works, so that
- * pg_lockstat_reset() calls it after the spin-wait reset, which can.
- * Errors: 55000 if not counting.
- *
- * The sums are those of lockstat_sum_all(), but taken process by process
- * at each process's cut (lockstat_query_cut_slot()): a blocked call that
- * ends while the reset runs counts before the reset in the baseline, the
- * per-query counts and the distribution, or after it in all three.  So per
- * tranche, pg_lwlock_query_stats and pg_lwlock_wait_histogram add up to
- * pg_lwlock_stats' blocks whatever ran meanwhile (t/055).  Each process
- * counts its blocked calls into the per-query generation and the half of
- * the distribution that its cut gave it; readers read the half of the
- * generation that the last complete reset started.
+ * The last step of a reset on the LWLock counters, once every slot's cut is
+ * in: make the cut the new baseline, let readers read the distribution's
+ * half of generation "generation", and move stats_reset, which it returns.
+ * Releases exit_lock and frees the cut.
  */
 TimestampTz
-lockstat_reset(void)
+lockstat_lwlock_reset_finish(LockStatLWLockCut *cut, uint64 generation)
 {
-	int			num_rows;
-	LockStatTrancheTotals *totals;
-	LockStatTrancheTotals *one;
-	pg_atomic_uint64 *hist;
-	uint64		generation;
 	TimestampTz now;
 
-	lockstat_require_ready();
-
-	num_rows = lockstat_state->num_rows;
-	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
-	one = palloc(sizeof(LockStatTrancheTotals) * num_rows);
-
-	/*
-	 * The per-query counts start again at the same cut as the baseline:
-	 * lockstat_query_reset_start() empties them holding the per-query lock,
-	 * which we keep until stats_reset has moved.  A reader that sees them
-	 * empty took that lock later, and so sees the new stats_reset; and a
-	 * block of ours on the locks below counts after the reset in both.  No
-	 * process counts in the new generation's half of the distribution before
-	 * its cut, so it is emptied here.
-	 */
-	generation = lockstat_query_reset_start();
-	hist = lockstat_wait_half(generation);
-	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
-		pg_atomic_write_u64(&hist[i], 0);
-
-	/*
-	 * exit_lock keeps every slot's owner from folding its rows into the
-	 * totals of exited processes until all cuts are taken; exiting processes
-	 * wait for query_lock first anyway.
-	 */
-	LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
-	memcpy(totals, lockstat_state->exited,
-		   sizeof(LockStatTrancheTotals) * num_rows);
-	for (int slot = 0; slot < lockstat_state->num_slots; slot++)
-	{
-		lockstat_query_cut_slot(slot, lockstat_cut_reader_rows, one);
-		for (int row = 0; row < num_rows; row++)
-			for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
-				totals[row].counts[c] += one[row].counts[c];
-	}
 	LWLockRelease(lockstat_state->exit_lock);
 
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
-
-	for (int row = 0; row < num_rows; row++)
-		lockstat_raise_totals(&lockstat_state->baseline[row], &totals[row]);
+	for (int row = 0; row < lockstat_state->num_rows; row++)
+		lockstat_raise_totals(&lockstat_state->baseline[row], &cut->totals[row]);
 	lockstat_state->wait_half = (int) (generation & 1);
 
 	/* stats_reset only moves forward, even if the clock steps back */
@@ -748,12 +738,11 @@ lockstat_reset(void)
 	if (now > lockstat_state->stats_reset)
 		lockstat_state->stats_reset = now;
 	now = lockstat_state->stats_reset;
-
 	LWLockRelease(lockstat_state->lock);
-	lockstat_query_reset_finish();
 
-	pfree(one);
-	pfree(totals);
+	pfree(cut->one);
+	pfree(cut->totals);
+	pfree(cut);
 	return now;
 }
 
@@ -766,7 +755,6 @@ lockstat_last_reset(void)
 {
 	TimestampTz result;
 
-	lockstat_require_ready();
 	LWLockAcquire(lockstat_state->lock, LW_SHARED);
 	result = lockstat_state->stats_reset;
 	LWLockRelease(lockstat_state->lock);
@@ -817,7 +805,6 @@ lockstat_read_waits(uint64 *counts, uint64 *max_ns)
 	int			num_rows;
 	pg_atomic_uint64 *hist;
 
-	lockstat_require_ready();
 	num_rows = lockstat_state->num_rows;
 	hist = lockstat_state->wait_hist +
 		((volatile LockStatSharedState *) lockstat_state)->wait_half *
@@ -843,7 +830,6 @@ lockstat_read_waits(uint64 *counts, uint64 *max_ns)
 int
 lockstat_overflow_row(void)
 {
-	lockstat_require_ready();
 	return lockstat_state->num_rows - 1 - NUM_FIXED_LWLOCKS;
 }
 

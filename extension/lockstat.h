@@ -1,6 +1,6 @@
 /*-------------------------------------------------------------------------
  *
- * pg_lockstat.h
+ * lockstat.h
  *	  Declarations shared by the source files of the pg_lockstat extension
  *
  * pg_lockstat keeps, for every process slot (ProcNumber) and every LWLock
@@ -8,24 +8,32 @@
  * increment (struct LWLockStatsCounters in storage/lwlockstats.h).  The
  * pieces are:
  *
- *	pg_lockstat.c		_PG_init, GUCs, the link to the core patch, and the
- *						life cycle of the counter tables in each process
- *	lockstat_shmem.c	the LWLock counter array: attach/detach, reset, read
+ *	pg_lockstat.c		_PG_init, GUCs, hooks, and the life cycle of the
+ *						counter tables in each process
+ *	lockstat_views.c	the SQL-callable functions behind the views; the one
+ *						place that checks that counting works
+ *	lockstat_reset.c	pg_lockstat_reset()'s sequence over the counters
+ *	lockstat_lwlock.c	the LWLock counters and their wait distribution:
+ *						attach/detach, read, the reset's steps
+ *	lockstat_counters.h	the LWLock counters, one line each
  *	lockstat_spin.c		the spin-wait counters per call site, the same steps
  *	lockstat_query.c	blocked LWLock calls per query, database, role and
  *						tranche: per-process tables and the shared table
- *	lockstat_views.c	the SQL-callable functions behind the views
+ *	lockstat_core.c		the link to the core patch, and the GUC variables
  *	lockstat_util.c		primitives the counter modules share
+ *
+ * Each file calls only files below it in this list (lockstat_query.c calls
+ * lockstat_lwlock.c's lockstat_record_wait(), not the reverse).
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
  * IDENTIFICATION
- *	  extension/pg_lockstat.h
+ *	  extension/lockstat.h
  *
  *-------------------------------------------------------------------------
  */
-#ifndef PG_LOCKSTAT_H
-#define PG_LOCKSTAT_H
+#ifndef LOCKSTAT_H
+#define LOCKSTAT_H
 
 #include "datatype/timestamp.h"
 #include "miscadmin.h"
@@ -40,8 +48,9 @@
 #include "lockstat_compat.h"
 
 /*
- * GUC values of our own (pg_lockstat.c); the spin strategy and limits are
- * bound to the core's variables, read through lockstat_core.
+ * lockstat_core.c: the variables of our own GUCs, which pg_lockstat.c
+ * defines; the spin strategy and limits are bound to the core's variables,
+ * read through lockstat_core.
  */
 extern bool lockstat_track;
 extern int	lockstat_max_tranches;
@@ -56,9 +65,7 @@ extern int	lockstat_max_query_entries;
  */
 extern const LockStatsCoreInterface *lockstat_core;
 extern const char *lockstat_inactive_reason;
-
-/* pg_lockstat.c: errors 55000 unless counting works */
-extern void lockstat_require_ready(void);
+extern void lockstat_link_core(void);
 
 /*
  * lockstat_util.c: the primitives shared by the counter modules.  A reader
@@ -160,10 +167,10 @@ typedef struct LockStatProcess
 	char		bgw_type[BGW_MAXLEN];	/* bgw_type if B_BG_WORKER, else "" */
 } LockStatProcess;
 
-/* lockstat_shmem.c */
-extern void lockstat_shmem_request(void);
-extern void lockstat_shmem_startup(void);
-extern bool lockstat_shmem_ready(void);
+/* lockstat_lwlock.c */
+extern void lockstat_lwlock_shmem_request(void);
+extern void lockstat_lwlock_shmem_startup(void);
+extern bool lockstat_lwlock_shmem_ready(void);
 extern bool lockstat_attach_process(void);
 extern void lockstat_detach_process(void);
 extern void lockstat_track_changed(void);
@@ -174,7 +181,13 @@ extern void lockstat_add_row(LockStatTrancheTotals *totals,
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
 extern bool lockstat_read_process(int slot, LockStatProcess *process,
 								  LockStatTrancheTotals *totals);
-extern TimestampTz lockstat_reset(void);
+typedef struct LockStatLWLockCut LockStatLWLockCut;
+extern LockStatLWLockCut *lockstat_lwlock_reset_begin(uint64 generation);
+extern bool lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks,
+									 uint64 *wait_ns);
+extern void lockstat_lwlock_cut_add(LockStatLWLockCut *cut);
+extern TimestampTz lockstat_lwlock_reset_finish(LockStatLWLockCut *cut,
+												uint64 generation);
 extern TimestampTz lockstat_last_reset(void);
 extern void lockstat_record_wait(int row, uint64 wait_ns, uint64 generation);
 extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
@@ -299,4 +312,7 @@ extern void lockstat_query_cut_slot(int slot, lockstat_cut_reader read_rows,
 extern void lockstat_query_reset_finish(void);
 extern void lockstat_query_status(LockStatQueryStatus *status);
 
-#endif							/* PG_LOCKSTAT_H */
+/* lockstat_reset.c */
+extern TimestampTz lockstat_reset(void);
+
+#endif							/* LOCKSTAT_H */
