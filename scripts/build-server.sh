@@ -149,7 +149,7 @@ dest_is_ours ||
 major=${PG_MAJOR:-18}
 if [ ! -d "$top/patches/pg$major" ] && ! truthy "${STOCK:-}"; then
 	have=$(cd "$top/patches" && ls -d pg[0-9]* 2>/dev/null | sed 's/^pg//' | sort -n | tr '\n' ' ')
-	die "step 'patches': PostgreSQL $major has no patch series (no $top/patches/pg$major); PG_MAJOR can be: ${have% } (see README, \"PostgreSQL majors\")"
+	die "step 'patches': PostgreSQL $major has no patch series (no $top/patches/pg$major); PG_MAJOR can be: ${have% } (see doc/majors-and-architectures.md, \"PostgreSQL majors\")"
 fi
 export PG_MAJOR=$major
 

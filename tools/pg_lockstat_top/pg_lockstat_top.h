@@ -31,7 +31,7 @@
 
 #define PG_LOCKSTAT_TOP_VERSION "1.0"
 
-/* exit codes, as documented in --help and README */
+/* exit codes, as documented in --help and doc/pg_lockstat_top.md */
 #define EXIT_OK			0
 #define EXIT_USAGE		1
 #define EXIT_SETUP		2
