@@ -10,7 +10,7 @@
  * redefined.  The version tests are on PG_VERSION_NUM, where the API
  * changed (16 for the place of queryjumble.h and the _PG_init declaration,
  * 17 for ProcNumber, 18 for PG_MODULE_MAGIC_EXT and wait_classes.h), so that a port to 17 starts from the right branch;
- * README says which majors are built and tested.
+ * doc/majors-and-architectures.md says which majors are built and tested.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *

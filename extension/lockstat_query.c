@@ -139,7 +139,7 @@
  * Entries of a process's table, and how many of them make the process fold
  * its table at the end of its next transaction.  A statement that blocks
  * on a dozen tranches still fits, and 48 bytes an entry keep a slot small
- * (see README).
+ * (see doc/reference.md, "View pg_lwlock_query_stats").
  */
 #define LOCKSTAT_QUERY_SLOT_ENTRIES	32
 #define LOCKSTAT_QUERY_FOLD_AT		24

@@ -341,9 +341,9 @@ lockstat_check_setting(const char *name, const char *value)
 /*
  * A minimum may not exceed its maximum.  Each check compares the new value
  * with the other parameter's value in force, so moving both limits past
- * each other takes two steps (README).  Errors: the GUC machinery reports
- * the refusal (22023 for SET-like commands, a log line on reload) and keeps
- * the old value.
+ * each other takes two steps (doc/reference.md, "GUCs").  Errors: the GUC
+ * machinery reports the refusal (22023 for SET-like commands, a log line on
+ * reload) and keeps the old value.
  */
 static bool
 lockstat_check_limit(const char *name, int value,
