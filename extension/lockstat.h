@@ -136,6 +136,7 @@ typedef enum LockStatUnit
 {
 	LOCKSTAT_UNIT_COUNT,		/* a count, as bigint */
 	LOCKSTAT_UNIT_NS_AS_MS,		/* nanoseconds, as float8 milliseconds */
+	LOCKSTAT_UNIT_S_LOCK_COUNT, /* a count of s_lock()'s, NULL if not kept */
 } LockStatUnit;
 
 /*
@@ -217,12 +218,9 @@ typedef struct LockStatSpinKey
  */
 typedef struct LockStatSpinTotals
 {
-	uint64		contended;
-	uint64		spins;
-	uint64		delays;
-	uint64		wait_time_ns;	/* slept in delays */
-	uint64		tas_attempts;
-	uint64		unlocked_skips;
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit) uint64 field;
+#include "lockstat_counters.h"
+#undef LOCKSTAT_SPIN_COUNTER
 	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */
 	uint64		max_wait_ns;	/* longest wait, first spin to acquisition */
 } LockStatSpinTotals;

@@ -1,9 +1,12 @@
 /*-------------------------------------------------------------------------
  *
  * lockstat_counters.h
- *	  The LWLock counters of pg_lockstat, one line each
+ *	  The LWLock and spin-wait counters of pg_lockstat, one line each
  *
- * Each line is
+ * A file that includes this header defines LOCKSTAT_LWLOCK_COUNTER or
+ * LOCKSTAT_SPIN_COUNTER (or both) and gets the lines of that list.
+ *
+ * The LWLock counters: each line is
  *
  *	LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum)
  *
@@ -26,7 +29,26 @@
  * pg_lwlock_counters checks the type's attributes against these lines
  * (names and types) and errors if they differ.
  *
- * This file has no include guard: it is included where the macro is
+ * The spin-wait counters of a call site: each line is
+ *
+ *	LOCKSTAT_SPIN_COUNTER(field, column, unit)
+ *
+ * field	its member of the core patch's SpinWaitCounters (storage/s_lock.h)
+ *			and of LockStatSpinTotals, in the order of both; the first is
+ *			contended, and the waits per duration and the longest wait follow
+ *			the last
+ * column	its column of pg_spinlock_stats(), in this order, after file, line
+ *			and func
+ * unit		COUNT, NS_AS_MS as above, or S_LOCK_COUNT: a count that only
+ *			s_lock() keeps, under the strategies that count probes; a site's
+ *			S_LOCK_COUNT columns are NULL when all of them are zero
+ *
+ * Adding one: its counting point in the core patch, a line here, its OUT
+ * column and COMMENT ON COLUMN in the SQL script, the expected output and
+ * its line in doc/.  pg_spinlock_stats() checks its columns' names against
+ * these lines.
+ *
+ * This file has no include guard: it is included where the macros are
  * defined.
  *
  * Copyright (c) 2026, pg_lockstat developers
@@ -37,6 +59,7 @@
  *-------------------------------------------------------------------------
  */
 
+#ifdef LOCKSTAT_LWLOCK_COUNTER
 LOCKSTAT_LWLOCK_COUNTER(SH_ACQUIRES, "sh_acquires", COUNT,
 						sh_slept + row->acquires[true][LW_SHARED])
 LOCKSTAT_LWLOCK_COUNTER(EX_ACQUIRES, "ex_acquires", COUNT,
@@ -49,3 +72,13 @@ LOCKSTAT_LWLOCK_COUNTER(DEQUEUE_SELF, "dequeue_self", COUNT,
 						row->dequeue_self)
 LOCKSTAT_LWLOCK_COUNTER(WAIT_TIME_NS, "wait_time", NS_AS_MS,
 						row->wait_time_ns)
+#endif
+
+#ifdef LOCKSTAT_SPIN_COUNTER
+LOCKSTAT_SPIN_COUNTER(contended, "contended", COUNT)
+LOCKSTAT_SPIN_COUNTER(spins, "spins", COUNT)
+LOCKSTAT_SPIN_COUNTER(delays, "delays", COUNT)
+LOCKSTAT_SPIN_COUNTER(sleep_ns, "wait_time", NS_AS_MS)
+LOCKSTAT_SPIN_COUNTER(tas_attempts, "tas_attempts", S_LOCK_COUNT)
+LOCKSTAT_SPIN_COUNTER(unlocked_skips, "unlocked_skips", S_LOCK_COUNT)
+#endif

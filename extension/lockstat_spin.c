@@ -118,7 +118,21 @@ typedef struct LockStatSpinState
 	char	   *slots;
 } LockStatSpinState;
 
-/* The sum words of the core's counters line up with LockStatSpinTotals. */
+/*
+ * The sum words of the core's counters line up with LockStatSpinTotals:
+ * each counter of lockstat_counters.h, the waits per duration, and no more.
+ */
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit) \
+StaticAssertDecl(offsetof(SpinWaitCounters, field) - \
+				 offsetof(SpinWaitCounters, contended) == \
+				 offsetof(LockStatSpinTotals, field), \
+				 "SpinWaitCounters and LockStatSpinTotals differ at " #field);
+#include "lockstat_counters.h"
+#undef LOCKSTAT_SPIN_COUNTER
+StaticAssertDecl(offsetof(SpinWaitCounters, wait_hist) -
+				 offsetof(SpinWaitCounters, contended) ==
+				 offsetof(LockStatSpinTotals, wait_hist),
+				 "SpinWaitCounters and LockStatSpinTotals differ at wait_hist");
 StaticAssertDecl(offsetof(SpinWaitCounters, max_wait_ns) -
 				 offsetof(SpinWaitCounters, contended) ==
 				 LOCKSTAT_SPIN_SUM_WORDS * sizeof(uint64),

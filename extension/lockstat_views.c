@@ -48,7 +48,6 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 #define PG_LWLOCK_INSTANCE_STATS_COLS	6
 #define PG_LWLOCK_BACKEND_STATS_COLS	5
 #define PG_LWLOCK_QUERY_STATS_COLS		9
-#define PG_SPINLOCK_STATS_COLS			10
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
 #define PG_LOCKSTAT_STATUS_COLS			20
 
@@ -175,6 +174,26 @@ static const LockStatCounterColumn lockstat_counter_columns[] = {
 
 StaticAssertDecl(lengthof(lockstat_counter_columns) == LOCKSTAT_NUM_COUNTERS,
 				 "one column per LWLock counter");
+
+/* the spin-wait lines of lockstat_counters.h: offset in LockStatSpinTotals */
+typedef struct LockStatSpinColumn
+{
+	const char *column;
+	LockStatUnit unit;
+	size_t		offset;
+} LockStatSpinColumn;
+
+static const LockStatSpinColumn lockstat_spin_columns[] = {
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit) \
+	{column, LOCKSTAT_UNIT_##unit, offsetof(LockStatSpinTotals, field)},
+#include "lockstat_counters.h"
+#undef LOCKSTAT_SPIN_COUNTER
+};
+
+/* the columns of pg_spinlock_stats() before and after the counters */
+#define PG_SPINLOCK_STATS_SITE_COLS		3
+#define PG_SPINLOCK_STATS_COLS \
+	(PG_SPINLOCK_STATS_SITE_COLS + lengthof(lockstat_spin_columns) + 1)
 
 /*
  * The row type of column attno (0-based) of an SRF's result, which the SQL
@@ -796,6 +815,66 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Check that the columns of a pg_spinlock_stats() result after the call
+ * site are those of the spin-wait lines of lockstat_counters.h, by name.
+ * Errors: 42804 if not (the script and the library are of different
+ * versions).
+ */
+static void
+lockstat_check_spin_columns(TupleDesc result)
+{
+	for (int c = 0; c < lengthof(lockstat_spin_columns); c++)
+	{
+		Form_pg_attribute att =
+			TupleDescAttr(result, PG_SPINLOCK_STATS_SITE_COLS + c);
+
+		if (strcmp(NameStr(att->attname), lockstat_spin_columns[c].column) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column %d of pg_spinlock_stats() is \"%s\", where pg_lockstat's library has \"%s\"",
+							PG_SPINLOCK_STATS_SITE_COLS + c + 1,
+							NameStr(att->attname),
+							lockstat_spin_columns[c].column),
+					 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
+	}
+}
+
+/*
+ * Store a call site's counter columns of pg_spinlock_stats() at values[i],
+ * each in the SQL type of its unit; returns the next column.  The
+ * S_LOCK_COUNT columns are NULL if all of them are zero: the site is not
+ * s_lock()'s, or the strategy does not count its probes.
+ */
+static int
+lockstat_put_spin_counters(Datum *values, bool *nulls, int i,
+						   const LockStatSpinTotals *t)
+{
+	bool		s_lock_counted = false;
+
+	for (int c = 0; c < lengthof(lockstat_spin_columns); c++)
+	{
+		const LockStatSpinColumn *col = &lockstat_spin_columns[c];
+
+		if (col->unit == LOCKSTAT_UNIT_S_LOCK_COUNT &&
+			*(const uint64 *) ((const char *) t + col->offset) != 0)
+			s_lock_counted = true;
+	}
+	for (int c = 0; c < lengthof(lockstat_spin_columns); c++)
+	{
+		const LockStatSpinColumn *col = &lockstat_spin_columns[c];
+		uint64		value = *(const uint64 *) ((const char *) t + col->offset);
+
+		if (col->unit == LOCKSTAT_UNIT_NS_AS_MS)
+			values[i++] = Float8GetDatum((double) value / 1000000.0);
+		else if (col->unit == LOCKSTAT_UNIT_S_LOCK_COUNT && !s_lock_counted)
+			nulls[i++] = true;
+		else
+			values[i++] = lockstat_counter_datum(value);
+	}
+	return i;
+}
+
+/*
  * pg_spinlock_stats() returns setof record
  *
  * Contended spin waits per call site since the last reset, summed over all
@@ -803,21 +882,17 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
  * init_spin_delay() received (SpinLockAcquire() callers, the LWLock
  * wait-list lock, buffer header locks, ...).
  *	file text, line int4, func text		the call site
- *	contended int8		waits that had to spin (count)
- *	spins int8			spin iterations (count)
- *	delays int8			sleeps in perform_spin_delay() (count)
- *	wait_time float8	time slept in them (ms)
- *	tas_attempts int8	probes of s_lock() that issued TAS() (count)
- *	unlocked_skips int8 probes of s_lock() whose unlocked read saw the lock
- *						held, so that no TAS() was issued (count)
+ *	the spin-wait counters of lockstat_counters.h: contended, spins,
+ *	delays (int8 counts), wait_time (float8 ms), tas_attempts and
+ *	unlocked_skips (int8 counts, NULL where not counted: sites other than
+ *	s_lock(), and every site under spin_strategy default)
  *	max_wait_time float8	longest wait, from its first spin until the
  *						lock was taken (ms)
- * tas_attempts and unlocked_skips are NULL where they are not counted:
- * sites other than s_lock(), and every site under spin_strategy default.
  * Each wait is counted whole when it ends: the core patch's s_lock.c adds
  * it to the counters that lockstat_spin_site() gave it.  Errors: 55000 if
  * pg_lockstat is not preloaded; 55P03 if counters cannot be read
- * consistently.
+ * consistently; 42804 if the SQL definition's counter columns are not the
+ * library's.
  */
 Datum
 pg_spinlock_stats(PG_FUNCTION_ARGS)
@@ -827,6 +902,7 @@ pg_spinlock_stats(PG_FUNCTION_ARGS)
 	HASH_SEQ_STATUS seq;
 	LockStatSpinEntry *entry;
 
+	lockstat_check_spin_columns(rsinfo->setDesc);
 	htab = lockstat_spin_read();
 
 	hash_seq_init(&seq, htab);
@@ -843,20 +919,7 @@ pg_spinlock_stats(PG_FUNCTION_ARGS)
 		values[i++] = CStringGetTextDatum(entry->key.file);
 		values[i++] = Int32GetDatum(entry->key.line);
 		values[i++] = CStringGetTextDatum(entry->key.func);
-		values[i++] = lockstat_counter_datum(c->contended);
-		values[i++] = lockstat_counter_datum(c->spins);
-		values[i++] = lockstat_counter_datum(c->delays);
-		values[i++] = Float8GetDatum((double) c->wait_time_ns / 1000000.0);
-		if (c->tas_attempts == 0 && c->unlocked_skips == 0)
-		{
-			nulls[i++] = true;
-			nulls[i++] = true;
-		}
-		else
-		{
-			values[i++] = lockstat_counter_datum(c->tas_attempts);
-			values[i++] = lockstat_counter_datum(c->unlocked_skips);
-		}
+		i = lockstat_put_spin_counters(values, nulls, i, c);
 		values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
 		Assert(i == PG_SPINLOCK_STATS_COLS);
 

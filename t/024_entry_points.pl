@@ -24,7 +24,8 @@ my @functions = map { [ split /\|/, $_, -1 ] } split /\n/,
 	'postgres', q{
 	SELECT p.proname, p.prosrc, p.proretset,
 		   coalesce((SELECT string_agg(format_type(t, NULL), ',' ORDER BY i)
-					 FROM unnest(p.proallargtypes) WITH ORDINALITY AS a(t, i)), '')
+					 FROM unnest(p.proallargtypes) WITH ORDINALITY AS a(t, i)), ''),
+		   coalesce(array_to_string(p.proargnames, ','), '')
 	FROM pg_proc p
 	JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
 	JOIN pg_extension e ON e.oid = d.refobjid
@@ -54,8 +55,9 @@ else
 $node->safe_psql('postgres', 'CREATE SCHEMA wrong');
 foreach my $f (@functions)
 {
-	my ($name, $symbol, $retset, $types) = @$f;
+	my ($name, $symbol, $retset, $types, $names) = @$f;
 	my @cols = split /,/, $types;
+	my @names = split /,/, $names;
 	next unless @cols;    # pg_lockstat_reset() returns a scalar
 
 	my $returns = $retset eq 't' ? 'SETOF record' : 'record';
@@ -65,8 +67,11 @@ foreach my $f (@functions)
 		more => [ @cols, 'integer' ]);
 	foreach my $shape (sort keys %shapes)
 	{
+		# the same shape keeps the column names, which the counter columns
+		# are checked by; the others fail on their number first
 		my $outs = join ', ',
-		  map { "OUT c$_ $shapes{$shape}[$_]" } 0 .. $#{ $shapes{$shape} };
+		  map { 'OUT ' . ($shape eq 'same' ? $names[$_] : "c$_") . " $shapes{$shape}[$_]" }
+		  0 .. $#{ $shapes{$shape} };
 		$node->safe_psql('postgres',
 			    "CREATE FUNCTION wrong.${name}_$shape($outs) RETURNS $returns "
 			  . "AS '\$libdir/pg_lockstat', '$symbol' LANGUAGE C STRICT");
@@ -90,6 +95,27 @@ foreach my $f (@functions)
 				  . ' expected)');
 		}
 	}
+}
+
+# A counter column of another name than the library's counter there (an
+# install script of another release) is refused, not shown under the wrong
+# name: pg_spinlock_stats' counter columns by name, and the LWLock views'
+# through the attributes of pg_lwlock_counters (sql/views.sql).
+{
+	my ($f) = grep { $_->[0] eq 'pg_spinlock_stats' } @functions;
+	my @cols = split /,/, $f->[3];
+	my @names = split /,/, $f->[4];
+	$names[4] = 'spun';
+	my $outs = join ', ', map { "OUT $names[$_] $cols[$_]" } 0 .. $#cols;
+	$node->safe_psql('postgres',
+		    "CREATE FUNCTION wrong.pg_spinlock_stats_renamed($outs) RETURNS SETOF record "
+		  . "AS '\$libdir/pg_lockstat', 'pg_spinlock_stats' LANGUAGE C STRICT");
+	my ($ret, $stdout, $stderr) = $node->psql('postgres',
+		"\\set VERBOSITY verbose\nSELECT count(*) FROM wrong.pg_spinlock_stats_renamed()");
+	like(
+		$stderr,
+		qr/ERROR:  42804: column 5 of pg_spinlock_stats\(\) is "spun", where pg_lockstat's library has "spins"/,
+		'pg_spinlock_stats refuses a definition whose counter column has another name');
 }
 
 # what the install script promises for every object
