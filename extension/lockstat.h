@@ -196,8 +196,13 @@ extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
 extern int	lockstat_tranche_row(int row);
+typedef enum LockStatFold
+{
+	LOCKSTAT_FOLD_SUM,
+	LOCKSTAT_FOLD_MAX,
+} LockStatFold;
+extern void lockstat_fold_instance(uint64 *rows, int width, LockStatFold fold);
 extern void lockstat_fold_instance_rows(LockStatTrancheTotals *totals);
-extern void lockstat_fold_instance_max(uint64 *max_ns);
 
 /*
  * One call site of spin waits as the readers sum it over processes: the key

@@ -868,57 +868,62 @@ lockstat_row_tranche(int row, int *partition)
 /*
  * The row that reports of row "row" per tranche go to: the row itself for a
  * tranche or the overflow row, and for the row of a lock of the fixed main
- * array, its tranche's row (or the overflow row).  Errors: 55000 if not
- * preloaded.
+ * array, its tranche's row (or the overflow row); -1 for a row out of
+ * range.  Cheap enough for the blocked path (lockstat_query.c's hook).
  */
 int
 lockstat_tranche_row(int row)
 {
 	int			overflow = lockstat_overflow_row();
-	int			partition;
 	int			tranche;
 
 	if (row <= overflow)
 		return row;
-	tranche = lockstat_row_tranche(row, &partition);
-	return (tranche >= 0 && tranche < overflow) ? tranche : overflow;
+	if (row > overflow + NUM_FIXED_LWLOCKS)
+		return -1;
+	/* the tranche the postmaster gave the lock; it never changes */
+	tranche = MainLWLockArray[row - overflow - 1].lock.tranche;
+	return Min(tranche, overflow);
 }
 
 /*
- * Add the rows of the fixed main array's locks to the rows of their tranches
- * and clear them, so that totals[] is per tranche.  totals has
- * lockstat_num_rows() entries.
+ * Fold per-row values into their tranches' rows: rows[] holds "width"
+ * values per row, lockstat_num_rows() rows; each row of a lock of the fixed
+ * main array is added to (or, with LOCKSTAT_FOLD_MAX, raises) the values
+ * of its tranche's row, and is cleared.
+ */
+void
+lockstat_fold_instance(uint64 *rows, int width, LockStatFold fold)
+{
+	int			num_rows = lockstat_num_rows();
+
+	for (int row = lockstat_overflow_row() + 1; row < num_rows; row++)
+	{
+		uint64	   *to = &rows[lockstat_tranche_row(row) * width];
+		uint64	   *from = &rows[row * width];
+
+		for (int w = 0; w < width; w++)
+		{
+			if (fold == LOCKSTAT_FOLD_SUM)
+				to[w] += from[w];
+			else
+				to[w] = Max(to[w], from[w]);
+			from[w] = 0;
+		}
+	}
+}
+
+/*
+ * Make totals[] (lockstat_num_rows() entries) per tranche: the rows of the
+ * fixed main array's locks are added to their tranches' rows and cleared.
  */
 void
 lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 {
-	int			num_rows = lockstat_num_rows();
-
-	for (int row = lockstat_overflow_row() + 1; row < num_rows; row++)
-	{
-		LockStatTrancheTotals *to = &totals[lockstat_tranche_row(row)];
-		LockStatTrancheTotals *from = &totals[row];
-
-		for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
-			to->counts[c] += from->counts[c];
-		memset(from, 0, sizeof(LockStatTrancheTotals));
-	}
+	StaticAssertStmt(sizeof(LockStatTrancheTotals) ==
+					 sizeof(uint64) * LOCKSTAT_NUM_COUNTERS,
+					 "LockStatTrancheTotals must be an array of counters");
+	lockstat_fold_instance((uint64 *) totals, LOCKSTAT_NUM_COUNTERS,
+						   LOCKSTAT_FOLD_SUM);
 }
 
-/*
- * As lockstat_fold_instance_rows, for the longest waits max_ns[] (one per
- * row): a tranche's maximum is the largest of its own and its locks'.
- */
-void
-lockstat_fold_instance_max(uint64 *max_ns)
-{
-	int			num_rows = lockstat_num_rows();
-
-	for (int row = lockstat_overflow_row() + 1; row < num_rows; row++)
-	{
-		int			to = lockstat_tranche_row(row);
-
-		max_ns[to] = Max(max_ns[to], max_ns[row]);
-		max_ns[row] = 0;
-	}
-}

@@ -392,26 +392,6 @@ lockstat_query_detach(void)
 	query_my_slot = NULL;
 }
 
-/*
- * The tranche row that a lock's counter row (LWLock.stats_row) reports to:
- * the row itself for a tranche or the overflow row, and for one of the
- * rows that the locks of the fixed main array have of their own, its
- * tranche's row.  -1 for a row out of range.
- */
-static inline int
-lockstat_query_tranche_row(int stats_row)
-{
-	int			overflow = query_state->num_rows - 1;
-	int			tranche;
-
-	if (stats_row <= overflow)
-		return stats_row;
-	if (stats_row > overflow + NUM_FIXED_LWLOCKS)
-		return -1;
-	tranche = MainLWLockArray[stats_row - overflow - 1].lock.tranche;
-	return Min(tranche, overflow);
-}
-
 /* add one call, or counts, to a tranche's residual row */
 static void
 lockstat_query_add_residual(uint64 generation, int row, uint64 blocks,
@@ -469,7 +449,7 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 
 	if (slot == NULL)
 		return;
-	row = lockstat_query_tranche_row(stats_row);
+	row = lockstat_tranche_row(stats_row);
 	if (row >= 0)
 		lockstat_query_my_key(&key, row);
 

@@ -303,7 +303,7 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 	lockstat_read_totals(totals);
 	lockstat_fold_instance_rows(totals);
 	lockstat_read_waits(NULL, max_ns);
-	lockstat_fold_instance_max(max_ns);
+	lockstat_fold_instance(max_ns, 1, LOCKSTAT_FOLD_MAX);
 
 	for (int row = 0; row <= overflow_row; row++)
 	{
@@ -370,14 +370,7 @@ pg_lwlock_wait_histogram(PG_FUNCTION_ARGS)
 	lockstat_read_waits(counts, NULL);
 
 	/* the main array's locks count in their tranches here */
-	for (int row = overflow_row + 1; row < num_rows; row++)
-	{
-		int			to = lockstat_tranche_row(row);
-
-		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
-			counts[to * LOCKSTAT_WAIT_BUCKETS + b] +=
-				counts[row * LOCKSTAT_WAIT_BUCKETS + b];
-	}
+	lockstat_fold_instance(counts, LOCKSTAT_WAIT_BUCKETS, LOCKSTAT_FOLD_SUM);
 
 	for (int row = 0; row <= overflow_row; row++)
 	{
