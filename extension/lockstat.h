@@ -88,6 +88,9 @@ extern int	lockstat_process_slots(void);
 extern void lockstat_atomic_max_u64(pg_atomic_uint64 *max, uint64 value);
 extern void lockstat_pause(int tries);
 extern bool lockstat_retry_wait(LockStatRetry *retry);
+extern Size lockstat_layout_part(Size *size, Size bytes);
+extern Size lockstat_layout_request(Size size);
+extern char *lockstat_layout_init(const char *name, Size size, bool *found);
 
 /*
  * The hint of every message about a missing or incompatible core patch; it

@@ -166,7 +166,6 @@ static LockStatSharedState *lockstat_state = NULL;
 static LWLockStatsCounters *lockstat_my_rows = NULL;
 
 static Size lockstat_slot_stride(int num_rows);
-static Size lockstat_shmem_size(int num_slots, int num_rows);
 static LWLockStatsCounters *lockstat_slot_rows(int slot);
 static void lockstat_begin_owner_write(LockStatSlotOwner *owner);
 static void lockstat_end_owner_write(LockStatSlotOwner *owner);
@@ -182,27 +181,38 @@ lockstat_slot_stride(int num_rows)
 	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
 }
 
-/*
- * bytes of shared memory for the header, the baseline, the totals of exited
- * processes, all slots, the wait histogram and the owner records
- */
-static Size
-lockstat_shmem_size(int num_slots, int num_rows)
+/* where the parts of the shared counter array are: offsets from its start */
+typedef struct LockStatLWLockLayout
 {
-	Size		totals = CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
-												 num_rows));
-	Size		size;
+	Size		baseline;		/* LockStatTrancheTotals[num_rows] */
+	Size		exited;			/* LockStatTrancheTotals[num_rows] */
+	Size		slots;			/* num_slots * slot_stride bytes */
+	Size		wait_hist;		/* 2 halves of num_rows * (buckets + max) */
+	Size		owners;			/* LockStatSlotOwner[num_slots] */
+	Size		size;			/* bytes in all, the header included */
+} LockStatLWLockLayout;
 
-	size = CACHELINEALIGN(sizeof(LockStatSharedState));
-	size = add_size(size, mul_size(totals, 2));
-	size = add_size(size, mul_size(lockstat_slot_stride(num_rows), num_slots));
-	size = add_size(size, CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
-												  mul_size(2 * num_rows,
-														   LOCKSTAT_WAIT_BUCKETS + 1))));
-	size = add_size(size, mul_size(sizeof(LockStatSlotOwner), num_slots));
-	/* ShmemInitStruct's result is only MAXALIGNed */
-	size = add_size(size, PG_CACHE_LINE_SIZE);
-	return size;
+/* the layout of the shared counter array after its header */
+static void
+lockstat_lwlock_layout(int num_slots, int num_rows, LockStatLWLockLayout *l)
+{
+	Size		size = 0;
+	Size		totals = mul_size(sizeof(LockStatTrancheTotals), num_rows);
+
+	(void) lockstat_layout_part(&size, sizeof(LockStatSharedState));
+	l->baseline = lockstat_layout_part(&size, totals);
+	l->exited = lockstat_layout_part(&size, totals);
+	l->slots = lockstat_layout_part(&size,
+									mul_size(lockstat_slot_stride(num_rows),
+											 num_slots));
+	l->wait_hist = lockstat_layout_part(&size,
+										mul_size(sizeof(pg_atomic_uint64),
+												 mul_size(2 * num_rows,
+														  LOCKSTAT_WAIT_BUCKETS + 1)));
+	l->owners = lockstat_layout_part(&size,
+									 mul_size(sizeof(LockStatSlotOwner),
+											  num_slots));
+	l->size = size;
 }
 
 /*
@@ -211,9 +221,12 @@ lockstat_shmem_size(int num_slots, int num_rows)
 void
 lockstat_lwlock_shmem_request(void)
 {
-	RequestAddinShmemSpace(lockstat_shmem_size(lockstat_process_slots(),
-											   lockstat_max_tranches + 1 +
-											   NUM_FIXED_LWLOCKS));
+	LockStatLWLockLayout layout;
+
+	lockstat_lwlock_layout(lockstat_process_slots(),
+						   lockstat_max_tranches + 1 + NUM_FIXED_LWLOCKS,
+						   &layout);
+	RequestAddinShmemSpace(lockstat_layout_request(layout.size));
 	/* state->lock and state->exit_lock */
 	RequestNamedLWLockTranche("pg_lockstat", 2);
 }
@@ -228,23 +241,18 @@ lockstat_lwlock_shmem_startup(void)
 	bool		found;
 	int			num_slots = lockstat_process_slots();
 	int			num_rows = lockstat_max_tranches + 1 + NUM_FIXED_LWLOCKS;
-	Size		size = lockstat_shmem_size(num_slots, num_rows);
-	Size		totals = CACHELINEALIGN(mul_size(sizeof(LockStatTrancheTotals),
-												 num_rows));
-	char	   *base;
+	LockStatLWLockLayout layout;
 	char	   *p;
 
-	base = ShmemInitStruct("pg_lockstat", size, &found);
-	p = (char *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
+	lockstat_lwlock_layout(num_slots, num_rows, &layout);
+	p = lockstat_layout_init("pg_lockstat", layout.size, &found);
 	lockstat_state = (LockStatSharedState *) p;
 
 	if (!found)
 	{
 		LWLockPadded *locks = GetNamedLWLockTranche("pg_lockstat");
 
-		p += CACHELINEALIGN(sizeof(LockStatSharedState));
-		memset(p, 0, size - (p - base));
-
+		memset(p, 0, layout.size);
 		lockstat_state->lock = &locks[0].lock;
 		lockstat_state->exit_lock = &locks[1].lock;
 		lockstat_state->exit_count = 0;
@@ -252,18 +260,14 @@ lockstat_lwlock_shmem_startup(void)
 		lockstat_state->num_rows = num_rows;
 		lockstat_state->slot_stride = lockstat_slot_stride(num_rows);
 		lockstat_state->stats_reset = GetCurrentTimestamp();
-		lockstat_state->baseline = (LockStatTrancheTotals *) p;
-		lockstat_state->exited = (LockStatTrancheTotals *) (p + totals);
-		p += mul_size(totals, 2);
-		lockstat_state->slots = p;
-		p += mul_size(lockstat_state->slot_stride, num_slots);
+		lockstat_state->baseline = (LockStatTrancheTotals *) (p + layout.baseline);
+		lockstat_state->exited = (LockStatTrancheTotals *) (p + layout.exited);
+		lockstat_state->slots = p + layout.slots;
 		lockstat_state->wait_half = 0;
-		lockstat_state->wait_hist = (pg_atomic_uint64 *) p;
+		lockstat_state->wait_hist = (pg_atomic_uint64 *) (p + layout.wait_hist);
 		for (int i = 0; i < 2 * num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
-		p += CACHELINEALIGN(mul_size(sizeof(pg_atomic_uint64),
-									 2 * num_rows * (LOCKSTAT_WAIT_BUCKETS + 1)));
-		lockstat_state->owners = (LockStatSlotOwner *) p;
+		lockstat_state->owners = (LockStatSlotOwner *) (p + layout.owners);
 	}
 
 	/* _PG_init chose the overflow row from the same setting */

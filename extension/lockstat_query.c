@@ -215,20 +215,24 @@ lockstat_query_slot_stride(void)
 	return CACHELINEALIGN(sizeof(LockStatQuerySlot));
 }
 
-/* bytes of the header, the process tables and the residual rows */
+/*
+ * The layout of the header, the process tables and the residual rows:
+ * their offsets, and the size, which it returns.
+ */
 static Size
-lockstat_query_struct_size(void)
+lockstat_query_layout(Size *slots, Size *residual)
 {
-	Size		size;
+	Size		size = 0;
 
-	size = CACHELINEALIGN(sizeof(LockStatQueryState));
-	size = add_size(size, mul_size(lockstat_query_slot_stride(),
-								   lockstat_process_slots()));
-	size = add_size(size, mul_size(sizeof(pg_atomic_uint64),
-								   mul_size(2 * (lockstat_max_tranches + 1),
-											RESIDUAL_WORDS)));
-	/* ShmemInitStruct's result is only MAXALIGNed */
-	return add_size(size, PG_CACHE_LINE_SIZE);
+	(void) lockstat_layout_part(&size, sizeof(LockStatQueryState));
+	*slots = lockstat_layout_part(&size,
+								  mul_size(lockstat_query_slot_stride(),
+										   lockstat_process_slots()));
+	*residual = lockstat_layout_part(&size,
+									 mul_size(sizeof(pg_atomic_uint64),
+											  mul_size(2 * (lockstat_max_tranches + 1),
+													   RESIDUAL_WORDS)));
+	return size;
 }
 
 static inline LockStatQuerySlot *
@@ -292,7 +296,11 @@ lockstat_query_end_write(LockStatQuerySlot *slot)
 void
 lockstat_query_shmem_request(void)
 {
-	RequestAddinShmemSpace(lockstat_query_struct_size());
+	Size		slots;
+	Size		residual;
+
+	RequestAddinShmemSpace(lockstat_layout_request(lockstat_query_layout(&slots,
+																		 &residual)));
 	RequestAddinShmemSpace(hash_estimate_size(lockstat_max_query_entries,
 											  sizeof(LockStatQueryEntry)));
 	RequestNamedLWLockTranche("pg_lockstat_query", 1);
@@ -306,16 +314,17 @@ void
 lockstat_query_shmem_startup(void)
 {
 	bool		found;
-	char	   *base;
+	Size		size;
+	Size		slots;
+	Size		residual;
+	char	   *p;
 	HASHCTL		info;
 
-	base = ShmemInitStruct("pg_lockstat query entries",
-						   lockstat_query_struct_size(), &found);
-	query_state = (LockStatQueryState *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
+	size = lockstat_query_layout(&slots, &residual);
+	p = lockstat_layout_init("pg_lockstat query entries", size, &found);
+	query_state = (LockStatQueryState *) p;
 	if (!found)
 	{
-		char	   *p = (char *) query_state +
-			CACHELINEALIGN(sizeof(LockStatQueryState));
 		int			nwords;
 
 		query_state->lock = &(GetNamedLWLockTranche("pg_lockstat_query"))->lock;
@@ -326,10 +335,10 @@ lockstat_query_shmem_startup(void)
 		query_state->num_rows = lockstat_max_tranches + 1;
 		query_state->max_entries = lockstat_max_query_entries;
 		query_state->slot_stride = lockstat_query_slot_stride();
-		query_state->slots = p;
-		memset(p, 0, query_state->slot_stride * query_state->num_slots);
-		p += query_state->slot_stride * query_state->num_slots;
-		query_state->residual = (pg_atomic_uint64 *) p;
+		query_state->slots = p + slots;
+		memset(query_state->slots, 0,
+			   query_state->slot_stride * query_state->num_slots);
+		query_state->residual = (pg_atomic_uint64 *) (p + residual);
 		nwords = 2 * query_state->num_rows * RESIDUAL_WORDS;
 		for (int i = 0; i < nwords; i++)
 			pg_atomic_init_u64(&query_state->residual[i], 0);

@@ -190,12 +190,17 @@ lockstat_spin_slot_stride(int max_sites)
 	return CACHELINEALIGN(size);
 }
 
+/* bytes of the header and the slots, each slot a stride of its own */
 static Size
-lockstat_spin_shmem_size(void)
+lockstat_spin_layout(Size *slots)
 {
-	return add_size(CACHELINEALIGN(sizeof(LockStatSpinState)) + PG_CACHE_LINE_SIZE,
-					mul_size(lockstat_spin_slot_stride(lockstat_max_spin_sites),
-							 lockstat_process_slots()));
+	Size		size = 0;
+
+	(void) lockstat_layout_part(&size, sizeof(LockStatSpinState));
+	*slots = lockstat_layout_part(&size,
+								  mul_size(lockstat_spin_slot_stride(lockstat_max_spin_sites),
+										   lockstat_process_slots()));
+	return size;
 }
 
 /*
@@ -205,7 +210,9 @@ lockstat_spin_shmem_size(void)
 void
 lockstat_spin_shmem_request(void)
 {
-	RequestAddinShmemSpace(lockstat_spin_shmem_size());
+	Size		slots;
+
+	RequestAddinShmemSpace(lockstat_layout_request(lockstat_spin_layout(&slots)));
 	RequestNamedLWLockTranche("pg_lockstat_spin", 1);
 }
 
@@ -217,22 +224,21 @@ void
 lockstat_spin_shmem_startup(void)
 {
 	bool		found;
-	char	   *base;
+	Size		slots;
+	Size		size = lockstat_spin_layout(&slots);
+	char	   *p;
 
-	base = ShmemInitStruct("pg_lockstat spin sites",
-						   lockstat_spin_shmem_size(), &found);
-	spin_state = (LockStatSpinState *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
+	p = lockstat_layout_init("pg_lockstat spin sites", size, &found);
+	spin_state = (LockStatSpinState *) p;
 	if (!found)
 	{
-		char	   *p = (char *) spin_state + CACHELINEALIGN(sizeof(LockStatSpinState));
-
 		spin_state->lock = &(GetNamedLWLockTranche("pg_lockstat_spin"))->lock;
 		spin_state->num_slots = lockstat_process_slots();
 		spin_state->max_sites = lockstat_max_spin_sites;
 		spin_state->slot_stride = lockstat_spin_slot_stride(lockstat_max_spin_sites);
-		spin_state->slots = p;
+		spin_state->slots = p + slots;
 		pg_atomic_init_u64(&spin_state->reset_epoch, 0);
-		memset(p, 0, spin_state->slot_stride * spin_state->num_slots);
+		memset(spin_state->slots, 0, spin_state->slot_stride * spin_state->num_slots);
 	}
 }
 

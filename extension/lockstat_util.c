@@ -8,7 +8,8 @@
  * copy while the owner goes on.  The small steps they have in common are
  * written once here: how many process slots there are, the largest value
  * kept by an atomic maximum, and the retry loop of a reader that waits for
- * an owner to finish a write.  This file calls nothing in the others.
+ * an owner to finish a write, and the layout of a struct in shared memory.
+ * This file calls nothing in the others.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -22,6 +23,7 @@
 #include "lockstat.h"
 
 #include "storage/proc.h"
+#include "storage/shmem.h"
 #include "utils/wait_event.h"
 
 /*
@@ -98,4 +100,44 @@ lockstat_retry_wait(LockStatRetry *retry)
 	if (sleeps)
 		pgstat_report_wait_end();
 	return true;
+}
+
+/*
+ * The layout of a struct in shared memory, built part by part: each part
+ * starts at a cache line of its own (no false sharing between parts).
+ * *size is the layout's size so far (0 for a new one); returns the offset
+ * of a new part of "bytes" bytes and adds it to *size.  A module computes
+ * its layout in one function, for both its request (the size) and its
+ * start-up (the offsets).
+ */
+Size
+lockstat_layout_part(Size *size, Size bytes)
+{
+	Size		offset = CACHELINEALIGN(*size);
+
+	*size = add_size(offset, bytes);
+	return offset;
+}
+
+/*
+ * The bytes to request for a layout of "size" bytes: ShmemInitStruct's
+ * result is only MAXALIGNed, and the layout starts at a cache line.
+ */
+Size
+lockstat_layout_request(Size size)
+{
+	return add_size(size, PG_CACHE_LINE_SIZE);
+}
+
+/*
+ * ShmemInitStruct for a layout of "size" bytes requested with
+ * lockstat_layout_request(): returns its start, at a cache line.  *found as
+ * for ShmemInitStruct.  Call with AddinShmemInitLock held.
+ */
+char *
+lockstat_layout_init(const char *name, Size size, bool *found)
+{
+	char	   *base = ShmemInitStruct(name, lockstat_layout_request(size), found);
+
+	return (char *) TYPEALIGN(PG_CACHE_LINE_SIZE, base);
 }
