@@ -608,39 +608,6 @@ lockstat_query_ids_available(void)
 }
 
 /*
- * pg_lockstat_status() on a server without a compatible core patch: the
- * settings of our own, and why nothing is counted.
- */
-static Datum
-lockstat_inactive_status(TupleDesc tupdesc)
-{
-	Datum		values[PG_LOCKSTAT_STATUS_COLS] = {0};
-	bool		nulls[PG_LOCKSTAT_STATUS_COLS] = {0};
-	int			i = 0;
-
-	nulls[i++] = true;			/* spin_strategy: none of ours in force */
-	values[i++] = BoolGetDatum(lockstat_track);
-	nulls[i++] = true;			/* stats_reset */
-	nulls[i++] = true;			/* core_patch_version */
-	values[i++] = Int32GetDatum(lockstat_max_tranches);
-	nulls[i++] = true;			/* process_slots */
-	for (int limit = 0; limit < 5; limit++)
-		nulls[i++] = true;		/* the spin-and-sleep limits */
-	values[i++] = Int32GetDatum(lockstat_max_spin_sites);
-	nulls[i++] = true;			/* spin_sites_dropped */
-	values[i++] = Int32GetDatum(lockstat_max_query_entries);
-	nulls[i++] = true;			/* query_entries */
-	nulls[i++] = true;			/* query_entries_evicted */
-	nulls[i++] = true;			/* query_waits_unattributed */
-	values[i++] = BoolGetDatum(lockstat_query_ids_available());
-	values[i++] = BoolGetDatum(false);
-	values[i++] = CStringGetTextDatum(lockstat_inactive_reason);
-	Assert(i == PG_LOCKSTAT_STATUS_COLS);
-
-	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
-}
-
-/*
  * pg_lockstat_status() returns record
  *
  *	spin_strategy text		the strategy in force, read back from the core
@@ -679,46 +646,61 @@ Datum
 pg_lockstat_status(PG_FUNCTION_ARGS)
 {
 	TupleDesc	tupdesc;
-	Datum		values[PG_LOCKSTAT_STATUS_COLS];
+	Datum		values[PG_LOCKSTAT_STATUS_COLS] = {0};
 	bool		nulls[PG_LOCKSTAT_STATUS_COLS] = {0};
-	LockStatQueryStatus query_status;
+	LockStatQueryStatus query_status = {0};
+	bool		counting = (lockstat_inactive_reason == NULL);
 	int			i = 0;
+
+/* a column that shows what is in force: NULL while counting is inactive */
+#define STATUS_IN_FORCE(datum) \
+	do { \
+		if (counting) \
+			values[i] = (datum); \
+		else \
+			nulls[i] = true; \
+		i++; \
+	} while (0)
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	if (tupdesc->natts != PG_LOCKSTAT_STATUS_COLS)
 		elog(ERROR, "incorrect number of output arguments");
-
-	if (lockstat_inactive_reason != NULL)
-		return lockstat_inactive_status(tupdesc);
-	lockstat_require_ready();
+	if (counting)
+	{
+		lockstat_require_ready();
+		lockstat_query_status(&query_status);
+	}
 
 	/* the GUC shows the core's variable, which it is bound to */
-	values[i++] = CStringGetTextDatum(GetConfigOption("pg_lockstat.spin_strategy",
-													  false, false));
+	STATUS_IN_FORCE(CStringGetTextDatum(GetConfigOption("pg_lockstat.spin_strategy",
+														false, false)));
 	values[i++] = BoolGetDatum(lockstat_track);
-	values[i++] = TimestampTzGetDatum(lockstat_last_reset());
-	values[i++] = CStringGetTextDatum(psprintf("%d.%d",
-											   lockstat_core->version / 100,
-											   lockstat_core->version % 100));
-	values[i++] = Int32GetDatum(lockstat_overflow_row());
-	values[i++] = Int32GetDatum(lockstat_num_slots());
-	values[i++] = Int32GetDatum(*lockstat_core->spin_min_spins_per_delay);
-	values[i++] = Int32GetDatum(*lockstat_core->spin_max_spins_per_delay);
-	values[i++] = Int32GetDatum(*lockstat_core->spin_min_delay_usec);
-	values[i++] = Int32GetDatum(*lockstat_core->spin_max_delay_usec);
-	values[i++] = Int32GetDatum(*lockstat_core->spin_backoff_max_pauses);
+	STATUS_IN_FORCE(TimestampTzGetDatum(lockstat_last_reset()));
+	STATUS_IN_FORCE(CStringGetTextDatum(psprintf("%d.%d",
+												 lockstat_core->version / 100,
+												 lockstat_core->version % 100)));
+	values[i++] = Int32GetDatum(lockstat_max_tranches);
+	STATUS_IN_FORCE(Int32GetDatum(lockstat_num_slots()));
+	STATUS_IN_FORCE(Int32GetDatum(*lockstat_core->spin_min_spins_per_delay));
+	STATUS_IN_FORCE(Int32GetDatum(*lockstat_core->spin_max_spins_per_delay));
+	STATUS_IN_FORCE(Int32GetDatum(*lockstat_core->spin_min_delay_usec));
+	STATUS_IN_FORCE(Int32GetDatum(*lockstat_core->spin_max_delay_usec));
+	STATUS_IN_FORCE(Int32GetDatum(*lockstat_core->spin_backoff_max_pauses));
 	values[i++] = Int32GetDatum(lockstat_max_spin_sites);
-	values[i++] = lockstat_counter_datum(lockstat_spin_dropped());
-	lockstat_query_status(&query_status);
+	STATUS_IN_FORCE(lockstat_counter_datum(lockstat_spin_dropped()));
 	values[i++] = Int32GetDatum(lockstat_max_query_entries);
-	values[i++] = Int64GetDatum(query_status.entries);
-	values[i++] = lockstat_counter_datum(query_status.evicted);
-	values[i++] = lockstat_counter_datum(query_status.unattributed);
+	STATUS_IN_FORCE(Int64GetDatum(query_status.entries));
+	STATUS_IN_FORCE(lockstat_counter_datum(query_status.evicted));
+	STATUS_IN_FORCE(lockstat_counter_datum(query_status.unattributed));
 	values[i++] = BoolGetDatum(lockstat_query_ids_available());
-	values[i++] = BoolGetDatum(true);
-	nulls[i++] = true;
+	values[i++] = BoolGetDatum(counting);
+	if (counting)
+		nulls[i++] = true;
+	else
+		values[i++] = CStringGetTextDatum(lockstat_inactive_reason);
 	Assert(i == PG_LOCKSTAT_STATUS_COLS);
+#undef STATUS_IN_FORCE
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
