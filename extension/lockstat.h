@@ -84,6 +84,14 @@ typedef struct LockStatRetry
 
 #define LOCKSTAT_RETRY_INIT		{0}
 
+/*
+ * A reader of counters that other processes fold or move (the totals of
+ * exited processes, the shared per-query table) tries this many times
+ * without holding off the folds, and then once holding them off; see the
+ * locking rules of lockstat_lwlock.c and lockstat_query.c.
+ */
+#define LOCKSTAT_OPTIMISTIC_READS	3
+
 extern int	lockstat_process_slots(void);
 extern void lockstat_atomic_max_u64(pg_atomic_uint64 *max, uint64 value);
 extern void lockstat_pause(int tries);

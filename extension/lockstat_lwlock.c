@@ -125,9 +125,6 @@
 #error "pg_lockstat needs single-copy atomic 64-bit loads and stores"
 #endif
 
-/* sums tried without exit_lock before one with it; see the locking rules */
-#define LOCKSTAT_OPTIMISTIC_READS	3
-
 typedef struct LockStatSharedState
 {
 	LWLock	   *lock;			/* protects baseline and stats_reset */

@@ -64,7 +64,7 @@
  *	 and reads fold_count again.  If it has not moved, no fold or reset ran
  *	 in between, so every call was counted exactly once: in a process table
  *	 or in the shared table or residual rows.  Otherwise it tries again,
- *	 and after LOCKSTAT_QUERY_OPTIMISTIC_READS disturbed attempts it holds
+ *	 and after LOCKSTAT_OPTIMISTIC_READS disturbed attempts it holds
  *	 the lock until it has copied the process tables too, so folds wait for
  *	 that one read instead of starving it.
  *
@@ -146,9 +146,6 @@
 
 /* most entries evicted from the shared table at once */
 #define LOCKSTAT_QUERY_EVICT_MAX	64
-
-/* disturbed reads before a reader holds query_lock throughout */
-#define LOCKSTAT_QUERY_OPTIMISTIC_READS	3
 
 /*
  * how long a reset waits for a process in the middle of counting a call
@@ -766,7 +763,7 @@ lockstat_query_read(LockStatQueryCounts *residual)
 
 	for (int attempt = 1;; attempt++)
 	{
-		bool		hold = (attempt > LOCKSTAT_QUERY_OPTIMISTIC_READS);
+		bool		hold = (attempt > LOCKSTAT_OPTIMISTIC_READS);
 		HTAB	   *htab;
 		HASH_SEQ_STATUS seq;
 		LockStatQueryEntry *e;
