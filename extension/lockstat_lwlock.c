@@ -648,7 +648,7 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
 struct LockStatLWLockCut
 {
 	LockStatTrancheTotals *totals;	/* the new baseline so far */
-	LockStatTrancheTotals *one;		/* the last slot's rows read */
+	LockStatTrancheTotals *one; /* the last slot's rows read */
 };
 
 /*
@@ -927,4 +927,3 @@ lockstat_fold_instance_rows(LockStatTrancheTotals *totals)
 	lockstat_fold_instance((uint64 *) totals, LOCKSTAT_NUM_COUNTERS,
 						   LOCKSTAT_FOLD_SUM);
 }
-
