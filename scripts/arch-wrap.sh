@@ -36,7 +36,8 @@
 #     zone data the guest server was built to use, where the native initdb
 #     looks for it;
 #   - <guest_dir>/.pg_lockstat_arch holds <arch>, .pg_lockstat_native the
-#     absolute <native_dir>: LockStatTest reads them.
+#     absolute <native_dir>: LockStatTest::Arch (t/LockStatTest/Arch.pm)
+#     reads them.
 # The native programs and the guest server talk over the Unix socket and
 # the data directory only: both ends must be of the same PostgreSQL version
 # (checked: initdb and pg_ctl compare "postgres -V" with their own), and

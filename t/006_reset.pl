@@ -15,6 +15,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
 # a large table: 2049 rows per process
 my $node = LockStatTest::new_node('reset',
@@ -71,18 +72,18 @@ $node->safe_psql('postgres', "SELECT lockstat_test_lwlock('exclusive', 7)");
 # slots, a cancel arrives, and the loop's interrupt check ends the read
 SKIP:
 {
-	my $why = LockStatTest::gdb_unavailable();
+	my $why = LockStatTest::Gdb::gdb_unavailable();
 	skip $why, 3 if $why;
 
 	my $reader = $node->background_psql('postgres', on_error_stop => 0);
 	my $pid = $reader->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-	my $g = LockStatTest::gdb_attach($reader, 'lockstat_add_live_rows');
+	my $g = LockStatTest::Gdb::gdb_attach($reader, 'lockstat_add_live_rows');
 	$reader->query_until(qr/started/,
 		"\\echo started\nSELECT count(*) FROM pg_lwlock_stats;\n\\echo done\n");
-	LockStatTest::gdb_wait($g, qr/Breakpoint 1,/);
+	LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
 	is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"),
 		't', 'a cancel is sent to the reader stopped inside its sum');
-	LockStatTest::gdb_detach($g);
+	LockStatTest::Gdb::gdb_detach($g);
 	$reader->query_until(qr/done/, '');
 	like($reader->{stderr}, qr/canceling statement due to user request/,
 		'the read is cancelled');

@@ -1,8 +1,9 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# pg_lockstat_top, the live client, run gated (LockStatTest::start_gated_top:
-# each of its samples waits for the test's go, so that the test decides what
-# happens between two samples, on a machine of any speed):
+# pg_lockstat_top, the live client, run gated
+# (LockStatTest::Top::start_gated_top: each of its samples waits for the
+# test's go, so that the test decides what happens between two samples, on a
+# machine of any speed):
 # - batch mode: the columns, nonzero rates for the lockstat_test tranche
 #   from one blocked call per interval, the active backends;
 # - CSV across a reset before a sample and one between a sample's status and
@@ -30,6 +31,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Top;
 
 my $node = LockStatTest::new_node('top');
 my $top = $node->config_data('--bindir') . '/pg_lockstat_top';
@@ -63,25 +65,25 @@ my $header_re =
   qr/^Tranche\s+Acq\/s\s+Blk\/s\s+SpinDelay\/s\s+Wait ms\/s\s+Blk %\s+SpinDelay %$/m;
 
 # --- batch mode, one blocked call per interval ------------------------------
-# pg_lockstat_top runs gated (LockStatTest::start_gated_top): between two of
-# its samples a waiter's blocked call ends (lwlock_unblock), and the next
-# holder and waiter are left in place (lwlock_block), so that each sample
-# also sees them as active backends ("active" is 2 or more: gate sessions
-# may be active too).  Every report has the acquisitions, the block and
-# the wait of one call, however slow the machine.
-my $t = LockStatTest::start_gated_top($node, $top, '--batch', '-n', '3',
+# pg_lockstat_top runs gated (LockStatTest::Top::start_gated_top): between two
+# of its samples a waiter's blocked call ends (lwlock_unblock), and the next
+# holder and waiter are left in place (lwlock_block), so that each sample also
+# sees them as active backends ("active" is 2 or more: gate sessions may be
+# active too).  Every report has the acquisitions, the block and the wait of
+# one call, however slow the machine.
+my $t = LockStatTest::Top::start_gated_top($node, $top, '--batch', '-n', '3',
 	'-i', '0.1', '-d', $connstr);
-my $blocker = LockStatTest::lwlock_blocker($node, '');
-LockStatTest::lwlock_block($blocker);
+my $blocker = LockStatTest::Top::lwlock_blocker($node, '');
+LockStatTest::Top::lwlock_block($blocker);
 foreach my $k (1 .. 3)
 {
-	LockStatTest::gated_top_pass($t, 'sample');
-	LockStatTest::lwlock_unblock($blocker);
-	LockStatTest::lwlock_block($blocker);
+	LockStatTest::Top::gated_top_pass($t, 'sample');
+	LockStatTest::Top::lwlock_unblock($blocker);
+	LockStatTest::Top::lwlock_block($blocker);
 }
-LockStatTest::gated_top_pass($t, undef);
-my ($rc, $out, $err) = LockStatTest::finish_gated_top($t);
-LockStatTest::lwlock_unblock($blocker);
+LockStatTest::Top::gated_top_pass($t, undef);
+my ($rc, $out, $err) = LockStatTest::Top::finish_gated_top($t);
+LockStatTest::Top::lwlock_unblock($blocker);
 is($rc, 0, 'batch run of 3 reports exits with 0');
 is($err, '', 'nothing on stderr');
 my @reports = reports($out);
@@ -122,20 +124,20 @@ like(
 my @gate = (undef, 'sample', 'sample', 'sample', 'counters', 'sample',
 	'sample');
 my ($reset) = LockStatTest::lasting_session($node);
-$t = LockStatTest::start_gated_top($node, $top, '--csv', '-n', '6', '-i',
+$t = LockStatTest::Top::start_gated_top($node, $top, '--csv', '-n', '6', '-i',
 	'0.1', '-t', '0', '-d', $connstr);
 foreach my $k (1 .. 6)
 {
-	LockStatTest::gated_top_pass($t, $gate[$k]);
+	LockStatTest::Top::gated_top_pass($t, $gate[$k]);
 	$reset->query_safe('SELECT pg_lockstat_reset()') if $k == 2;
-	LockStatTest::lwlock_block($blocker);
-	LockStatTest::lwlock_unblock($blocker);
+	LockStatTest::Top::lwlock_block($blocker);
+	LockStatTest::Top::lwlock_unblock($blocker);
 	$reset->query_safe('SELECT pg_lockstat_reset()') if $k == 4;
 }
-LockStatTest::gated_top_pass($t, undef);
-($rc, $out, $err) = LockStatTest::finish_gated_top($t);
+LockStatTest::Top::gated_top_pass($t, undef);
+($rc, $out, $err) = LockStatTest::Top::finish_gated_top($t);
 $reset->quit;
-LockStatTest::lwlock_blocker_quit($blocker);
+LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'CSV run exits with 0');
 my @lines = split /\n/, $out;
 is( shift(@lines),
@@ -297,11 +299,11 @@ like($out, qr/^Usage:/m, '-? after other options shows the usage');
 # hold ends once the wait has begun (wait_for_spin_waiters, which counts it
 # on every major), and the waiter's call has returned, its wait counted at
 # the call site of lockstat_test_spinlock(), before the next sample.
-$t = LockStatTest::start_gated_top($node, $top, '--batch', '-n', '2', '-i',
-	'0.1', '-d', $connstr);
+$t = LockStatTest::Top::start_gated_top($node, $top, '--batch', '-n', '2',
+	'-i', '0.1', '-d', $connstr);
 foreach my $k (1 .. 2)
 {
-	LockStatTest::gated_top_pass($t, 'sample');
+	LockStatTest::Top::gated_top_pass($t, 'sample');
 	my $since = LockStatTest::spin_waits($node);
 	my $holder = LockStatTest::hold_spinlock($node);
 	my $waiter = $node->background_psql('postgres');
@@ -311,8 +313,8 @@ foreach my $k (1 .. 2)
 	$waiter->quit;
 	$holder->quit;
 }
-LockStatTest::gated_top_pass($t, undef);
-($rc, $out, $err) = LockStatTest::finish_gated_top($t);
+LockStatTest::Top::gated_top_pass($t, undef);
+($rc, $out, $err) = LockStatTest::Top::finish_gated_top($t);
 is($rc, 0, 'with the spinlock view: exit code 0');
 like(
 	$out,

@@ -25,6 +25,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
 my $node = LockStatTest::new_node('spin_max_wait_reset',
 	"pg_lockstat.spin_strategy = 'ttas'\n");
@@ -104,21 +105,22 @@ my $where = q{WHERE file = 'lockstat_test.c' AND func = 'lockstat_test_spinlock'
 # wait began before the reset, so it read the old epoch.
 SKIP:
 {
-	my $why = LockStatTest::gdb_unavailable();
+	my $why = LockStatTest::Gdb::gdb_unavailable();
 	skip $why, 2 if $why;
 
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 	# stalled where the wait's duration is taken, before its counts
-	my $line = LockStatTest::s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/);
-	my $st = LockStatTest::stall_waiter($node, $line);
+	my $line =
+	  LockStatTest::Gdb::s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/);
+	my $st = LockStatTest::Gdb::stall_waiter($node, $line);
 	# the wait has ended and is about to be added: reset now
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-	LockStatTest::release_waiter($st);
-	LockStatTest::end_stall($st);
+	LockStatTest::Gdb::release_waiter($st);
+	LockStatTest::Gdb::end_stall($st);
 	my ($fn, $at) = $st->{hit} =~ /^Breakpoint 1, (\w+) .* at \S*s_lock\.c:(\d+)$/m;
 	ok( ($fn // '') eq 's_lock_end_counted_wait'
 		  && $at >= $line
-		  && $at < LockStatTest::s_lock_line(qr/c->changecount\+\+;/),
+		  && $at < LockStatTest::Gdb::s_lock_line(qr/c->changecount\+\+;/),
 		'gdb stopped the waiter at the end of its wait, before its counts')
 	  or diag("stopped at: $st->{hit}");
 
@@ -138,7 +140,7 @@ SKIP:
 # anything, and one that the waiter releases while it waits succeeds.
 SKIP:
 {
-	my $why = LockStatTest::gdb_unavailable();
+	my $why = LockStatTest::Gdb::gdb_unavailable();
 	skip $why, 7 if $why;
 
 	$node->safe_psql('postgres',
@@ -147,12 +149,12 @@ SKIP:
 	  $node->safe_psql('postgres', 'SELECT stats_reset FROM pg_lockstat_status');
 
 	# stalled where it counts the wait, inside the window
-	my $line = LockStatTest::s_lock_line(qr/c->contended\+\+;/);
-	my $st = LockStatTest::stall_waiter($node, $line);
+	my $line = LockStatTest::Gdb::s_lock_line(qr/c->contended\+\+;/);
+	my $st = LockStatTest::Gdb::stall_waiter($node, $line);
 	my ($fn, $at) = $st->{hit} =~ /^Breakpoint 1, (\w+) .* at \S*s_lock\.c:(\d+)$/m;
 	ok( ($fn // '') eq 's_lock_end_counted_wait'
-		  && $at > LockStatTest::s_lock_line(qr/c->changecount\+\+;/)
-		  && $at <= LockStatTest::s_lock_line(qr/c->last_wait_ns = wait_ns;/),
+		  && $at > LockStatTest::Gdb::s_lock_line(qr/c->changecount\+\+;/)
+		  && $at <= LockStatTest::Gdb::s_lock_line(qr/c->last_wait_ns = wait_ns;/),
 		'gdb stopped the waiter with its changecount odd')
 	  or diag("stopped at: $st->{hit}");
 
@@ -177,22 +179,22 @@ SKIP:
 	# finish, and lets the reset go on: its next copy is consistent.  No
 	# step depends on how long another takes.
 	my $r = $node->background_psql('postgres', on_error_stop => 0);
-	my $rg = LockStatTest::gdb_attach($r, 'lockstat_retry_wait');
+	my $rg = LockStatTest::Gdb::gdb_attach($r, 'lockstat_retry_wait');
 	$r->query_until(qr/started/,
 		"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n");
-	my $hit = LockStatTest::gdb_wait($rg, qr/Breakpoint 1,[^\n]*\n/);
+	my $hit = LockStatTest::Gdb::gdb_wait($rg, qr/Breakpoint 1,[^\n]*\n/);
 	like($hit, qr/Breakpoint 1, lockstat_retry_wait /,
 		'the reset waits for the stalled waiter');
-	LockStatTest::release_waiter($st);
+	LockStatTest::Gdb::release_waiter($st);
 	# the waiter's statement has ended, so its counts are written
 	$st->{waiter}->query_safe('SELECT 1');
-	LockStatTest::gdb_detach($rg);
+	LockStatTest::Gdb::gdb_detach($rg);
 	my ($rout, $rret) = $r->query("SELECT 'after'");
 	is($rout, "t\nafter",
 		'a reset that the waiter releases while the reset waits succeeds');
 	is($rret, 0, 'and reports no error') or diag($r->{stderr});
 	$r->quit;
-	LockStatTest::end_stall($st);
+	LockStatTest::Gdb::end_stall($st);
 
 	is( $node->safe_psql(
 			'postgres',

@@ -20,11 +20,11 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LockStatTest;
+use LockStatTest::Upgrade;
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 
-my $roles = $LockStatTest::app_roles;
+my $roles = $LockStatTest::Upgrade::app_roles;
 
 my $source = PostgreSQL::Test::Cluster->new('source');
 $source->init;
@@ -32,17 +32,18 @@ $source->append_conf('postgresql.conf',
 	"shared_preload_libraries = 'pg_lockstat'");
 $source->start;
 $source->safe_psql('postgres', $roles);
-LockStatTest::app_database($source, 'appdb');
+LockStatTest::Upgrade::app_database($source, 'appdb');
 my $snapshot_rows =
   $source->safe_psql('appdb', 'SELECT count(*) FROM public.lwlock_snapshot');
 cmp_ok($snapshot_rows, '>', 0, 'source: the snapshot table has rows');
 
-my $source_members = LockStatTest::extension_members($source, 'appdb');
+my $source_members =
+  LockStatTest::Upgrade::extension_members($source, 'appdb');
 like(
 	$source_members,
 	qr/^view lockstat.pg_lwlock_stats \| lockstat_reader:SELECT pg_read_all_stats:SELECT \| init e /m,
 	'source: the extra GRANT is in the members listing');
-my $source_dump = LockStatTest::dump_for_comparison($source, 'appdb',
+my $source_dump = LockStatTest::Upgrade::dump_for_comparison($source, 'appdb',
 	"$tempdir/source.sql");
 
 # the dumps under test, made the usual way
@@ -92,11 +93,11 @@ sub restore_both
 				  WHERE e.extname = 'pg_lockstat'}),
 			'1.0 in lockstat',
 			"$name/$db: the extension is there, in its schema");
-		is(LockStatTest::extension_members($node, $db),
+		is(LockStatTest::Upgrade::extension_members($node, $db),
 			$source_members,
 			"$name/$db: members, privileges, initial privileges, comments and definitions as in the source"
 		);
-		is( LockStatTest::dump_for_comparison(
+		is( LockStatTest::Upgrade::dump_for_comparison(
 				$node, $db, "$tempdir/$name-$db.sql"),
 			$source_dump,
 			"$name/$db: a dump of the restored database equals the source's");
@@ -170,7 +171,7 @@ foreach my $db (restore_both($prod))
 
 	# a reset by the role granted EXECUTE in the source, seven exclusive
 	# acquisitions of the test lock, read through the restored objects
-	my ($count, $err) = LockStatTest::app_count($prod, $db, 7);
+	my ($count, $err) = LockStatTest::Upgrade::app_count($prod, $db, 7);
 	is($count, '7 7',
 		"prod/$db: after a reset by the grantee, the reader sees the 7 acquisitions in the view and in the user's view"
 	);

@@ -1,17 +1,17 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# pg_upgrade of a cluster that preloads pg_lockstat and uses it: the
-# extension in "postgres" (public schema) and in an application database
-# with a schema of its own, changed privileges and objects that depend on
-# its views (LockStatTest::app_database).  Old and new cluster are the same
+# pg_upgrade of a cluster that preloads pg_lockstat and uses it: the extension
+# in "postgres" (public schema) and in an application database with a schema
+# of its own, changed privileges and objects that depend on its views
+# (LockStatTest::Upgrade::app_database).  Old and new cluster are the same
 # patched build (there is no other); both preload pg_lockstat and
 # lockstat_test.  pg_upgrade --check says the clusters are compatible, the
 # upgrade succeeds, the new cluster's pg_dumpall and extension members
-# (privileges, initial privileges, comments, definitions) equal the old
-# one's, and the views read on the new cluster, with exact counts, through
-# the upgraded privileges.  Then the upgraded cluster is upgraded again into
-# one that preloads nothing yet: that works too, reads fail with 55000 until
-# the library is preloaded, and count afterwards.
+# (privileges, initial privileges, comments, definitions) equal the old one's,
+# and the views read on the new cluster, with exact counts, through the
+# upgraded privileges.  Then the upgraded cluster is upgraded again into one
+# that preloads nothing yet: that works too, reads fail with 55000 until the
+# library is preloaded, and count afterwards.
 
 use strict;
 use warnings FATAL => 'all';
@@ -21,6 +21,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Upgrade;
 
 my $tempdir = PostgreSQL::Test::Utils::tempdir;
 my $preload = "shared_preload_libraries = 'pg_lockstat,lockstat_test'\n";
@@ -30,20 +31,20 @@ $old->init;
 $old->append_conf('postgresql.conf', $preload);
 $old->start;
 $old->safe_psql('postgres',
-		$LockStatTest::app_roles
+		$LockStatTest::Upgrade::app_roles
 	  . 'CREATE EXTENSION pg_lockstat; CREATE EXTENSION lockstat_test;');
-LockStatTest::app_database($old, 'appdb');
+LockStatTest::Upgrade::app_database($old, 'appdb');
 
-my ($count, $err) = LockStatTest::app_count($old, 'appdb', 5);
+my ($count, $err) = LockStatTest::Upgrade::app_count($old, 'appdb', 5);
 is($count, '5 5', 'old cluster: the views count');
 
 my %members;
-$members{$_} = LockStatTest::extension_members($old, $_)
+$members{$_} = LockStatTest::Upgrade::extension_members($old, $_)
   foreach ('postgres', 'appdb');
 like($members{postgres}, qr/^function pg_lwlock_stats\(\) \| pg_read_all_stats:EXECUTE /m,
 	'old cluster: the members listing of "postgres" has the functions');
 my $old_dump =
-  LockStatTest::dump_for_comparison($old, 'all', "$tempdir/old.sql");
+  LockStatTest::Upgrade::dump_for_comparison($old, 'all', "$tempdir/old.sql");
 like(
 	$old_dump,
 	qr/^GRANT SELECT ON TABLE lockstat\.pg_lwlock_stats TO lockstat_reader;$/m,
@@ -97,12 +98,13 @@ ok(!-d $new->data_dir . '/pg_upgrade_output.d',
 	'pg_upgrade left no output directory');
 
 $new->start;
-is( LockStatTest::dump_for_comparison($new, 'all', "$tempdir/new.sql"),
+is( LockStatTest::Upgrade::dump_for_comparison(
+		$new, 'all', "$tempdir/new.sql"),
 	$old_dump,
 	'new cluster: pg_dumpall equals the old cluster\'s');
 foreach my $db ('postgres', 'appdb')
 {
-	is(LockStatTest::extension_members($new, $db),
+	is(LockStatTest::Upgrade::extension_members($new, $db),
 		$members{$db},
 		"new cluster, $db: members, privileges, initial privileges, comments and definitions as before"
 	);
@@ -113,7 +115,7 @@ foreach my $db ('postgres', 'appdb')
 		"new cluster, $db: extension version 1.0");
 }
 
-($count, $err) = LockStatTest::app_count($new, 'appdb', 7);
+($count, $err) = LockStatTest::Upgrade::app_count($new, 'appdb', 7);
 is($count, '7 7',
 	'new cluster: after a reset by the grantee, the reader sees the 7 acquisitions in the view and in the user\'s view'
 );
@@ -157,10 +159,10 @@ like(
 	'without preload, the upgraded objects fail with 55000');
 $later->append_conf('postgresql.conf', $preload);
 $later->restart;
-is(LockStatTest::extension_members($later, 'appdb'),
+is(LockStatTest::Upgrade::extension_members($later, 'appdb'),
 	$members{appdb},
 	'after the second upgrade: members as before');
-($count, $err) = LockStatTest::app_count($later, 'appdb', 3);
+($count, $err) = LockStatTest::Upgrade::app_count($later, 'appdb', 3);
 is($count, '3 3', 'after the restart with preload, the views count');
 $later->stop;
 

@@ -21,8 +21,9 @@ use Test::More;
 use Time::HiRes ();
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
-my $no_gdb = LockStatTest::gdb_unavailable();
+my $no_gdb = LockStatTest::Gdb::gdb_unavailable();
 plan skip_all => $no_gdb if $no_gdb;
 
 my $node = LockStatTest::new_node('spin_failed_reset',
@@ -54,13 +55,13 @@ sub stopped_odd
 	my ($st, $what) = @_;
 	my ($fn, $at) = $st->{hit} =~ /^Breakpoint 1, (\w+) .* at \S*s_lock\.c:(\d+)$/m;
 	ok( ($fn // '') eq 's_lock_end_counted_wait'
-		  && $at > LockStatTest::s_lock_line(qr/c->changecount\+\+;/)
-		  && $at <= LockStatTest::s_lock_line(qr/c->last_wait_ns = wait_ns;/),
+		  && $at > LockStatTest::Gdb::s_lock_line(qr/c->changecount\+\+;/)
+		  && $at <= LockStatTest::Gdb::s_lock_line(qr/c->last_wait_ns = wait_ns;/),
 		"gdb stopped $what with its changecount odd")
 	  or diag("stopped at: $st->{hit}");
 }
 
-my $line = LockStatTest::s_lock_line(qr/c->contended\+\+;/);
+my $line = LockStatTest::Gdb::s_lock_line(qr/c->contended\+\+;/);
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 my $w = $node->background_psql('postgres');
 
@@ -70,7 +71,7 @@ my $w = $node->background_psql('postgres');
 # lasts at least 2.5 s, whatever the machine's speed).  Then a short wait of
 # W, so that the long one is not W's last.
 my $long_s = 2.5;
-my $st = LockStatTest::stall_waiter($node, $line);
+my $st = LockStatTest::Gdb::stall_waiter($node, $line);
 stopped_odd($st, 'the first waiter');
 my $since = LockStatTest::spin_waits($node);
 $w->query_until(qr/started/,
@@ -82,8 +83,8 @@ while ((my $left = $seen + $long_s - Time::HiRes::time()) > 0)
 {
 	Time::HiRes::sleep($left);
 }
-LockStatTest::release_waiter($st);
-LockStatTest::end_stall($st);
+LockStatTest::Gdb::release_waiter($st);
+LockStatTest::Gdb::end_stall($st);
 $w->query_safe('SELECT 1');
 short_waits($w);
 
@@ -95,13 +96,13 @@ cmp_ok($max_before, '>=', $long_s * 1000 - 500,
 note("the long wait: max_wait_time $max_before ms");
 
 # 2. A reset that fails: another waiter is stalled with its changecount odd.
-$st = LockStatTest::stall_waiter($node, $line);
+$st = LockStatTest::Gdb::stall_waiter($node, $line);
 stopped_odd($st, 'the second waiter');
 my ($ret, $stdout, $stderr) =
   $node->psql('postgres', "\\set VERBOSITY verbose\nSELECT pg_lockstat_reset()");
 like($stderr, qr/ERROR:  55P03:/, 'the reset fails with 55P03');
-LockStatTest::release_waiter($st);
-LockStatTest::end_stall($st);
+LockStatTest::Gdb::release_waiter($st);
+LockStatTest::Gdb::end_stall($st);
 
 # 3. W waits again, briefly: still counted since the last good reset.
 short_waits($w);

@@ -1,15 +1,16 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# pg_upgrade across majors: a cluster of an older major (UPGRADE_FROM_PG_CONFIG,
-# a patched server with pg_lockstat and lockstat_test installed; "make
-# test-all" and .ci/run set it to build/pg15 when testing 18) that uses
-# pg_lockstat, with the extension in "postgres" and in an application
-# database whose views depend on pg_lwlock_stats (LockStatTest::app_database),
-# is upgraded with the real pg_upgrade of the server under test.  Both
-# clusters preload pg_lockstat and lockstat_test.  pg_upgrade --check finds
-# the clusters compatible, the upgrade completes, the extension is still
-# version 1.0, and the application's views count exactly on the new major,
-# through the privileges granted on the old one.
+# pg_upgrade across majors: a cluster of an older major
+# (UPGRADE_FROM_PG_CONFIG, a patched server with pg_lockstat and lockstat_test
+# installed; "make test-all" and .ci/run set it to build/pg15 when testing 18)
+# that uses pg_lockstat, with the extension in "postgres" and in an
+# application database whose views depend on pg_lwlock_stats
+# (LockStatTest::Upgrade::app_database), is upgraded with the real pg_upgrade
+# of the server under test.  Both clusters preload pg_lockstat and
+# lockstat_test.  pg_upgrade --check finds the clusters compatible, the
+# upgrade completes, the extension is still version 1.0, and the application's
+# views count exactly on the new major, through the privileges granted on the
+# old one.
 
 use strict;
 use warnings FATAL => 'all';
@@ -19,6 +20,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Upgrade;
 
 my $old_pg_config = $ENV{UPGRADE_FROM_PG_CONFIG};
 plan skip_all =>
@@ -48,10 +50,10 @@ $old->start;
 like($old->safe_psql('postgres', 'SELECT version()'),
 	qr/^PostgreSQL $old_major\./, "the old cluster runs PostgreSQL $old_major");
 $old->safe_psql('postgres',
-		$LockStatTest::app_roles
+		$LockStatTest::Upgrade::app_roles
 	  . 'CREATE EXTENSION pg_lockstat; CREATE EXTENSION lockstat_test;');
-LockStatTest::app_database($old, 'appdb');
-my ($count, $err) = LockStatTest::app_count($old, 'appdb', 5);
+LockStatTest::Upgrade::app_database($old, 'appdb');
+my ($count, $err) = LockStatTest::Upgrade::app_count($old, 'appdb', 5);
 is($count, '5 5', "old cluster (PostgreSQL $old_major): the views count");
 $old->stop;
 
@@ -99,7 +101,7 @@ foreach my $db ('postgres', 'appdb')
 		'1.0',
 		"new cluster, $db: extension version 1.0");
 }
-($count, $err) = LockStatTest::app_count($new, 'appdb', 7);
+($count, $err) = LockStatTest::Upgrade::app_count($new, 'appdb', 7);
 is($count, '7 7',
 	"new cluster (PostgreSQL $new_major): the application's views and the reader see the 7 acquisitions"
 );

@@ -1,9 +1,10 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # integrations/prometheus/pg_lockstat.yaml with Debian's real exporter
-# (prometheus-postgres-exporter, run by LockStatTest::start_exporter on a
-# free loopback port with an environment of its own), connected as a role
-# with pg_monitor that is not a superuser:
+# (prometheus-postgres-exporter, run by
+# LockStatTest::Prometheus::start_exporter on a free loopback port with an
+# environment of its own), connected as a role with pg_monitor that is not a
+# superuser:
 #   - every metric family of the file is served, with its TYPE and HELP, and
 #     no other pg_lockstat family;
 #   - under lockstat_test load (3 sessions that slept behind a holder of
@@ -35,12 +36,13 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Prometheus;
 
-if (my $why = LockStatTest::exporter_missing())
+if (my $why = LockStatTest::Prometheus::exporter_missing())
 {
 	plan skip_all => $why;
 }
-note('exporter: ' . LockStatTest::exporter_version());
+note('exporter: ' . LockStatTest::Prometheus::exporter_version());
 
 # Every family that the query file defines, with its type.
 my %families = (
@@ -215,7 +217,7 @@ sub keys_matching
 my $test_tranche = qr/tranche=lockstat_test,/;
 my $test_site = qr/file=lockstat_test\.c,func=lockstat_test_spinlock_churn,/;
 
-my $exp = LockStatTest::start_exporter($node, 'regress_exporter');
+my $exp = LockStatTest::Prometheus::start_exporter($node, 'regress_exporter');
 is( $node->safe_psql(
 		'postgres',
 		q{SELECT count(*) > 0 FROM pg_stat_activity
@@ -261,7 +263,7 @@ SELECT (SELECT blocks >= 3 AND wait_time > 0 FROM pg_lwlock_stats
    AND (SELECT sum(contended) > 0 AND sum(spins) > 0 FROM pg_spinlock_stats
         WHERE func = 'lockstat_test_spinlock_churn')})
   or die 'the load did not show LWLock blocks and contended spin waits';
-my ($body, $samples) = LockStatTest::scrape($exp);
+my ($body, $samples) = LockStatTest::Prometheus::scrape($exp);
 my $running = $node->safe_psql(
 	'postgres',
 	q{SELECT count(*) FROM pg_stat_activity
@@ -288,7 +290,7 @@ is(scalar(grep { !$_->quit } @load), 0, 'the load sessions ended without error')
 
 # --- with the load stopped: the views before, the scrape, the views after
 my $before = view_samples($node);
-($body, $samples) = LockStatTest::scrape($exp);
+($body, $samples) = LockStatTest::Prometheus::scrape($exp);
 my $after = view_samples($node);
 my $scraped = scraped_samples($samples);
 append_to_file("$PostgreSQL::Test::Utils::log_path/040_metrics.txt", $body);
@@ -461,37 +463,37 @@ is_deeply(
 	'pg_lockstat_info: strategy and core patch version as labels, value 1');
 
 # --- roles: pg_read_all_stats alone, beside the default metrics; none -------
-my $other = LockStatTest::start_exporter($node, 'regress_stats_reader',
-	default_metrics => 1);
-my (undef, $other_samples) = LockStatTest::scrape($other);
+my $other = LockStatTest::Prometheus::start_exporter($node,
+	'regress_stats_reader', default_metrics => 1);
+my (undef, $other_samples) = LockStatTest::Prometheus::scrape($other);
 my %fam = map { $_->{family} => 1 } @$other_samples;
 is_deeply([ grep { !$fam{$_} } sort keys %expected_parsed ], [],
 	'pg_read_all_stats alone, with the default metrics: every pg_lockstat family');
 ok($fam{pg_up} && $fam{pg_database_size_bytes},
 	'and the exporter\'s own metrics beside them');
-LockStatTest::stop_exporter($other);
+LockStatTest::Prometheus::stop_exporter($other);
 
-$other = LockStatTest::start_exporter($node, 'regress_nobody');
+$other = LockStatTest::Prometheus::start_exporter($node, 'regress_nobody');
 my $other_body;
-($other_body, $other_samples) = LockStatTest::scrape($other);
+($other_body, $other_samples) = LockStatTest::Prometheus::scrape($other);
 is(scalar(grep { $_->{name} =~ /^pg_lockstat/ } @$other_samples), 0,
 	'a role without pg_read_all_stats gets no pg_lockstat sample');
 like($other_body, qr/^pg_exporter_last_scrape_error 1$/m, 'and a scrape error');
-LockStatTest::stop_exporter($other);
+LockStatTest::Prometheus::stop_exporter($other);
 like(slurp_file($other->{log}), qr/permission denied for view pg_lockstat_status/,
 	'the exporter logs the permission error');
 
 # --- a reset: counters fall, stats_reset moves forward ----------------------
 my ($reset_key) = grep { /^pg_lockstat_stats_reset_timestamp_seconds/ } keys %$scraped;
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-($body, $samples) = LockStatTest::scrape($exp);
+($body, $samples) = LockStatTest::Prometheus::scrape($exp);
 my $reset = scraped_samples($samples);
 ok($reset->{$reset_key} > $scraped->{$reset_key},
 	'after a reset: stats_reset is later');
 ok(($reset->{$ex_key} // 0) < $scraped->{$ex_key}
 	  && ($reset->{$blk_key} // 0) < $scraped->{$blk_key},
 	'and the lockstat_test counters fell (to a new series start)');
-LockStatTest::stop_exporter($exp);
+LockStatTest::Prometheus::stop_exporter($exp);
 
 # --- a server without the core patch: only the status answers ------------
 SKIP:
@@ -512,9 +514,10 @@ shared_preload_libraries = 'pg_lockstat'
 	$stock->start;
 	$stock->safe_psql('postgres',
 		'CREATE EXTENSION pg_lockstat; CREATE ROLE regress_exporter LOGIN IN ROLE pg_monitor;');
-	$other = LockStatTest::start_exporter($stock, 'regress_exporter', name => 'unpatched');
-	($other_body, $other_samples) = LockStatTest::scrape($other);
-	LockStatTest::stop_exporter($other);
+	$other = LockStatTest::Prometheus::start_exporter($stock,
+		'regress_exporter', name => 'unpatched');
+	($other_body, $other_samples) = LockStatTest::Prometheus::scrape($other);
+	LockStatTest::Prometheus::stop_exporter($other);
 	my @ours = grep { $_->{name} =~ /^pg_lockstat/ } @$other_samples;
 	is_deeply(
 		[ map { [ $_->{name}, $_->{labels}{spin_strategy}, $_->{labels}{core_patch_version}, 0 + $_->{value} ] } @ours ],

@@ -33,8 +33,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Json;
+use LockStatTest::Prometheus;
 
-if (my $why = LockStatTest::exporter_missing())
+if (my $why = LockStatTest::Prometheus::exporter_missing())
 {
 	plan skip_all => $why;
 }
@@ -43,7 +45,8 @@ my $file = 'integrations/grafana/pg_lockstat.json';
 my $text = slurp_file($file);
 my $dash = eval { JSON::PP->new->decode($text) };
 ok($dash, "$file is JSON") or BAIL_OUT("cannot parse $file: $@");
-is(LockStatTest::json_duplicate_keys($file), '', 'no key twice in an object');
+is(LockStatTest::Json::json_duplicate_keys($file),
+	'', 'no key twice in an object');
 
 # --- shape -------------------------------------------------------------
 ok($dash->{title} && $dash->{uid} && $dash->{schemaVersion} >= 36,
@@ -198,9 +201,9 @@ SELECT (SELECT sum(count) > 0 FROM pg_lwlock_wait_histogram
   or die 'no blocked LWLock call or contended spin wait in the views';
 LockStatTest::release_holds($node);
 is(scalar(grep { !$_->quit } @churn), 0, 'the spinlock sessions ended without error');
-my $exp = LockStatTest::start_exporter($node, 'regress_exporter');
-my (undef, $samples) = LockStatTest::scrape($exp);
-LockStatTest::stop_exporter($exp);
+my $exp = LockStatTest::Prometheus::start_exporter($node, 'regress_exporter');
+my (undef, $samples) = LockStatTest::Prometheus::scrape($exp);
+LockStatTest::Prometheus::stop_exporter($exp);
 
 my %sample_labels;
 foreach my $s (@$samples)

@@ -30,12 +30,13 @@ use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-use LockStatTest;
+use LockStatTest::Json;
 
 my $text = slurp_file('META.json');
 my $meta = eval { JSON::PP->new->decode($text) };
 ok(ref $meta eq 'HASH', 'META.json is a JSON object') or BAIL_OUT("cannot parse META.json: $@");
-is(LockStatTest::json_duplicate_keys('META.json'), '', 'no key twice in an object');
+is(LockStatTest::Json::json_duplicate_keys('META.json'),
+	'', 'no key twice in an object');
 
 # types of the spec
 my $semver = qr/^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;

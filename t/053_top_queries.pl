@@ -2,8 +2,8 @@
 #
 # pg_lockstat_top's section of the queries that block, from
 # pg_lwlock_query_stats, with pg_lockstat_top run gated
-# (LockStatTest::start_gated_top), so that between two of its samples the
-# test makes one round of blocked calls (LockStatTest::lwlock_blocker),
+# (LockStatTest::Top::start_gated_top), so that between two of its samples the
+# test makes one round of blocked calls (LockStatTest::Top::lwlock_blocker),
 # whatever the machine's speed:
 # - with pg_stat_statements in the database, every report shows the two
 #   sessions that blocked on the lockstat_test LWLock as their statement's
@@ -24,6 +24,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Top;
 
 # Run pg_lockstat_top gated with @args for $n reports, one round of
 # $blocker's blocked calls between each two samples; $each, if given, runs
@@ -32,16 +33,16 @@ use LockStatTest;
 sub top_with_rounds
 {
 	my ($node, $top, $blocker, $n, $each, @args) = @_;
-	my $t = LockStatTest::start_gated_top($node, $top, @args, '-n', $n);
+	my $t = LockStatTest::Top::start_gated_top($node, $top, @args, '-n', $n);
 	foreach my $k (1 .. $n)
 	{
-		LockStatTest::gated_top_pass($t, 'sample');
-		LockStatTest::lwlock_block($blocker);
+		LockStatTest::Top::gated_top_pass($t, 'sample');
+		LockStatTest::Top::lwlock_block($blocker);
 		$each->() if $each;
-		LockStatTest::lwlock_unblock($blocker);
+		LockStatTest::Top::lwlock_unblock($blocker);
 	}
-	LockStatTest::gated_top_pass($t, undef);
-	return LockStatTest::finish_gated_top($t);
+	LockStatTest::Top::gated_top_pass($t, undef);
+	return LockStatTest::Top::finish_gated_top($t);
 }
 
 sub reports
@@ -61,11 +62,11 @@ $node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
 my $top = $node->config_data('--bindir') . '/pg_lockstat_top';
 my $connstr = $node->connstr('postgres');
 
-my $blocker =
-  LockStatTest::lwlock_blocker($node, '', '', 'SET compute_query_id = off');
+my $blocker = LockStatTest::Top::lwlock_blocker($node, '', '',
+	'SET compute_query_id = off');
 my ($rc, $out, $err) = top_with_rounds($node, $top, $blocker, 3, undef,
 	'--batch', '-i', '0.1', '-d', $connstr);
-LockStatTest::lwlock_blocker_quit($blocker);
+LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'batch run of 3 reports exits with 0');
 is($err, '', 'nothing on stderr');
 my @reports = reports($out);
@@ -90,10 +91,10 @@ is($without_id, 3,
 
 # the CSV output is per tranche, as before: one round of two blocked calls
 # shows as the blocks of tranche lockstat_test, and no query row
-$blocker = LockStatTest::lwlock_blocker($node, '', '');
+$blocker = LockStatTest::Top::lwlock_blocker($node, '', '');
 ($rc, $out, $err) = top_with_rounds($node, $top, $blocker, 1, undef,
 	'--csv', '-i', '0.1', '-t', '0', '-d', $connstr);
-LockStatTest::lwlock_blocker_quit($blocker);
+LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'CSV run exits with 0');
 like($out,
 	qr/\Atimestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct\n/,
@@ -107,7 +108,7 @@ $node->stop;
 
 my $node2 = LockStatTest::new_node('top_queries_nopgss', "compute_query_id = on\n");
 $node2->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
-$blocker = LockStatTest::lwlock_blocker($node2, '', '');
+$blocker = LockStatTest::Top::lwlock_blocker($node2, '', '');
 my @ids;
 ($rc, $out, $err) = top_with_rounds(
 	$node2, $top, $blocker, 2,
@@ -118,7 +119,7 @@ my @ids;
 			    AND wait_event = 'lockstat_test'});
 	},
 	'--batch', '-i', '0.1', '-d', $node2->connstr('postgres'));
-LockStatTest::lwlock_blocker_quit($blocker);
+LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'batch run exits with 0');
 like($ids[0], qr/^-?[1-9]\d*$/, 'the waiters have one query ID');
 my $id = $ids[0];

@@ -24,8 +24,9 @@ use Test::More;
 use Time::HiRes qw(usleep);
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
-my $no_gdb = LockStatTest::gdb_unavailable();
+my $no_gdb = LockStatTest::Gdb::gdb_unavailable();
 plan skip_all => $no_gdb if $no_gdb;
 
 my $node = LockStatTest::new_node('query_reset',
@@ -38,9 +39,9 @@ my $node = LockStatTest::new_node('query_reset',
 sub stop_reader
 {
 	my ($h, $location, $sql) = @_;
-	my $g = LockStatTest::gdb_attach($h, $location);
+	my $g = LockStatTest::Gdb::gdb_attach($h, $location);
 	$h->query_until(qr/started/, "\\echo started\n$sql;\n\\echo done\n");
-	LockStatTest::gdb_wait($g, qr/Breakpoint 1,/);
+	LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
 	return $g;
 }
 
@@ -85,7 +86,7 @@ my $reader = $node->background_psql('postgres');
 my $g = stop_reader($reader, 'lockstat_query_add_local',
 	'SELECT count(*) FROM pg_lwlock_query_stats');
 my $reset = blocked_reset('pg_lockstat_query');
-LockStatTest::gdb_detach($g);
+LockStatTest::Gdb::gdb_detach($g);
 $reader->query_until(qr/done/, '');
 $reset->query_until(qr/done/, '');
 $reset->quit;
@@ -105,7 +106,7 @@ $reader = $node->background_psql('postgres');
 $g = stop_reader($reader, "lockstat_lwlock.c:$line",
 	'SELECT stats_reset FROM pg_lockstat_status');
 $reset = blocked_reset('pg_lockstat');
-LockStatTest::gdb_detach($g);
+LockStatTest::Gdb::gdb_detach($g);
 $reader->query_until(qr/done/, '');
 $reset->query_until(qr/done/, '');
 $reset->quit;

@@ -30,8 +30,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
-my $no_gdb = LockStatTest::gdb_unavailable();
+my $no_gdb = LockStatTest::Gdb::gdb_unavailable();
 plan skip_all => $no_gdb if $no_gdb;
 
 my $node = LockStatTest::new_node('query_reset_cut',
@@ -73,15 +74,15 @@ sub one_more_block
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 my $holder = LockStatTest::hold_lwlock($node, 'exclusive');
 my $waiter = $node->background_psql('postgres');
-my $g = LockStatTest::gdb_attach($waiter, 'lockstat_query_record_wait');
+my $g = LockStatTest::Gdb::gdb_attach($waiter, 'lockstat_query_record_wait');
 $waiter->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n\\echo done\n");
 LockStatTest::wait_for_waiters($node, 1);
 LockStatTest::release_holds($node);
-LockStatTest::gdb_wait($g, qr/Breakpoint 1,/);
+LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
 # to the end of the hook's count: back in the core, before its store
-LockStatTest::gdb_send($g, 'finish', qr/Run till exit/);
-LockStatTest::gdb_send($g, 'echo FINISHED\n', qr/FINISHED/);
+LockStatTest::Gdb::gdb_send($g, 'finish', qr/Run till exit/);
+LockStatTest::Gdb::gdb_send($g, 'echo FINISHED\n', qr/FINISHED/);
 my $resetter = $node->background_psql('postgres');
 $resetter->query_until(qr/started/,
 	"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n\\echo done\n");
@@ -93,7 +94,7 @@ is($node->safe_psql('postgres', $reset_query), 'active/Extension',
 	'1: the reset waits while the waiter stands between its hook and its store');
 is($node->safe_psql('postgres', $waiting_query), '1',
 	'1: and the waiter is still stopped there');
-LockStatTest::gdb_detach($g);
+LockStatTest::Gdb::gdb_detach($g);
 $waiter->query_until(qr/done/, '');
 $resetter->query_until(qr/done/, '');
 $resetter->quit;
@@ -112,15 +113,15 @@ $waiter->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n\\echo done\n");
 LockStatTest::wait_for_waiters($node, 1);
 $resetter = $node->background_psql('postgres');
-$g = LockStatTest::gdb_attach($resetter, 'lockstat_query_cut_slot');
+$g = LockStatTest::Gdb::gdb_attach($resetter, 'lockstat_query_cut_slot');
 $resetter->query_until(qr/started/,
 	"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n\\echo done\n");
-LockStatTest::gdb_wait($g, qr/Breakpoint 1,/);
+LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
 LockStatTest::release_holds($node);
 $waiter->query_until(qr/done/, '');
 is($node->safe_psql('postgres', $reset_query), 'active/-',
 	'2: the waiter blocked, woke and finished while the reset stood before its cuts');
-LockStatTest::gdb_detach($g);
+LockStatTest::Gdb::gdb_detach($g);
 $resetter->query_until(qr/done/, '');
 $resetter->quit;
 $waiter->quit;

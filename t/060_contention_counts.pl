@@ -40,8 +40,9 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Arch;
 
-my $arch = LockStatTest::guest_arch() // 'native ' . `uname -m`;
+my $arch = LockStatTest::Arch::guest_arch() // 'native ' . `uname -m`;
 chomp $arch;
 # qemu-user's CPU model, when test-arch.sh chooses one
 $arch .= " ($ENV{QEMU_CPU})" if defined $ENV{QEMU_CPU};
@@ -52,7 +53,7 @@ my $lwlock_n = 3000;
 my $node = LockStatTest::new_node('contention_counts');
 
 like($node->safe_psql('postgres', 'SELECT version()'),
-	LockStatTest::server_triple_re(),
+	LockStatTest::Arch::server_triple_re(),
 	"the server is built for $arch");
 unlike(slurp_file($PostgreSQL::Test::Utils::test_logfile),
 	qr/initdb: warning/, 'initdb warned of nothing');

@@ -1,6 +1,23 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# Helpers shared by pg_lockstat's TAP tests.
+# Helpers shared by pg_lockstat's TAP tests: the server under test (its
+# major and its core patch series), nodes that preload pg_lockstat and
+# lockstat_test, PostgreSQL's own suites run against such a node, and the
+# load that the tests count: holds of the lockstat_test LWLock and spinlock
+# and the sessions that wait behind them, readers and resetters, sessions
+# let go together, background sessions that poll.  The other concerns have
+# modules of their own; each uses only modules listed before it:
+#   LockStatTest/Arch.pm        the installation of the server under test
+#                               and the architecture it runs on
+#   LockStatTest.pm             (this file)
+#   LockStatTest/Gdb.pm         backends stopped at a gdb breakpoint
+#   LockStatTest/Top.pm         pg_lockstat_top run step by step
+#   LockStatTest/Upgrade.pm     a database that uses pg_lockstat, carried
+#                               to another server
+#   LockStatTest/Prometheus.pm  the Prometheus exporter and its scrape
+#   LockStatTest/Json.pm        JSON files as python3 reads them
+# Nothing is exported: a test names each helper with its package, as
+# LockStatTest::new_node() or LockStatTest::Gdb::gdb_attach().
 
 package LockStatTest;
 
@@ -8,15 +25,12 @@ use strict;
 use warnings FATAL => 'all';
 
 use Cwd ();
-use HTTP::Tiny;
-use Cwd ();
-use IPC::Run;
 use Test::More ();
 use Time::HiRes ();
-use JSON::PP;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
-use PostgreSQL::Test::Utils;
+
+use LockStatTest::Arch;
 
 # The major version of the server under test (from PG_CONFIG, which
 # scripts/run-tests.sh sets, else the pg_config on PATH), e.g. 15 or 18.
@@ -27,55 +41,6 @@ sub server_major
 	die "cannot run $pg_config --version" if $? != 0;
 	$version =~ /PostgreSQL (\d+)/ or die "unexpected pg_config --version: $version";
 	return $1;
-}
-
-# The architecture of the server under test when it is a cross-built one
-# run under qemu-user ("ppc64le", "aarch64"; scripts/arch-wrap.sh writes
-# <install>/.pg_lockstat_arch), else undef: the machine's own.
-sub guest_arch
-{
-	return install_marker('.pg_lockstat_arch');
-}
-
-# Under emulation, the native installation whose front-end programs run
-# the guest server (<install>/.pg_lockstat_native), else undef.
-sub native_install
-{
-	return install_marker('.pg_lockstat_native');
-}
-
-# The one line of <install>/$name, or undef if there is no such file.
-sub install_marker
-{
-	my ($name) = @_;
-	my $f = install_file($name);
-	return undef unless -f $f;
-	my $line = PostgreSQL::Test::Utils::slurp_file($f);
-	chomp $line;
-	return $line;
-}
-
-# The GNU triple that version() names for the server under test: the guest
-# architecture's under emulation, else this machine's.
-sub server_triple_re
-{
-	my %cpu = (ppc64le => 'powerpc64le');
-	my $arch = guest_arch() // `uname -m`;
-	chomp $arch;
-	my $cpu = $cpu{$arch} // $arch;
-	return qr/ on \Q$cpu\E-[a-z]+-linux-gnu,/;
-}
-
-# <install>/$name, the install being the server under test's (the parent of
-# its bindir).
-sub install_file
-{
-	my ($name) = @_;
-	my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
-	my $bindir = `$pg_config --bindir`;
-	die "cannot run $pg_config --bindir" if $? != 0;
-	chomp $bindir;
-	return "$bindir/../$name";
 }
 
 # The core patch series of the server under test, e.g. "patches/pg18".
@@ -316,14 +281,14 @@ sub run_core_suite
 		isolation => 'isolation_schedule');
 	die "unknown suite $suite" unless $dir{$suite};
 
-	my $src = install_marker('.pg_lockstat_build_src');
+	my $src = LockStatTest::Arch::install_marker('.pg_lockstat_build_src');
 	Test::More::plan(skip_all => 'no .pg_lockstat_build_src: '
 		  . 'the server was not built by scripts/build-server.sh')
 	  unless defined $src;
 	my $prog_src = $src;
-	if (defined guest_arch())
+	if (defined LockStatTest::Arch::guest_arch())
 	{
-		my $native = native_install()
+		my $native = LockStatTest::Arch::native_install()
 		  // Test::More::BAIL_OUT('a guest installation without .pg_lockstat_native');
 		$prog_src = PostgreSQL::Test::Utils::slurp_file(
 			"$native/.pg_lockstat_build_src");
@@ -360,7 +325,7 @@ log_statement = none
 	# whose expected/ holds pg_lockstat's own tests.
 	my $out = PostgreSQL::Test::Utils::tempdir;
 	chdir $out or die "chdir $out: $!";
-	my $bindir = install_file('bin');
+	my $bindir = LockStatTest::Arch::install_file('bin');
 	my @args = ('--host=' . $node->host, '--port=' . $node->port,
 		"--bindir=$bindir", "--inputdir=$suite_dir", "--outputdir=$out",
 		"--schedule=$suite_dir/$schedule{$suite}");
@@ -467,87 +432,6 @@ sub release_holds
 	return;
 }
 
-# gdb, for the tests that stop a backend at a breakpoint: its path, or
-# undef.  scripts/deps.sh installs it (as root; otherwise it prints the
-# command), so a test that needs it skips only for a user who did not.
-sub gdb_path
-{
-	my $gdb = `command -v gdb 2>/dev/null`;
-	chomp $gdb;
-	return $gdb eq '' ? undef : $gdb;
-}
-
-# Why the tests that stop a backend at a gdb breakpoint cannot run here, or
-# undef if they can: gdb missing (only a user who did not run make as root
-# lacks it), or a server under qemu-user emulation, where gdb would debug
-# the emulator rather than the guest's code.
-sub gdb_unavailable
-{
-	return 'gdb is not installed (as root: apt-get install gdb)'
-	  unless gdb_path();
-	my $arch = guest_arch();
-	return "the server runs under qemu-user emulation ($arch): gdb would attach to the emulator, not to the guest's server code"
-	  if defined $arch;
-	return undef;
-}
-
-# Attach gdb to the backend of background session $h, set a breakpoint at
-# $location and let the backend go on.  Returns the debugger; gdb_wait()
-# waits for its output, gdb_send() gives it a command, gdb_detach() ends it.
-# The bound on every wait is the TAP timeout (a hang, not a slow machine).
-sub gdb_attach
-{
-	my ($h, $location) = @_;
-	my $gdb = gdb_path() or die 'gdb is not installed';
-	my %g = (in => '', out => '');
-	my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-	$g{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
-	$g{run} = IPC::Run::start(
-		[ $gdb, '-q', '-nx', '-p', $pid ],
-		'<' => \$g{in},
-		'>&' => \$g{out},
-		$g{timer});
-	# a cancel or statement timeout that reaches the stopped backend is
-	# passed on to it, not taken by gdb
-	$g{in} .= "set breakpoint pending on\nset pagination off\n"
-	  . "handle SIGINT SIGALRM SIGUSR1 nostop noprint pass\n"
-	  . "break $location\ncontinue\n";
-	my $seen = gdb_wait(\%g, qr/Continuing/);
-	die "gdb set no breakpoint at $location:\n$seen"
-	  unless $seen =~ /Breakpoint 1 at/;
-	return \%g;
-}
-
-# Wait until gdb's output since the last wait matches $re; returns that
-# output up to the match.
-sub gdb_wait
-{
-	my ($g, $re) = @_;
-	$g->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
-	$g->{run}->pump until $g->{out} =~ $re;
-	my $seen = substr($g->{out}, 0, $+[0]);
-	$g->{out} = substr($g->{out}, $+[0]);
-	return $seen;
-}
-
-# Give gdb a command, and wait for output matching $re if given.
-sub gdb_send
-{
-	my ($g, $cmd, $re) = @_;
-	$g->{in} .= "$cmd\n";
-	gdb_wait($g, $re) if defined $re;
-	return;
-}
-
-# Remove the breakpoints, let the backend go on and end gdb.
-sub gdb_detach
-{
-	my ($g) = @_;
-	$g->{in} .= "delete\ndetach\nquit\n";
-	$g->{run}->finish;
-	return;
-}
-
 # Release the holder of block_waiter() and end both sessions: the waiter has
 # its lock and has finished when this returns.
 sub end_block
@@ -589,410 +473,6 @@ sub start_together
 	$gate->query_safe("SELECT pg_advisory_unlock($key)");
 	$gate->quit;
 	return @sessions;
-}
-
-# The members of extension pg_lockstat in database $dbname, one line each,
-# sorted: the object, its privileges for roles other than the owner
-# ("default" if never granted or revoked), its initial privileges as
-# pg_init_privs records them (what pg_dump compares with), its comment and
-# its definition (for a function, the C symbol too).  Every column of the
-# extension's views is a line of its own.  For comparing two installations.
-sub extension_members
-{
-	my ($node, $dbname) = @_;
-
-	return $node->safe_psql(
-		$dbname, q{
-WITH member AS (
-    SELECT d.classid, d.objid
-    FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
-    WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-      AND e.extname = 'pg_lockstat'
-      AND d.classid IN ('pg_proc'::regclass, 'pg_class'::regclass)),
-obj AS (
-    SELECT m.classid, m.objid, 0 AS objsubid,
-           coalesce(p.proacl, c.relacl) AS acl,
-           coalesce(p.proowner, c.relowner) AS owner,
-           CASE WHEN p.oid IS NOT NULL
-                THEN p.prosrc || ': ' || pg_get_functiondef(p.oid)
-                ELSE pg_get_viewdef(c.oid)
-           END AS definition
-    FROM member m
-    LEFT JOIN pg_proc p ON m.classid = 'pg_proc'::regclass AND p.oid = m.objid
-    LEFT JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
-    UNION ALL
-    SELECT m.classid, a.attrelid, a.attnum, a.attacl, c.relowner,
-           format_type(a.atttypid, a.atttypmod)
-    FROM member m
-    JOIN pg_class c ON m.classid = 'pg_class'::regclass AND c.oid = m.objid
-    JOIN pg_attribute a ON a.attrelid = c.oid
-    WHERE a.attnum > 0 AND NOT a.attisdropped)
-SELECT pg_describe_object(o.classid, o.objid, o.objsubid)
-       || ' | ' || CASE WHEN o.acl IS NULL THEN 'default'
-                        ELSE (SELECT coalesce(string_agg(g, ' ' ORDER BY g),
-                                              'owner only')
-                              FROM (SELECT CASE WHEN x.grantee = 0 THEN 'PUBLIC'
-                                                ELSE x.grantee::regrole::text
-                                           END || ':' || x.privilege_type
-                                    FROM aclexplode(o.acl) AS x
-                                    WHERE x.grantee <> o.owner) AS a(g))
-                   END
-       || ' | init ' || coalesce(i.privtype::text || ' ' || i.initprivs::text, 'none')
-       || ' | ' || coalesce(d.description, '(no comment)')
-       || ' | ' || o.definition
-FROM obj o
-LEFT JOIN pg_description d
-  ON d.classoid = o.classid AND d.objoid = o.objid AND d.objsubid = o.objsubid
-LEFT JOIN pg_init_privs i
-  ON i.classoid = o.classid AND i.objoid = o.objid AND i.objsubid = o.objsubid
-ORDER BY 1});
-}
-
-# A plain-format dump of database $dbname ("all" for pg_dumpall) of $node
-# into $file, made with the given node's tools, without statistics (which
-# pg_dump dumps from 18 on) and with a fixed \restrict key, so that two
-# dumps can be compared as text.  Returns the dump's text.
-sub dump_for_comparison
-{
-	my ($node, $dbname, $file) = @_;
-	my @cmd =
-	  $dbname eq 'all'
-	  ? ('pg_dumpall', '--dbname' => $node->connstr('postgres'))
-	  : ('pg_dump', '--dbname' => $node->connstr($dbname));
-
-	$node->command_ok(
-		[
-			@cmd, '--no-sync',
-			(server_major() >= 18 ? ('--no-statistics') : ()),
-			'--restrict-key=lockstat',
-			'--file' => $file
-		],
-		"plain dump of $dbname on " . $node->name);
-	return PostgreSQL::Test::Utils::slurp_file($file);
-}
-
-# The roles that app_database() grants to.  Roles are cluster objects,
-# which pg_dump leaves to pg_dumpall: a server that a dump of such a
-# database is restored into needs them first.
-our $app_roles = q{
-CREATE ROLE lockstat_reader LOGIN;
-CREATE ROLE lockstat_resetter LOGIN;
-CREATE ROLE lockstat_monitor LOGIN IN ROLE pg_monitor;
-};
-
-# Make database $dbname on $node use pg_lockstat as an application might:
-# the extension in schema "lockstat", privileges changed from the install
-# script's (GRANTs to lockstat_reader and lockstat_resetter, a REVOKE from
-# pg_read_all_stats), a user view public.lwlock_acquires and an
-# SQL-standard function public.lwlock_acquires_total() over pg_lwlock_stats
-# and a table public.lwlock_snapshot filled from it.  The roles of
-# $app_roles must exist.
-sub app_database
-{
-	my ($node, $dbname) = @_;
-
-	$node->safe_psql('postgres', "CREATE DATABASE $dbname");
-	$node->safe_psql(
-		$dbname, q{
-CREATE SCHEMA lockstat;
-CREATE EXTENSION pg_lockstat SCHEMA lockstat;
-GRANT USAGE ON SCHEMA lockstat
-    TO lockstat_reader, lockstat_resetter, lockstat_monitor;
-GRANT SELECT ON lockstat.pg_lwlock_stats TO lockstat_reader;
-GRANT EXECUTE ON FUNCTION lockstat.pg_lwlock_stats() TO lockstat_reader;
-GRANT EXECUTE ON FUNCTION lockstat.pg_lockstat_reset() TO lockstat_resetter;
-REVOKE SELECT ON lockstat.pg_spinlock_stats FROM pg_read_all_stats;
-
-CREATE VIEW public.lwlock_acquires AS
-    SELECT tranche, sh_acquires + ex_acquires AS acquires, blocks
-    FROM lockstat.pg_lwlock_stats;
-COMMENT ON VIEW public.lwlock_acquires IS 'acquisitions per tranche';
-GRANT SELECT ON public.lwlock_acquires TO lockstat_reader;
-
-CREATE FUNCTION public.lwlock_acquires_total() RETURNS numeric
-LANGUAGE sql STABLE
-BEGIN ATOMIC
-    SELECT sum(sh_acquires + ex_acquires) FROM lockstat.pg_lwlock_stats;
-END;
-
-CREATE TABLE public.lwlock_snapshot AS
-    SELECT now() AS taken, tranche, sh_acquires, ex_acquires
-    FROM lockstat.pg_lwlock_stats;
-});
-}
-
-# On $node, which preloads pg_lockstat and lockstat_test and has the
-# extension lockstat_test in database "postgres", and database $dbname made
-# by app_database(): lockstat_resetter resets, a superuser takes the test
-# lock exclusively $n times, and lockstat_reader reads.  Returns what the
-# reader sees: "<ex_acquires in pg_lwlock_stats> <acquires in the user's
-# view>" for tranche lockstat_test, and psql's stderr.
-sub app_count
-{
-	my ($node, $dbname, $n) = @_;
-	my ($ret, $stdout, $stderr) = $node->psql(
-		$dbname,
-		'SELECT lockstat.pg_lockstat_reset() IS NOT NULL',
-		extra_params => [ '-U', 'lockstat_resetter' ]);
-	die "reset as lockstat_resetter failed: $stderr" if $stdout ne 't';
-
-	$node->safe_psql('postgres', "SELECT lockstat_test_lwlock('exclusive', $n)");
-	($ret, $stdout, $stderr) = $node->psql(
-		$dbname,
-		q{SELECT l.ex_acquires || ' ' || a.acquires
-		  FROM lockstat.pg_lwlock_stats l
-		  JOIN public.lwlock_acquires a USING (tranche)
-		  WHERE tranche = 'lockstat_test'},
-		extra_params => [ '-U', 'lockstat_reader' ]);
-	return ($stdout, $stderr);
-}
-
-# Debugger stalls of a spin waiter at the end of its wait, for the tests of
-# the reset protocol (t/021, t/026).
-
-# The line of the patched s_lock.c that matches $pattern, among the lines
-# that the last patch of the server's series (patch_dir) touching s_lock.c
-# adds: its hunks count
-# the lines of the file as that patch leaves it, which is the final file.
-sub s_lock_line
-{
-	my ($pattern) = @_;
-	my ($last) = grep {
-		my $f = $_;
-		open(my $fh, '<', $f) or die $!;
-		my $touches = grep { m{^\+\+\+ b/src/backend/storage/lmgr/s_lock\.c} } <$fh>;
-		close $fh;
-		$touches;
-	} reverse sort glob(patch_dir() . '/*.patch');
-	die 'no patch touches s_lock.c' unless $last;
-
-	open(my $fh, '<', $last) or die $!;
-	my ($in, $n) = (0, 0);
-	while (<$fh>)
-	{
-		if (/^\+\+\+ b\/(\S+)/) { $in = $1 eq 'src/backend/storage/lmgr/s_lock.c'; next; }
-		next unless $in;
-		if (/^@@ -\d+(?:,\d+)? \+(\d+)/) { $n = $1; next; }
-		next if /^-/;
-		if (/^[+ ]/)
-		{
-			if (/^\+/ && /$pattern/) { close $fh; return $n; }
-			$n++;
-		}
-	}
-	close $fh;
-	die "$pattern not found among the lines that $last adds to s_lock.c";
-}
-
-# A waiter session of $node waits once for the test spinlock, which a holder
-# session that is not counted keeps taken (hold_spinlock) until the waiter
-# spins, and gdb stops the waiter at line $line of s_lock.c once it has the
-# spinlock and its wait ends (the breakpoint's line must be on that path).
-# gdb is attached before the holder takes the spinlock, so the hold lasts
-# only from the holder's start to the waiter's first spin, whatever the
-# speed of the machine.  Returns the stall: its gdb (gdb_attach), holder,
-# waiter, and hit, gdb's line that reports the breakpoint.  The waiter then
-# holds the test spinlock until release_waiter().
-sub stall_waiter
-{
-	my ($node, $line) = @_;
-	my %st;
-
-	$st{waiter} = $node->background_psql('postgres');
-	$st{g} = gdb_attach($st{waiter}, "s_lock.c:$line");
-	$st{holder} = hold_spinlock($node);
-	my $since = spin_waits($node);
-	$st{waiter}->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	wait_for_spin_waiters($node, $since, 1, release => 1);
-	$st{hit} = gdb_wait($st{g}, qr/Breakpoint 1,[^\n]*\n/);
-	$st{hit} =~ s/.*(Breakpoint 1,)/$1/s;
-	return \%st;
-}
-
-# Let the stalled waiter go on (it releases the test spinlock), and end gdb.
-sub release_waiter
-{
-	my ($st) = @_;
-	gdb_detach($st->{g});
-	return;
-}
-
-# End the sessions of a stall, after release_waiter().
-sub end_stall
-{
-	my ($st) = @_;
-	$st->{waiter}->quit;
-	$st->{holder}->quit;
-	return;
-}
-
-# Debian's Prometheus exporter for PostgreSQL, run on the query file of
-# integrations/prometheus, for the tests of the monitoring integrations
-# (t/040, t/041).
-
-our $exporter_bin = '/usr/bin/prometheus-postgres-exporter';
-our $query_file = 'integrations/prometheus/pg_lockstat.yaml';
-
-# Debian's python3 and the text-format parser of the Prometheus Python
-# client (python3-prometheus-client): the samples of a /metrics body on
-# stdin, as a JSON list of {family, type, name, labels, value} on stdout,
-# each value as Python's repr() of the float (round-trip exact, and "nan" or
-# "inf" where JSON has no number).
-my $python = '/usr/bin/python3';
-my $parse_py = q{
-import json, sys
-from prometheus_client.parser import text_string_to_metric_families
-out = []
-for family in text_string_to_metric_families(sys.stdin.read()):
-    for s in family.samples:
-        out.append({"family": family.name, "type": family.type,
-                    "name": s.name, "labels": s.labels,
-                    "value": repr(float(s.value))})
-json.dump(out, sys.stdout)
-};
-
-my @exporters;
-
-# Why the exporter tests cannot run on this machine, or undef if they can:
-# the exporter binary and the Python parser are Debian packages, which
-# scripts/deps.sh installs when make runs as root (it fails the build if
-# it cannot), so only a build by another user can lack them.
-sub exporter_missing
-{
-	my @missing;
-	push @missing, 'prometheus-postgres-exporter' unless -x $exporter_bin;
-	my ($out, $err) = ('', '');
-	push @missing, 'python3-prometheus-client'
-	  unless -x $python
-	  && IPC::Run::run([ $python, '-c', 'import prometheus_client.parser' ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	return undef unless @missing;
-	return "Debian packages missing: @missing; "
-	  . "run as root: apt-get install -y @missing";
-}
-
-# The exporter's version line ("postgres_exporter, version 0.11.1 ...").
-sub exporter_version
-{
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ $exporter_bin, '--version' ],
-		'<', \undef, '>', \$out, '2>', \$err);
-	my ($line) = grep { /version/ } split /\n/, $out . $err;
-	return $line // 'unknown';
-}
-
-# Start an exporter of our own for database "postgres" of $node, connecting
-# as $role over the node's socket, with the query file and nothing of the
-# machine's: it listens on a free port of 127.0.0.1 (never the Debian
-# service's 9187), and its environment is only PATH, HOME (a directory of
-# the test's own) and DATA_SOURCE_NAME, so that no PG_EXPORTER_* or
-# DATA_SOURCE_* setting and no PG* variable of libpq reaches it
-# (/etc/default/prometheus-postgres-exporter is read by the Debian service
-# alone).  Only the query file's metrics, unless $opts{default_metrics}: then
-# also the exporter's own, as the Debian service runs it.  Output goes to
-# exporter_<name>.log in the test's log directory.  Returns {url, log,
-# harness} once /metrics answers; dies after 60 s otherwise.
-sub start_exporter
-{
-	my ($node, $role, %opts) = @_;
-	my $name = $opts{name} // $role;
-	my $port = PostgreSQL::Test::Cluster::get_free_port();
-	my $log = "$PostgreSQL::Test::Utils::log_path/exporter_$name.log";
-	my $dsn = sprintf('host=%s port=%d user=%s dbname=postgres sslmode=disable',
-		$node->host, $node->port, $role);
-	my @cmd = (
-		$exporter_bin, "--web.listen-address=127.0.0.1:$port",
-		"--extend.query-path=" . Cwd::abs_path($query_file),
-		'--log.level=info');
-	push @cmd,
-	  qw(--disable-default-metrics --disable-settings-metrics
-	  --no-collector.database --no-collector.bgwriter)
-	  unless $opts{default_metrics};
-
-	my $h;
-	{
-		local %ENV = (
-			PATH => '/usr/bin:/bin',
-			HOME => PostgreSQL::Test::Utils::tempdir("exporter_$name"),
-			DATA_SOURCE_NAME => $dsn);
-		$h = IPC::Run::start(\@cmd, '<', \undef, '>>', $log, '2>>', $log);
-	}
-	my $exp = { url => "http://127.0.0.1:$port/metrics", log => $log, harness => $h };
-	push @exporters, $exp;
-
-	my $http = HTTP::Tiny->new(timeout => 10);
-	my $deadline = time + 60;
-	until ($http->get($exp->{url})->{success})
-	{
-		die "exporter $name did not answer at $exp->{url} within 60 s:\n"
-		  . PostgreSQL::Test::Utils::slurp_file($log)
-		  if time > $deadline;
-		select(undef, undef, undef, 0.1);
-	}
-	return $exp;
-}
-
-# Stop an exporter that start_exporter() started (SIGTERM, SIGKILL after
-# 5 s) and wait for it.  Exporters still running when the test ends are
-# stopped the same way.
-sub stop_exporter
-{
-	my ($exp) = @_;
-	return unless $exp->{harness};
-	$exp->{harness}->kill_kill(grace => 5);
-	delete $exp->{harness};
-}
-
-END
-{
-	stop_exporter($_) foreach @exporters;
-}
-
-# GET the exporter's /metrics.  Returns the body, and the samples as the
-# Prometheus client's parser reads them: a list of {family, type, name,
-# labels, value}.  Dies if the request or the parse fails.
-sub scrape
-{
-	my ($exp) = @_;
-	my $r = HTTP::Tiny->new(timeout => 30)->get($exp->{url});
-	die "GET $exp->{url}: $r->{status} $r->{reason}\n$r->{content}"
-	  unless $r->{success};
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ $python, '-c', $parse_py ],
-		'<', \$r->{content}, '>', \$out, '2>', \$err)
-	  or die "the Prometheus client cannot parse $exp->{url}: $err";
-	return ($r->{content}, JSON::PP->new->decode($out));
-}
-
-# The keys that occur twice in one object of the JSON file $file, space
-# separated ("" if none), as Debian's python3 json module reads it: JSON::PP
-# keeps the last value and says nothing.  Dies if python3 cannot parse the
-# file.
-my $dup_py = q{
-import json, sys
-dups = []
-def pairs(kv):
-    seen = set()
-    for k, _ in kv:
-        if k in seen:
-            dups.append(k)
-        seen.add(k)
-    return dict(kv)
-with open(sys.argv[1], encoding="utf-8") as f:
-    json.load(f, object_pairs_hook=pairs)
-print(" ".join(dups))
-};
-
-sub json_duplicate_keys
-{
-	my ($file) = @_;
-	my ($out, $err) = ('', '');
-	IPC::Run::run([ $python, '-c', $dup_py, $file ],
-		'<', \undef, '>', \$out, '2>', \$err)
-	  or die "python3 cannot parse $file: $err";
-	chomp $out;
-	return $out;
 }
 
 # A session that holds the test spinlock (lockstat_test_spinlock_hold) until
@@ -1081,218 +561,6 @@ sub lasting_session
 	$h->set_query_timer_restart;
 	my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
 	return ($h, $pid);
-}
-
-# pg_lockstat_top run step by step, whatever its interval and the machine's
-# speed.  Each sample of the program reads pg_lockstat_status (the time,
-# stats_reset) and then the counters (pg_lwlock_stats first) in one
-# transaction (tools/pg_lockstat_top/sample.c).  A gate session holds one of
-# those views in ACCESS EXCLUSIVE mode, so that the next sample waits for it
-# in pg_stat_activity (wait_event_type "Lock") at that point:
-#   'sample':   pg_lockstat_status: before the sample reads anything;
-#   'counters': pg_lwlock_stats: after its time and stats_reset, before its
-#               counters.
-# start_gated_top() starts $top with @args (its application_name is
-# pg_lockstat_top_gated) and returns once its first sample, the baseline,
-# waits at the 'sample' gate.  gated_top_pass($t, $next) lets the waiting
-# sample go on and, unless $next is undef, returns once the following
-# sample waits at gate $next: what the test does between two calls happens
-# between those two samples.  The gate behind the sample let through is
-# closed before it goes: a second session asks for the lock on
-# pg_lockstat_status and waits in the queue behind the sample, which gets
-# it first and keeps it to its end; so when that lock is granted the sample
-# has ended, and a Lock wait seen after that is the next sample's.
-# finish_gated_top($t) waits for the program's end (after the last pass,
-# with $next undef, -n must be reached) and returns its exit code, stdout
-# and stderr.
-sub start_gated_top
-{
-	my ($node, $top, @args) = @_;
-	my $t = { stdout => '', stderr => '', at => 'sample' };
-	($t->{ctl}) = lasting_session($node);
-	foreach my $gate ('a', 'b', 'counters')
-	{
-		($t->{$gate}, $t->{"${gate}_pid"}) = lasting_session($node);
-	}
-	$t->{held} = 'a';
-	$t->{a}->query_safe(
-		'BEGIN; LOCK TABLE pg_lockstat_status IN ACCESS EXCLUSIVE MODE;');
-	$t->{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
-	{
-		local $ENV{PGAPPNAME} = 'pg_lockstat_top_gated';
-		$t->{run} = IPC::Run::start(
-			[ $top, @args ],
-			'<' => \undef,
-			'>' => \$t->{stdout},
-			'2>' => \$t->{stderr},
-			$t->{timer});
-	}
-	gated_top_wait($t);
-	return $t;
-}
-
-# Wait until the sample of gated pg_lockstat_top $t waits at the closed
-# gate; dies at once if the program has ended.
-sub gated_top_wait
-{
-	my ($t) = @_;
-	poll_session(
-		$t->{ctl},
-		q{SELECT count(*) = 1 FROM pg_stat_activity
-		  WHERE application_name = 'pg_lockstat_top_gated'
-		    AND wait_event_type = 'Lock'},
-		"pg_lockstat_top did not reach the '$t->{at}' gate",
-		sub {
-			$t->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
-			$t->{run}->pump_nb;
-			die "pg_lockstat_top ended before the '$t->{at}' gate:\n"
-			  . "$t->{stdout}$t->{stderr}"
-			  unless $t->{run}->pumpable;
-		});
-	return;
-}
-
-# Let the sample of gated pg_lockstat_top $t that waits at the gate go on;
-# unless $next is undef, return once the following sample waits at gate
-# $next ('sample' or 'counters'), see start_gated_top().
-sub gated_top_pass
-{
-	my ($t, $next) = @_;
-	my $lock = 'BEGIN; LOCK TABLE %s IN ACCESS EXCLUSIVE MODE;';
-	die "unknown gate $next"
-	  if defined $next && $next ne 'sample' && $next ne 'counters';
-
-	# the gate behind the waiting sample: queued after it
-	my $behind;
-	if (defined $next)
-	{
-		$behind = $t->{held} eq 'a' ? 'b' : 'a';
-		$t->{$behind}->query_until(qr/gate queued/,
-			"\\echo gate queued\n"
-			  . sprintf($lock, 'pg_lockstat_status')
-			  . "\n\\echo gate closed\n");
-		poll_session($t->{ctl},
-			qq{SELECT wait_event_type = 'Lock' FROM pg_stat_activity
-			   WHERE pid = $t->{"${behind}_pid"}},
-			'the next gate did not queue for its lock');
-	}
-
-	# let the waiting sample go on
-	if ($t->{at} eq 'counters')
-	{
-		$t->{counters}->query_safe('COMMIT');
-	}
-	else
-	{
-		$t->{ $t->{held} }->query_safe('COMMIT');
-	}
-	$t->{held} = '';
-	if (!defined $next)
-	{
-		$t->{at} = 'open';
-		return;
-	}
-
-	# the sample has ended once the gate behind it holds its lock
-	$t->{$behind}->query_until(qr/gate closed/, '');
-	$t->{held} = $behind;
-	if ($next eq 'counters')
-	{
-		$t->{counters}->query_safe(sprintf($lock, 'pg_lwlock_stats'));
-		$t->{$behind}->query_safe('COMMIT');
-		$t->{held} = '';
-	}
-	$t->{at} = $next;
-	gated_top_wait($t);
-	return;
-}
-
-# After the last gated_top_pass($t, undef): wait for the end of
-# pg_lockstat_top $t and its gate sessions; returns its exit code, stdout
-# and stderr.
-sub finish_gated_top
-{
-	my ($t) = @_;
-	die 'pg_lockstat_top still waits at a gate' unless $t->{at} eq 'open';
-	$t->{timer}->start($PostgreSQL::Test::Utils::timeout_default);
-	$t->{run}->finish;
-	$_->quit foreach @$t{qw(ctl a b counters)};
-	return ($t->{run}->result(0), $t->{stdout}, $t->{stderr});
-}
-
-# Sessions that make blocked calls on the lockstat_test LWLock on demand, in
-# a few round trips and with no new connection, for tests that repeat them
-# between the samples of gated_top_pass(): a holder, one waiter session for
-# each entry of @sets (SET commands that it runs first, '' for none) and a
-# control session.  lwlock_block($b) returns once every waiter sleeps behind
-# the holder, lwlock_unblock($b) once the holder has let go and each
-# waiter's call has returned.  A round counts in tranche lockstat_test one
-# exclusive acquisition (the holder's, at lwlock_block) and, per waiter, one
-# shared acquisition and one blocked call (at lwlock_unblock); a waiter's
-# call is "SELECT lockstat_test_lwlock('shared', 1, 0)" (its normalized
-# text in pg_stat_statements: lockstat_test_lwlock($1, $2, $3)).
-# lwlock_blocker_quit($b) ends the sessions.
-sub lwlock_blocker
-{
-	my ($node, @sets) = @_;
-	my $b = { waiters => [], waiter_pids => [] };
-	($b->{ctl}) = lasting_session($node);
-	($b->{holder}, $b->{holder_pid}) = lasting_session($node);
-	foreach my $set (@sets)
-	{
-		my ($h, $pid) = lasting_session($node);
-		$h->query_safe($set) if $set ne '';
-		push @{ $b->{waiters} }, $h;
-		push @{ $b->{waiter_pids} }, $pid;
-	}
-	return $b;
-}
-
-# Make the waiters of lwlock_blocker() $b sleep behind its holder: returns
-# once they all wait for the lockstat_test LWLock.
-sub lwlock_block
-{
-	my ($b) = @_;
-	my $n = scalar(@{ $b->{waiters} });
-	my $pids = join(', ', @{ $b->{waiter_pids} });
-
-	$b->{holder}->query_until(qr/hold started/,
-		"\\echo hold started\nSELECT lockstat_test_lwlock_hold('exclusive');\n"
-		  . "\\echo hold ended\n");
-	poll_session($b->{ctl},
-		qq{SELECT count(*) = 1 FROM pg_stat_activity
-		   WHERE pid = $b->{holder_pid} AND wait_event_type = 'Extension'},
-		'the holder did not take the lockstat_test LWLock');
-	foreach my $h (@{ $b->{waiters} })
-	{
-		$h->query_until(qr/call started/,
-			"\\echo call started\nSELECT lockstat_test_lwlock('shared', 1, 0);\n"
-			  . "\\echo call ended\n");
-	}
-	poll_session($b->{ctl},
-		qq{SELECT count(*) = $n FROM pg_stat_activity
-		   WHERE pid IN ($pids) AND wait_event = 'lockstat_test'},
-		"$n waiters did not block on the lockstat_test LWLock");
-	return;
-}
-
-# End the block of lwlock_block($b): returns once the holder has let go and
-# every waiter's call has returned, its blocked call counted.
-sub lwlock_unblock
-{
-	my ($b) = @_;
-	$b->{ctl}->query_safe('SELECT lockstat_test_release()');
-	$b->{holder}->query_until(qr/hold ended/, '');
-	$_->query_until(qr/call ended/, '') foreach @{ $b->{waiters} };
-	return;
-}
-
-# End the sessions of lwlock_blocker() $b (after lwlock_unblock).
-sub lwlock_blocker_quit
-{
-	my ($b) = @_;
-	$_->quit foreach ($b->{ctl}, $b->{holder}, @{ $b->{waiters} });
-	return;
 }
 
 1;
