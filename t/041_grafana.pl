@@ -17,7 +17,7 @@
 #     label_values() or a legend is on those samples, or is one that
 #     Prometheus adds to every scraped sample (instance, job); a legend
 #     shows only labels that the query's aggregation keeps;
-#   - README's "Monitoring" section names every panel.
+#   - doc/monitoring.md's "The dashboard" section names every panel.
 # PromQL is not evaluated here (no Prometheus server runs): the names are
 # taken from the text of the queries, whose parentheses, brackets and
 # quotes must balance.  Skipped, with the apt-get command, where the
@@ -246,12 +246,12 @@ is_deeply(\@problems, [],
   or diag(join("\n", @problems));
 note('metrics used: ' . join(', ', sort keys %metrics_used));
 
-# the reader's side: README says what each panel answers
-my $readme = slurp_file('README.md');
-my ($monitoring) = $readme =~ /^## Monitoring\n(.*?)(?=^## )/ms;
-ok($monitoring, 'README has a Monitoring section');
+# the reader's side: the documentation says what each panel answers
+my $doc = slurp_file('doc/monitoring.md');
+my ($section) = $doc =~ /^## The dashboard\n(.*?)(?=^## |\z)/ms;
+ok($section, 'doc/monitoring.md has a section on the dashboard');
 is_deeply(
-	[ grep { index($monitoring // '', $_) < 0 } map { $_->{title} } @{ $dash->{panels} } ],
-	[], 'README\'s Monitoring section names every panel');
+	[ grep { index($section // '', $_) < 0 } map { $_->{title} } @{ $dash->{panels} } ],
+	[], 'its section on the dashboard names every panel');
 
 done_testing();
