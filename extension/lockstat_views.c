@@ -207,41 +207,33 @@ lockstat_counters_desc(TupleDesc result, int attno)
 {
 	Oid			type = TupleDescAttr(result, attno)->atttypid;
 	TupleDesc	desc = lookup_rowtype_tupdesc_copy(type, -1);
-	int			natts = 0;
 
+	/* a dropped attribute counts: the values are formed by position */
+	if (desc->natts != LOCKSTAT_NUM_COUNTERS)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("type %s has %d attributes, where pg_lockstat's library has %d LWLock counters",
+						format_type_be(type), desc->natts,
+						LOCKSTAT_NUM_COUNTERS),
+				 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
 	for (int a = 0; a < desc->natts; a++)
 	{
 		Form_pg_attribute att = TupleDescAttr(desc, a);
-		const LockStatCounterColumn *col = &lockstat_counter_columns[natts];
-		Oid			want;
+		const LockStatCounterColumn *col = &lockstat_counter_columns[a];
+		Oid			want = col->unit == LOCKSTAT_UNIT_COUNT ? INT8OID : FLOAT8OID;
 
-		if (att->attisdropped)
-			continue;
-		if (natts == LOCKSTAT_NUM_COUNTERS)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("type %s has more attributes than pg_lockstat's library has LWLock counters",
-							format_type_be(type)),
-					 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
-		want = col->unit == LOCKSTAT_UNIT_COUNT ? INT8OID : FLOAT8OID;
-		if (strcmp(NameStr(att->attname), col->column) != 0 ||
+		if (att->attisdropped ||
+			strcmp(NameStr(att->attname), col->column) != 0 ||
 			att->atttypid != want)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("attribute %d of type %s is \"%s\" of type %s, where pg_lockstat's library has \"%s\" of type %s",
-							natts + 1, format_type_be(type),
-							NameStr(att->attname),
-							format_type_be(att->atttypid),
+							a + 1, format_type_be(type),
+							att->attisdropped ? "(dropped)" : NameStr(att->attname),
+							att->attisdropped ? "-" : format_type_be(att->atttypid),
 							col->column, format_type_be(want)),
 					 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
-		natts++;
 	}
-	if (natts != LOCKSTAT_NUM_COUNTERS)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("type %s has %d attributes, where pg_lockstat's library has %d LWLock counters",
-						format_type_be(type), natts, LOCKSTAT_NUM_COUNTERS),
-				 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
 	return desc;
 }
 
@@ -256,7 +248,7 @@ lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t)
 	Datum		values[LOCKSTAT_NUM_COUNTERS];
 	bool		nulls[LOCKSTAT_NUM_COUNTERS] = {0};
 
-	/* no dropped attributes: the script declares the type once */
+	/* lockstat_counters_desc() checked it */
 	Assert(desc->natts == LOCKSTAT_NUM_COUNTERS);
 	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
 	{

@@ -143,6 +143,12 @@ SELECT count(*) FROM pg_lwlock_backend_stats;
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
+ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
+ALTER TYPE pg_lwlock_counters DROP ATTRIBUTE extra;
+SELECT count(*) FROM pg_lwlock_backend_stats;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
 ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE wait_time TO waited;
 SELECT count(*) FROM pg_lwlock_instance_stats;
 \echo :LAST_ERROR_SQLSTATE
