@@ -123,14 +123,15 @@ ARCH_REGRESS := $(REGRESS)
 # Under emulation: the counts under contention per strategy (t/060), the
 # strategies, concurrency, crash restart, reset, exactness, process kinds
 # with a standby, pg_lockstat_top, the spin limits and backoff, spinlock
-# call sites, whole spin waits, and PostgreSQL's own core regression suite.
+# call sites, whole spin waits, PostgreSQL's own core regression suite and
+# the series' test module.
 # The isolation suite passes under emulation too, but takes about 4
 # minutes per architecture: ARCH_TESTS="$(ARCH_TESTS) t/033_core_isolation.pl"
 # adds it.
 ARCH_TESTS := t/060_contention_counts.pl t/001_strategies.pl t/002_concurrency.pl \
 	t/004_crash.pl t/006_reset.pl t/007_exactness.pl t/009_process_kinds.pl \
 	t/013_top.pl t/016_spin_tunables.pl t/019_spinlock_stats.pl \
-	t/020_spin_wait_whole.pl t/031_core_regress.pl
+	t/020_spin_wait_whole.pl t/031_core_regress.pl t/034_core_test_module.pl
 # ARCH counts only when given on the command line (not an ARCH of the
 # environment, common in build images); every architecture runs, and the
 # target fails at the end if one failed.

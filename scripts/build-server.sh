@@ -11,10 +11,11 @@
 # source, apply the patches (patch -p1 --batch --forward), configure
 # (--enable-tap-tests --enable-debug [--enable-cassert]; ICU, readline and
 # zlib are on by default), make, make install, plus the TAP perl modules
-# (src/test/perl), pg_regress (src/test/regress) and
-# contrib/pg_stat_statements; then copy the installation to <dest_dir>
-# unless <dest_dir> already holds that key.  Running it again with the same
-# inputs does nothing but checks (well under 2 s).
+# (src/test/perl), pg_regress (src/test/regress), contrib/pg_stat_statements
+# and, where the series has it, src/test/modules/test_lock_stats; then copy
+# the installation to <dest_dir> unless <dest_dir> already holds that key.
+# Running it again with the same inputs does nothing but checks (well under
+# 2 s).
 #
 # The installation is relocatable: pg_config and the server find their
 # directories relative to bin/, and the binaries and libraries find libpq
@@ -318,6 +319,12 @@ else
 	run_step "install pg_regress" in_src make -C src/test/regress "${make_vars[@]}" install
 	run_step "install pg_stat_statements" \
 		in_src make -C contrib/pg_stat_statements -j"$jobs" "${make_vars[@]}" install
+	# The series' own test module (patch 0007), for t/034; a stock server
+	# or a series without it has none.
+	if [ -d "$bdir/src/src/test/modules/test_lock_stats" ]; then
+		run_step "install test_lock_stats" \
+			in_src make -C src/test/modules/test_lock_stats "${make_vars[@]}" install
+	fi
 
 	if [ -n "$arch" ]; then
 		pgxs=$bdir/install/lib/postgresql/pgxs	# pg_config is a guest program

@@ -11,14 +11,20 @@
 # touches; -O0, since only "does it build" is asked, with -Werror for the
 # warnings the patches could add), then for each patch of patches/pg<major> in
 # order: git am, make.  A patch that does not apply, or a prefix that does not
-# build, stops the check with the patch's name and the end of its log.
+# build, stops the check with the patch's name and the end of its log.  Then,
+# on the whole series: the regression test of its test module
+# (src/test/modules/test_lock_stats, "make check" in the source tree: a
+# temporary installation, as the unprivileged user of as-user.sh when run
+# as root), and lwlock.c compiled with -DLWLOCK_STATS as well, since the
+# series keeps that option beside its counting points.
 #
 # Environment: PG_MAJOR (default 18; the series patches/pg<major> on the
 # source of that major), PG_CACHE_DIR as for build-server.sh; BUILD_JOBS
-# (default: nproc).  Takes about 10 minutes on 2 CPUs for four patches; not part of
-# "make test" (run it with "make check-series").
+# (default: nproc).  Takes about 15 minutes on 2 CPUs for the seven patches
+# of each series; not part of "make test" (run it with "make check-series").
 #
-# Exit status: 0 if every prefix builds, 1 otherwise.
+# Exit status: 0 if every prefix builds and the series' test passes, 1
+# otherwise.
 
 set -euo pipefail
 
@@ -84,3 +90,30 @@ for p in "${patches[@]}"; do
 	echo "$me: up to $name: applies and builds ($((SECONDS - start)) s)"
 done
 echo "$me: all ${#patches[@]} prefixes of patches/pg$major apply and build"
+
+# The series' own test, where it has one.
+module=src/test/modules/test_lock_stats
+if [ -d "$module" ]; then
+	as_user=()
+	[ "$(id -u)" -eq 0 ] &&
+		as_user=(env AS_USER_WRITABLE="$work/src" "$scripts/as-user.sh")
+	start=$SECONDS
+	if ! "${as_user[@]}" env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		make -C "$module" check >"$log" 2>&1; then
+		tail -n 30 "$log" | sed 's/^/    /' >&2
+		[ -f "$module/regression.diffs" ] &&
+			head -n 60 "$module/regression.diffs" | sed 's/^/    /' >&2
+		die "the regression test of $module fails"
+	fi
+	echo "$me: $module: make check passes ($((SECONDS - start)) s)"
+fi
+
+# LWLOCK_STATS beside the counting points: lwlock.c compiles with both.
+touch src/backend/storage/lmgr/lwlock.c
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+	make -s -C src/backend/storage/lmgr lwlock.o \
+	COPT="-Werror -DLWLOCK_STATS" >"$log" 2>&1; then
+	tail -n 30 "$log" | sed 's/^/    /' >&2
+	die "lwlock.c of the whole series does not compile with -DLWLOCK_STATS"
+fi
+echo "$me: lwlock.c of the whole series compiles with -DLWLOCK_STATS"

@@ -252,6 +252,30 @@ sub restart_with_strategy
 		'SELECT spin_strategy FROM pg_lockstat_status');
 }
 
+# The source trees of the server under test, for the suites and tests that
+# they hold: ($src, the tree it was built from, as scripts/build-server.sh
+# names it in <install>/.pg_lockstat_build_src, and $prog_src, the tree whose
+# programs (pg_regress and the like) run here: $src itself, or under
+# emulation (make test-arch) the native tree of the same version).  A server
+# installed some other way skips the test (skip_all).
+sub build_trees
+{
+	my $src = LockStatTest::Arch::install_marker('.pg_lockstat_build_src');
+	Test::More::plan(skip_all => 'no .pg_lockstat_build_src: '
+		  . 'the server was not built by scripts/build-server.sh')
+	  unless defined $src;
+	my $prog_src = $src;
+	if (defined LockStatTest::Arch::guest_arch())
+	{
+		my $native = LockStatTest::Arch::native_install()
+		  // Test::More::BAIL_OUT('a guest installation without .pg_lockstat_native');
+		$prog_src = PostgreSQL::Test::Utils::slurp_file(
+			"$native/.pg_lockstat_build_src");
+		chomp $prog_src;
+	}
+	return ($src, $prog_src);
+}
+
 # Runs one of PostgreSQL's own suites, $suite 'regress' (the core
 # regression suite, parallel schedule, 20 at a time, as "make
 # installcheck-parallel") or 'isolation' (as "make -C src/test/isolation
@@ -260,13 +284,10 @@ sub restart_with_strategy
 # pg_lockstat.track = on and a strategy other than the default
 # (ttas_backoff).  Then checks that pg_lockstat counted meanwhile (LWLocks
 # of at least 10 tranches, more than $min_acquires acquisitions) and that
-# no server process crashed.  The source tree is the one
-# scripts/build-server.sh names in <install>/.pg_lockstat_build_src; a
-# server installed some other way skips the test (skip_all).  Under
-# emulation (make test-arch) the suite's data and regress.so come from the
-# guest's build tree, and the programs that run it (pg_regress,
-# pg_isolation_regress, isolationtester) from the native one of the same
-# version.
+# no server process crashed.  The trees are those of build_trees(): under
+# emulation the suite's data and regress.so come from the guest's, and the
+# programs that run it (pg_regress, pg_isolation_regress, isolationtester)
+# from the native one.
 sub run_core_suite
 {
 	my ($suite, $min_acquires) = @_;
@@ -281,19 +302,7 @@ sub run_core_suite
 		isolation => 'isolation_schedule');
 	die "unknown suite $suite" unless $dir{$suite};
 
-	my $src = LockStatTest::Arch::install_marker('.pg_lockstat_build_src');
-	Test::More::plan(skip_all => 'no .pg_lockstat_build_src: '
-		  . 'the server was not built by scripts/build-server.sh')
-	  unless defined $src;
-	my $prog_src = $src;
-	if (defined LockStatTest::Arch::guest_arch())
-	{
-		my $native = LockStatTest::Arch::native_install()
-		  // Test::More::BAIL_OUT('a guest installation without .pg_lockstat_native');
-		$prog_src = PostgreSQL::Test::Utils::slurp_file(
-			"$native/.pg_lockstat_build_src");
-		chomp $prog_src;
-	}
+	my ($src, $prog_src) = build_trees();
 	my $suite_dir = "$src/$dir{$suite}";
 	my $program = "$prog_src/$dir{$suite}/$program{$suite}";
 	my @needed = ($program, "$suite_dir/$schedule{$suite}");
