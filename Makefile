@@ -225,7 +225,7 @@ run: all
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) run
 
 # Every prefix of the core patch series applies with git am and builds
-# (about 10 minutes; not part of "make test").
+# (about 15 minutes per major; not part of "make test").
 check-series:
 	scripts/check-series.sh
 
