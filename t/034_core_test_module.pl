@@ -32,19 +32,10 @@ my $node = PostgreSQL::Test::Cluster->new('core_module');
 $node->init;
 $node->start;
 
-# As "make -C src/test/modules/test_lock_stats installcheck" does, from a
-# temporary directory (see LockStatTest::run_core_suite).
-my $out = PostgreSQL::Test::Utils::tempdir;
-chdir $out or die "chdir $out: $!";
-my @args = ('--host=' . $node->host, '--port=' . $node->port,
-	'--bindir=' . LockStatTest::Arch::install_file('bin'),
-	"--inputdir=$module", "--outputdir=$out");
-push @args, "--expecteddir=$module" if LockStatTest::server_major() >= 16;
-my $rc = system($pg_regress, @args, 'test_lock_stats');
-ok($rc == 0, 'the test module passes on the server without pg_lockstat')
-  or diag(-f "$out/regression.diffs"
-	? slurp_file("$out/regression.diffs")
-	: 'no regression.diffs');
+# As "make -C src/test/modules/test_lock_stats installcheck" does.
+LockStatTest::run_regress($node, $pg_regress, $module,
+	'the test module passes on the server without pg_lockstat',
+	'test_lock_stats');
 
 # With pg_lockstat preloaded, the counting points are in use.
 $node->append_conf('postgresql.conf',
@@ -65,9 +56,6 @@ is($node->safe_psql('postgres', 'SELECT counting FROM pg_lockstat_status'),
 	't', 'pg_lockstat still counts');
 
 $node->stop;
-unlike(slurp_file($node->logfile),
-	qr{terminated\ by\ signal|PANIC:|was\ terminated\ by\ exception
-	  |uncaught\ target\ signal}x,
-	'no server process crashed');
+LockStatTest::no_crash($node);
 
 done_testing();

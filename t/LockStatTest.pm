@@ -328,27 +328,11 @@ log_statement = none
 	Test::More::is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
 		'ttas_backoff', 'the server runs under ttas_backoff');
 
-	# pg_regress looks for expected files in the current directory unless
-	# told otherwise (--expecteddir, 16 and later; before, under
-	# --inputdir): run it in a temporary directory, never in the checkout,
-	# whose expected/ holds pg_lockstat's own tests.
-	my $out = PostgreSQL::Test::Utils::tempdir;
-	chdir $out or die "chdir $out: $!";
-	my $bindir = LockStatTest::Arch::install_file('bin');
-	my @args = ('--host=' . $node->host, '--port=' . $node->port,
-		"--bindir=$bindir", "--inputdir=$suite_dir", "--outputdir=$out",
-		"--schedule=$suite_dir/$schedule{$suite}");
-	push @args, "--expecteddir=$suite_dir" if server_major() >= 16;
+	my @args = ("--schedule=$suite_dir/$schedule{$suite}");
 	push @args, "--dlpath=$suite_dir", '--max-concurrent-tests=20'
 	  if $suite eq 'regress';
-	my $rc = system($program, @args);
-	Test::More::ok($rc == 0, "PostgreSQL's $suite suite passes") or do
-	{
-		my @lines = -f "$out/regression.diffs"
-		  ? split(/\n/, PostgreSQL::Test::Utils::slurp_file("$out/regression.diffs"))
-		  : ('no regression.diffs');
-		Test::More::diag(join("\n", @lines[ 0 .. ($#lines < 199 ? $#lines : 199) ]));
-	};
+	run_regress($node, $program, $suite_dir, "PostgreSQL's $suite suite passes",
+		@args);
 
 	# pg_lockstat counted all along: the suite's sessions acquired LWLocks
 	# of many tranches.
@@ -369,6 +353,43 @@ log_statement = none
 	  if defined $acquires;
 
 	$node->stop;
+	no_crash($node);
+	return;
+}
+
+# Runs $program (pg_regress or pg_isolation_regress, of a build tree) against
+# $node with the tests of $dir and the further arguments @args (a schedule,
+# or test names), and passes as $name if it succeeds, else shows the start
+# of its regression.diffs.  pg_regress looks for expected files in the
+# current directory unless told otherwise (--expecteddir, 16 and later;
+# before, under --inputdir): it runs in a temporary directory, never in the
+# checkout, whose expected/ holds pg_lockstat's own tests.
+sub run_regress
+{
+	my ($node, $program, $dir, $name, @args) = @_;
+	my $out = PostgreSQL::Test::Utils::tempdir;
+	chdir $out or die "chdir $out: $!";
+	unshift @args, '--host=' . $node->host, '--port=' . $node->port,
+	  '--bindir=' . LockStatTest::Arch::install_file('bin'),
+	  "--inputdir=$dir", "--outputdir=$out";
+	unshift @args, "--expecteddir=$dir" if server_major() >= 16;
+	my $rc = system($program, @args);
+	Test::More::ok($rc == 0, $name) or do
+	{
+		my @lines = -f "$out/regression.diffs"
+		  ? split(/\n/, PostgreSQL::Test::Utils::slurp_file("$out/regression.diffs"))
+		  : ('no regression.diffs');
+		Test::More::diag(join("\n", @lines[ 0 .. ($#lines < 199 ? $#lines : 199) ]));
+	};
+	return;
+}
+
+# Passes if no server process of $node crashed: its log shows no process
+# ended by a signal or an exception, no PANIC and no signal that the
+# emulator could not pass on.
+sub no_crash
+{
+	my ($node) = @_;
 	Test::More::unlike(PostgreSQL::Test::Utils::slurp_file($node->logfile),
 		qr{terminated\ by\ signal|PANIC:|was\ terminated\ by\ exception
 		  |uncaught\ target\ signal}x,
