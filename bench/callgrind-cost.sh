@@ -11,7 +11,14 @@
 #                (LWLOCK_STATS_PG_CONFIG), if given
 #   patched      patched server, pg_lockstat not loaded
 #   track_off    patched, pg_lockstat preloaded, pg_lockstat.track = off
-#   track_on     patched, pg_lockstat preloaded, pg_lockstat.track = on
+#   track_on     patched, pg_lockstat preloaded, pg_lockstat.track = on,
+#                pg_lockstat.hold_sample_every at its default
+#   hold_off     track_on with pg_lockstat.hold_sample_every = 0
+#   hold_<N>     track_on with pg_lockstat.hold_sample_every = N, for each N
+#                of HOLD_EVERY
+#   base_track_on  track_on on another patched build with its own
+#                pg_lockstat (BASE_PG_CONFIG), if given: the build that a
+#                change of the series is measured against
 #
 # The cost per acquisition of a variant is the growth of its instruction
 # total from N1 to N2 minus that of the reference (stock, or patched when
@@ -21,9 +28,12 @@
 # with N.  Instruction counts are deterministic, unlike wall-clock time.
 #
 # Environment: PG_CONFIG (patched, with pg_lockstat installed; required),
-# STOCK_PG_CONFIG and LWLOCK_STATS_PG_CONFIG (optional), N1 (20000), N2
-# (60000), OUT (directory for the callgrind files; default build/callgrind).
-# Output: a Markdown table on stdout.  Exit status 1 with a message on error.
+# STOCK_PG_CONFIG, LWLOCK_STATS_PG_CONFIG and BASE_PG_CONFIG (optional), N1
+# (20000), N2 (60000), HOLD_EVERY (values of pg_lockstat.hold_sample_every
+# to measure; default "100 1000 10000"), OUT (directory for the callgrind
+# files; default build/callgrind).
+# Output: a Markdown table on stdout; with BASE_PG_CONFIG, a second one of
+# the hold variants over base_track_on.  Exit status 1 with a message on error.
 #
 set -euo pipefail
 
@@ -35,12 +45,13 @@ die() { echo "$me: error: $*" >&2; exit 1; }
 : "${PG_CONFIG:?PG_CONFIG must point to the patched server}"
 N1=${N1:-20000}
 N2=${N2:-60000}
+HOLD_EVERY=${HOLD_EVERY:-100 1000 10000}
 OUT=${OUT:-$top/build/callgrind}
 command -v valgrind >/dev/null || die "valgrind is not installed (apt-get install valgrind)"
 
 if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
 	mkdir -p "$OUT"
-	AS_USER_WRITABLE="$OUT" OUT="$OUT" exec scripts/as-user.sh "$0" --as-user
+	AS_USER_WRITABLE="$OUT" OUT="$OUT" HOLD_EVERY="$HOLD_EVERY" exec scripts/as-user.sh "$0" --as-user
 fi
 
 patched_bin=$("$PG_CONFIG" --bindir)
@@ -48,6 +59,8 @@ stock_bin=
 [ -n "${STOCK_PG_CONFIG:-}" ] && stock_bin=$("$STOCK_PG_CONFIG" --bindir)
 lwstats_bin=
 [ -n "${LWLOCK_STATS_PG_CONFIG:-}" ] && lwstats_bin=$("$LWLOCK_STATS_PG_CONFIG" --bindir)
+base_bin=
+[ -n "${BASE_PG_CONFIG:-}" ] && base_bin=$("$BASE_PG_CONFIG" --bindir)
 
 rm -rf "$OUT/data"
 mkdir -p "$OUT"
@@ -105,11 +118,18 @@ instructions() {
 }
 
 declare -A growth
-variants="patched track_off track_on"
+variants="patched track_off track_on hold_off"
+for n in $HOLD_EVERY; do
+	variants="$variants hold_$n"
+done
+[ -n "$base_bin" ] && variants="$variants base_track_on"
 [ -n "$lwstats_bin" ] && variants="lwlock_stats $variants"
 [ -n "$stock_bin" ] && variants="stock $variants"
 for v in $variants; do
 	case $v in
+		hold_off) bin=$patched_bin; opts=(-c shared_preload_libraries=pg_lockstat -c pg_lockstat.hold_sample_every=0) ;;
+		hold_*) bin=$patched_bin; opts=(-c shared_preload_libraries=pg_lockstat -c "pg_lockstat.hold_sample_every=${v#hold_}") ;;
+		base_track_on) bin=$base_bin; opts=(-c shared_preload_libraries=pg_lockstat -c pg_lockstat.track=on) ;;
 		stock) bin=$stock_bin; opts=() ;;
 		lwlock_stats) bin=$lwstats_bin; opts=() ;;
 		patched) bin=$patched_bin; opts=() ;;
@@ -133,3 +153,15 @@ for v in $variants; do
 	per=$(echo "scale=2; (${growth[$v]} - ${growth[$ref]}) / $da" | bc -l)
 	echo "| $v | ${growth[$v]} | $per |"
 done
+
+if [ -n "$base_bin" ]; then
+	echo
+	echo "Hold-time sampling over base_track_on (the build of BASE_PG_CONFIG, counting):"
+	echo
+	echo "| variant | instructions per acquisition over base_track_on |"
+	echo "|---|---:|"
+	for v in track_on hold_off $(for n in $HOLD_EVERY; do echo "hold_$n"; done); do
+		per=$(echo "scale=2; (${growth[$v]} - ${growth[base_track_on]}) / $da" | bc -l)
+		echo "| $v | $per |"
+	done
+fi

@@ -56,6 +56,15 @@ extern bool lockstat_track;
 extern int	lockstat_max_tranches;
 extern int	lockstat_max_spin_sites;
 extern int	lockstat_max_query_entries;
+extern int	lockstat_hold_sample_every;
+
+/*
+ * pg_lockstat.hold_sample_every's default: one hold in 4999 is timed.  A prime,
+ * so that a process whose acquisitions repeat in a fixed cycle (k locks per
+ * transaction) has every position of the cycle sampled alike unless k is a
+ * multiple of 4999.  Chosen by make bench-cost: see doc/cost.md.
+ */
+#define LOCKSTAT_HOLD_SAMPLE_EVERY_DEFAULT	4999
 
 /*
  * The core patch's interface (storage/lwlockstats.h), looked up once when
@@ -131,6 +140,18 @@ extern char *lockstat_layout_init(const char *name, Size size, bool *found);
 
 
 /*
+ * What pg_lockstat's hold hook counts for one process and counter row, next
+ * to the core's LWLockStatsCounters in the process's slot: sampled holds and
+ * their hold time in ns, indexed 0 for LW_EXCLUSIVE and 1 for LW_SHARED.
+ * Written only by the owning process (lockstat_record_hold()).
+ */
+typedef struct LockStatHoldRow
+{
+	uint64		samples[2];
+	uint64		hold_ns[2];
+} LockStatHoldRow;
+
+/*
  * The counters of one row (a tranche, the overflow row or a lock of the fixed
  * main array), one per line of lockstat_counters.h, in its order.
  */
@@ -168,6 +189,15 @@ typedef struct LockStatTrancheTotals
  */
 #define LOCKSTAT_WAIT_BUCKETS	SPIN_WAIT_BUCKETS
 
+/* the distributions kept per counter row, in these buckets */
+typedef enum LockStatHist
+{
+	LOCKSTAT_HIST_WAIT,			/* waits of blocked calls */
+	LOCKSTAT_HIST_HOLD_EX,		/* sampled exclusive holds */
+	LOCKSTAT_HIST_HOLD_SH,		/* sampled shared holds */
+	LOCKSTAT_NUM_HISTS
+} LockStatHist;
+
 /*
  * The process that owns a counter slot, as pg_lwlock_backend_stats shows
  * it.
@@ -189,7 +219,8 @@ extern void lockstat_track_changed(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
 extern void lockstat_add_row(LockStatTrancheTotals *totals,
-							 volatile LWLockStatsCounters *row);
+							 volatile LWLockStatsCounters *row,
+							 volatile LockStatHoldRow *hold);
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
 extern bool lockstat_read_process(int slot, LockStatProcess *process,
 								  LockStatTrancheTotals *totals);
@@ -202,7 +233,10 @@ extern TimestampTz lockstat_lwlock_reset_finish(LockStatLWLockCut *cut,
 												uint64 generation);
 extern TimestampTz lockstat_last_reset(void);
 extern void lockstat_record_wait(int row, uint64 wait_ns, uint64 generation);
-extern void lockstat_read_waits(uint64 *counts, uint64 *max_ns);
+extern void lockstat_record_hold(int row, int mode, uint64 hold_ns,
+								 uint64 generation);
+extern void lockstat_read_hist(LockStatHist which, uint64 *counts,
+							   uint64 *max_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
 extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
@@ -311,6 +345,8 @@ extern void lockstat_query_init(void);
 extern void lockstat_query_attach(int slot);
 extern void lockstat_query_detach(void);
 extern void lockstat_query_record_wait(int stats_row, uint64 wait_ns);
+extern void lockstat_query_record_hold(int stats_row, int mode,
+									   uint64 hold_ns);
 extern HTAB *lockstat_query_read(LockStatQueryCounts *residual);
 extern uint64 lockstat_query_reset_start(void);
 

@@ -35,6 +35,7 @@ bool		lockstat_track = true;
 int			lockstat_max_tranches = 128;
 int			lockstat_max_spin_sites = 16;
 int			lockstat_max_query_entries = 5000;
+int			lockstat_hold_sample_every = LOCKSTAT_HOLD_SAMPLE_EVERY_DEFAULT;
 
 /*
  * The core patch's interface, or, on a server without it, a stand-in whose
@@ -48,6 +49,9 @@ static bool inactive_main_array_rows;
 static lwlock_stats_attach_hook_type inactive_attach_hook;
 static lwlock_stats_wait_hook_type inactive_wait_hook;
 static spin_stats_site_hook_type inactive_spin_site_hook;
+static uint32 inactive_hold_every;
+static uint32 inactive_hold_countdown;
+static lwlock_stats_hold_hook_type inactive_hold_hook;
 
 static const LockStatsCoreInterface lockstat_inactive_core = {
 	.version = 0,
@@ -63,7 +67,17 @@ static const LockStatsCoreInterface lockstat_inactive_core = {
 	.attach_hook = &inactive_attach_hook,
 	.wait_hook = &inactive_wait_hook,
 	.spin_site_hook = &inactive_spin_site_hook,
+	.hold_every = &inactive_hold_every,
+	.hold_countdown = &inactive_hold_countdown,
+	.hold_hook = &inactive_hold_hook,
 };
+
+/*
+ * A core patch of minor version 0 (4.0) has no hold-time sampling points:
+ * its interface, copied, with our own variables in their place, so that
+ * pg_lockstat.hold_sample_every can be set but times nothing.
+ */
+static LockStatsCoreInterface lockstat_core_without_holds;
 
 const LockStatsCoreInterface *lockstat_core = &lockstat_inactive_core;
 const char *lockstat_inactive_reason = NULL;
@@ -100,6 +114,16 @@ lockstat_link_core(void)
 				 "The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
 				 core->version / 100, core->version % 100,
 				 LOCK_STATS_CORE_VERSION / 100);
+	else if (core->version < 401)
+	{
+		memcpy(&lockstat_core_without_holds, core,
+			   offsetof(LockStatsCoreInterface, hold_every));
+		lockstat_core_without_holds.hold_every = &inactive_hold_every;
+		lockstat_core_without_holds.hold_countdown = &inactive_hold_countdown;
+		lockstat_core_without_holds.hold_hook = &inactive_hold_hook;
+		lockstat_core = &lockstat_core_without_holds;
+		return;
+	}
 	else
 	{
 		lockstat_core = core;

@@ -19,9 +19,10 @@
  * unit		COUNT: a count, shown as bigint; NS_AS_MS: nanoseconds, shown as
  *			double precision milliseconds
  * sum		what one process's row of the core patch's counters adds to it:
- *			an expression of "row" (volatile LWLockStatsCounters *) and of
- *			ex_slept and sh_slept, that row's acquisitions after sleeping,
- *			read once (see lockstat_add_row())
+ *			an expression of "row" (volatile LWLockStatsCounters *), of
+ *			"hold" (volatile LockStatHoldRow *, what our hold hook counted
+ *			for the same row) and of ex_slept and sh_slept, that row's
+ *			acquisitions after sleeping, read once (see lockstat_add_row())
  *
  * Adding a counter: its counting point in the core patch, a line here, its
  * attribute and COMMENT ON COLUMN in the SQL script, the expected output
@@ -72,6 +73,14 @@ LOCKSTAT_LWLOCK_COUNTER(DEQUEUE_SELF, "dequeue_self", COUNT,
 						row->dequeue_self)
 LOCKSTAT_LWLOCK_COUNTER(WAIT_TIME_NS, "wait_time", NS_AS_MS,
 						row->wait_time_ns)
+LOCKSTAT_LWLOCK_COUNTER(SH_HOLD_SAMPLES, "sh_hold_samples", COUNT,
+						hold->samples[1])
+LOCKSTAT_LWLOCK_COUNTER(EX_HOLD_SAMPLES, "ex_hold_samples", COUNT,
+						hold->samples[0])
+LOCKSTAT_LWLOCK_COUNTER(SH_HOLD_TIME_NS, "sh_hold_time", NS_AS_MS,
+						hold->hold_ns[1])
+LOCKSTAT_LWLOCK_COUNTER(EX_HOLD_TIME_NS, "ex_hold_time", NS_AS_MS,
+						hold->hold_ns[0])
 #endif
 
 #ifdef LOCKSTAT_SPIN_COUNTER

@@ -75,16 +75,24 @@
  *	 never lowering it, so that concurrent resets cannot move the baseline
  *	 back.
  *
- * - The distribution of blocked calls by wait time (lockstat_record_wait)
- *	 is one shared table of atomic counters per row and bucket, plus an
- *	 atomic maximum per row: blocked calls are rare and slow next to an
- *	 atomic add.  It has two halves, for even and odd per-query
+ * - The distributions of blocked calls by wait time (lockstat_record_wait)
+ *	 and of sampled holds by hold time, one per mode (lockstat_record_hold),
+ *	 are shared tables of atomic counters per row and bucket, plus an
+ *	 atomic maximum per row: blocked calls and samples are rare and slow
+ *	 next to an atomic add.  It has two halves, for even and odd per-query
  *	 generations: a process adds to the half of the generation it counts
  *	 in, which a reset moves on at the process's cut, together with the
  *	 baseline and the per-query counts (see lockstat_reset() and the
  *	 locking rules of lockstat_query.c).  A reset empties the new half
  *	 before any process counts in it, and readers read the half of the last
  *	 complete reset (wait_half, set with the baseline).
+ *
+ * - A process slot holds the core's rows, then as many LockStatHoldRow
+ *	 rows, which only pg_lockstat's hold hook writes (lockstat_record_hold),
+ *	 in the owning process, with plain stores, inside a write of its
+ *	 per-query table (see lockstat_query.c): so a reset's cut of the slot
+ *	 sees each sample both in the rows and in the distribution, or in
+ *	 neither.  Readers add them up with the core's rows (lockstat_add_row).
  *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
  *	 callback registered after ProcKill's, so it runs first, with the
@@ -136,9 +144,10 @@ typedef struct LockStatSharedState
 	TimestampTz stats_reset;	/* time of the last reset, or of start-up */
 	int			wait_half;		/* the half of wait_hist readers read */
 	pg_atomic_uint64 *wait_hist;	/* 2 halves, one for even and one for odd
-									 * per-query generations, each num_rows *
-									 * LOCKSTAT_WAIT_BUCKETS counts, then
-									 * num_rows maxima */
+									 * per-query generations, each of
+									 * LOCKSTAT_NUM_HISTS distributions of
+									 * num_rows * LOCKSTAT_WAIT_BUCKETS
+									 * counts, then num_rows maxima */
 	LockStatTrancheTotals *baseline;	/* num_rows entries */
 	LockStatTrancheTotals *exited;	/* num_rows: folded by exited processes */
 	char	   *slots;			/* num_slots * slot_stride bytes */
@@ -170,12 +179,20 @@ static void lockstat_sum_all(LockStatTrancheTotals *totals);
 static void lockstat_subtract_totals(LockStatTrancheTotals *totals,
 									 const LockStatTrancheTotals *base);
 
-/* bytes per process slot */
+/* bytes per process slot: the core's rows, then the hold rows */
 static Size
 lockstat_slot_stride(int num_rows)
 {
 	/* a cache line of its own per process: no false sharing of counters */
-	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
+	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters) +
+								   sizeof(LockStatHoldRow), num_rows));
+}
+
+/* the hold rows of the process slot whose core rows are "rows" */
+static inline LockStatHoldRow *
+lockstat_hold_rows(volatile LWLockStatsCounters *rows)
+{
+	return (LockStatHoldRow *) (rows + lockstat_state->num_rows);
 }
 
 /* where the parts of the shared counter array are: offsets from its start */
@@ -184,7 +201,8 @@ typedef struct LockStatLWLockLayout
 	Size		baseline;		/* LockStatTrancheTotals[num_rows] */
 	Size		exited;			/* LockStatTrancheTotals[num_rows] */
 	Size		slots;			/* num_slots * slot_stride bytes */
-	Size		wait_hist;		/* 2 halves of num_rows * (buckets + max) */
+	Size		wait_hist;		/* 2 halves of LOCKSTAT_NUM_HISTS * num_rows *
+								 * (buckets + max) */
 	Size		owners;			/* LockStatSlotOwner[num_slots] */
 	Size		size;			/* bytes in all, the header included */
 } LockStatLWLockLayout;
@@ -204,7 +222,7 @@ lockstat_lwlock_layout(int num_slots, int num_rows, LockStatLWLockLayout *l)
 											 num_slots));
 	l->wait_hist = lockstat_layout_part(&size,
 										mul_size(sizeof(pg_atomic_uint64),
-												 mul_size(2 * num_rows,
+												 mul_size(2 * LOCKSTAT_NUM_HISTS * num_rows,
 														  LOCKSTAT_WAIT_BUCKETS + 1)));
 	l->owners = lockstat_layout_part(&size,
 									 mul_size(sizeof(LockStatSlotOwner),
@@ -262,7 +280,8 @@ lockstat_lwlock_shmem_startup(void)
 		lockstat_state->slots = p + layout.slots;
 		lockstat_state->wait_half = 0;
 		lockstat_state->wait_hist = (pg_atomic_uint64 *) (p + layout.wait_hist);
-		for (int i = 0; i < 2 * num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+		for (int i = 0; i < 2 * LOCKSTAT_NUM_HISTS * num_rows *
+			 (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
 		lockstat_state->owners = (LockStatSlotOwner *) (p + layout.owners);
 	}
@@ -279,12 +298,23 @@ lockstat_lwlock_shmem_ready(void)
 	return lockstat_state != NULL;
 }
 
-/* the half of the wait distribution for a per-query generation */
+/* words of one distribution: num_rows * buckets counts, then num_rows maxima */
+#define LOCKSTAT_HIST_WORDS(num_rows)	((num_rows) * (LOCKSTAT_WAIT_BUCKETS + 1))
+
+/* the half of the distributions for a per-query generation */
 static inline pg_atomic_uint64 *
 lockstat_wait_half(uint64 generation)
 {
 	return lockstat_state->wait_hist + (generation & 1) *
-		lockstat_state->num_rows * (LOCKSTAT_WAIT_BUCKETS + 1);
+		LOCKSTAT_NUM_HISTS * LOCKSTAT_HIST_WORDS(lockstat_state->num_rows);
+}
+
+/* distribution "hist" in the half of a per-query generation */
+static inline pg_atomic_uint64 *
+lockstat_hist(uint64 generation, LockStatHist hist)
+{
+	return lockstat_wait_half(generation) +
+		hist * LOCKSTAT_HIST_WORDS(lockstat_state->num_rows);
 }
 
 /* the rows of process slot "slot" */
@@ -354,7 +384,8 @@ lockstat_attach_process(void)
 	rows = lockstat_slot_rows(slot);
 	Assert(owner->pid == 0);
 	lockstat_begin_owner_write(owner);
-	memset(rows, 0, sizeof(LWLockStatsCounters) * lockstat_state->num_rows);
+	memset(rows, 0, (sizeof(LWLockStatsCounters) + sizeof(LockStatHoldRow)) *
+		   lockstat_state->num_rows);
 	/* a reader that sees our pid sees the rows zeroed */
 	pg_write_barrier();
 	owner->pid = MyProcPid;
@@ -393,7 +424,8 @@ lockstat_detach_process(void)
 	pg_write_barrier();
 
 	for (int row = 0; row < lockstat_state->num_rows; row++)
-		lockstat_add_row(&lockstat_state->exited[row], &rows[row]);
+		lockstat_add_row(&lockstat_state->exited[row], &rows[row],
+						 &lockstat_hold_rows(rows)[row]);
 
 	lockstat_begin_owner_write(owner);
 	owner->pid = 0;
@@ -456,7 +488,8 @@ lockstat_add_live_rows(LockStatTrancheTotals *totals)
 		pg_read_barrier();
 
 		for (int row = 0; row < num_rows; row++)
-			lockstat_add_row(&totals[row], &rows[row]);
+			lockstat_add_row(&totals[row], &rows[row],
+							 &lockstat_hold_rows(rows)[row]);
 	}
 }
 
@@ -503,13 +536,14 @@ lockstat_sum_all(LockStatTrancheTotals *totals)
 
 /*
  * Add one process's counters for one tranche, as the core patch writes
- * them, to *totals: each counter gets the "sum" of its line in
- * lockstat_counters.h.  This is the only place that knows the layout of
- * LWLockStatsCounters on the reading side.
+ * them (row) and as our hold hook does (hold), to *totals: each counter
+ * gets the "sum" of its line in lockstat_counters.h.  This is the only place
+ * that knows the layout of LWLockStatsCounters on the reading side.
  */
 void
 lockstat_add_row(LockStatTrancheTotals *totals,
-				 volatile LWLockStatsCounters *row)
+				 volatile LWLockStatsCounters *row,
+				 volatile LockStatHoldRow *hold)
 {
 	/*
 	 * The elements that two sums use are loaded once.  An acquisition after
@@ -580,7 +614,8 @@ lockstat_read_process(int slot, LockStatProcess *process,
 			if (process->pid != 0)
 			{
 				for (int row = 0; row < num_rows; row++)
-					lockstat_add_row(&totals[row], &rows[row]);
+					lockstat_add_row(&totals[row], &rows[row],
+									 &lockstat_hold_rows(rows)[row]);
 			}
 
 			pg_read_barrier();
@@ -669,7 +704,7 @@ lockstat_lwlock_reset_begin(uint64 generation)
 
 	cut->totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 	cut->one = palloc(sizeof(LockStatTrancheTotals) * num_rows);
-	for (int i = 0; i < num_rows * (LOCKSTAT_WAIT_BUCKETS + 1); i++)
+	for (int i = 0; i < LOCKSTAT_NUM_HISTS * LOCKSTAT_HIST_WORDS(num_rows); i++)
 		pg_atomic_write_u64(&hist[i], 0);
 
 	LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
@@ -700,7 +735,7 @@ lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
 	pg_read_barrier();
 	for (int row = 0; row < num_rows; row++)
 	{
-		lockstat_add_row(&one[row], &rows[row]);
+		lockstat_add_row(&one[row], &rows[row], &lockstat_hold_rows(rows)[row]);
 		*blocks += one[row].counts[LOCKSTAT_BLOCKS];
 		*wait_ns += one[row].counts[LOCKSTAT_WAIT_TIME_NS];
 	}
@@ -771,6 +806,16 @@ lockstat_wait_bucket_lower_us(int bucket)
 	return bucket == 0 ? 0 : UINT64CONST(1) << (bucket - 1);
 }
 
+/* add a duration of ns nanoseconds to row "row" of a distribution */
+static void
+lockstat_hist_add(pg_atomic_uint64 *hist, int row, uint64 ns)
+{
+	pg_atomic_fetch_add_u64(&hist[row * LOCKSTAT_WAIT_BUCKETS +
+								  spin_wait_bucket(ns)], 1);
+	lockstat_atomic_max_u64(&hist[lockstat_state->num_rows *
+								  LOCKSTAT_WAIT_BUCKETS + row], ns);
+}
+
 /*
  * Count one blocked call, which waited wait_ns nanoseconds in all, on an
  * LWLock of counter row row, in the half of the distribution of the
@@ -781,35 +826,56 @@ lockstat_wait_bucket_lower_us(int bucket)
 void
 lockstat_record_wait(int row, uint64 wait_ns, uint64 generation)
 {
-	pg_atomic_uint64 *hist;
-	pg_atomic_uint64 *max;
-
 	if (lockstat_state == NULL || row < 0 || row >= lockstat_state->num_rows)
 		return;
 
-	hist = lockstat_wait_half(generation);
-	pg_atomic_fetch_add_u64(&hist[row * LOCKSTAT_WAIT_BUCKETS +
-								  spin_wait_bucket(wait_ns)], 1);
-
-	max = &hist[lockstat_state->num_rows * LOCKSTAT_WAIT_BUCKETS + row];
-	lockstat_atomic_max_u64(max, wait_ns);
+	lockstat_hist_add(lockstat_hist(generation, LOCKSTAT_HIST_WAIT), row,
+					  wait_ns);
 }
 
 /*
- * Copy the distribution of blocked calls since the last reset: counts[num_rows *
- * LOCKSTAT_WAIT_BUCKETS] and max_ns[num_rows] (either may be NULL).
- * Errors: 55000 if not preloaded.
+ * Count one sampled hold of an LWLock of counter row "row" in mode "mode"
+ * (LW_EXCLUSIVE or LW_SHARED), which lasted hold_ns nanoseconds: in this
+ * process's hold row, and in the distribution of that mode in the half of
+ * the per-query generation that the process counts in.  Called from
+ * lockstat_query_record_hold(), inside a write of the process's per-query
+ * table, after the core released the lock: no locks, no allocation, no
+ * errors.  Nothing is counted once the process has given up its slot
+ * (lockstat_detach_process()), as a hold that ProcKill's
+ * LWLockReleaseAll() ends can be.
  */
 void
-lockstat_read_waits(uint64 *counts, uint64 *max_ns)
+lockstat_record_hold(int row, int mode, uint64 hold_ns, uint64 generation)
+{
+	LockStatHoldRow *hold;
+	int			m = (mode == LW_SHARED);
+
+	if (lockstat_my_rows == NULL || row < 0 || row >= lockstat_state->num_rows)
+		return;
+
+	hold = &lockstat_hold_rows(lockstat_my_rows)[row];
+	hold->samples[m]++;
+	hold->hold_ns[m] += hold_ns;
+
+	lockstat_hist_add(lockstat_hist(generation, m == 0 ? LOCKSTAT_HIST_HOLD_EX :
+									LOCKSTAT_HIST_HOLD_SH), row, hold_ns);
+}
+
+/*
+ * Copy distribution "which" since the last reset: counts[num_rows *
+ * LOCKSTAT_WAIT_BUCKETS] and max_ns[num_rows] (either may be NULL): the
+ * waits of blocked calls (LOCKSTAT_HIST_WAIT) or the sampled holds of one
+ * mode.  Errors: 55000 if not preloaded.
+ */
+void
+lockstat_read_hist(LockStatHist which, uint64 *counts, uint64 *max_ns)
 {
 	int			num_rows;
 	pg_atomic_uint64 *hist;
 
 	num_rows = lockstat_state->num_rows;
-	hist = lockstat_state->wait_hist +
-		((volatile LockStatSharedState *) lockstat_state)->wait_half *
-		num_rows * (LOCKSTAT_WAIT_BUCKETS + 1);
+	hist = lockstat_hist(((volatile LockStatSharedState *) lockstat_state)->wait_half,
+						 which);
 
 	if (counts)
 	{

@@ -432,6 +432,48 @@ lockstat_query_my_key(LockStatQueryKey *key, int row)
 }
 
 /*
+ * The generation that this process counts in, within a write of its table:
+ * if a reset has moved it on, the table's counts of the older generation
+ * are not shown, and are dropped.
+ */
+static uint64
+lockstat_query_my_generation(LockStatQuerySlot *slot)
+{
+	uint64		generation = slot->target_generation;
+
+	if (slot->generation != generation)
+	{
+		slot->nused = 0;
+		slot->generation = generation;
+	}
+	return generation;
+}
+
+/*
+ * Count one sampled hold of an LWLock of counter row stats_row in mode
+ * "mode", which lasted hold_ns nanoseconds, in this process's hold rows
+ * and the hold-time distribution (lockstat_record_hold()), within one
+ * write of this process's table, so that a reset's cut sees the sample in
+ * both or in neither.  Called from the core's lwlock_stats_hold_hook after
+ * the lock was released, also during error recovery and at exit: no locks,
+ * no allocation, no errors.
+ */
+void
+lockstat_query_record_hold(int stats_row, int mode, uint64 hold_ns)
+{
+	LockStatQuerySlot *slot = query_my_slot;
+	uint64		generation;
+
+	if (slot == NULL)
+		return;
+
+	lockstat_query_begin_write(slot);
+	generation = lockstat_query_my_generation(slot);
+	lockstat_record_hold(stats_row, mode, hold_ns, generation);
+	lockstat_query_end_write(slot);
+}
+
+/*
  * Count one blocked call that waited wait_ns nanoseconds on an LWLock of
  * counter row stats_row: under the running query, database, role and the
  * lock's tranche, in the wait distribution (lockstat_record_wait()), and in
@@ -460,14 +502,7 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 		lockstat_query_my_key(&key, row);
 
 	lockstat_query_begin_write(slot);
-
-	/* a reset came: the counts of the older generation are not shown */
-	generation = slot->target_generation;
-	if (slot->generation != generation)
-	{
-		slot->nused = 0;
-		slot->generation = generation;
-	}
+	generation = lockstat_query_my_generation(slot);
 
 	nused = slot->nused;
 	for (i = 0; row >= 0 && i < nused; i++)

@@ -34,6 +34,7 @@
 
 PG_FUNCTION_INFO_V1(pg_lwlock_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram);
+PG_FUNCTION_INFO_V1(pg_lwlock_hold_histogram);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_query_stats);
@@ -43,8 +44,9 @@ PG_FUNCTION_INFO_V1(pg_lockstat_status);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 
 /* result columns of each function, as pg_lockstat--1.0.sql declares them */
-#define PG_LWLOCK_STATS_COLS			4
+#define PG_LWLOCK_STATS_COLS			6
 #define PG_LWLOCK_WAIT_HISTOGRAM_COLS	5
+#define PG_LWLOCK_HOLD_HISTOGRAM_COLS	6
 #define PG_LWLOCK_INSTANCE_STATS_COLS	6
 #define PG_LWLOCK_BACKEND_STATS_COLS	5
 #define PG_LWLOCK_QUERY_STATS_COLS		9
@@ -268,12 +270,16 @@ lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t)
  *						IDs >= pg_lockstat.max_tranches
  *	tranche text		name as pg_stat_activity.wait_event shows it
  *	counters pg_lwlock_counters	the counters of lockstat_counters.h: counts
- *						as int8, wait_time as float8 (ms)
+ *						as int8, wait_time and the hold times as float8 (ms)
  *	max_wait_time float8	longest wait of one blocked call since the last
+ *						reset (ms)
+ *	max_ex_hold_time float8, max_sh_hold_time float8	longest sampled hold
+ *						in exclusive and in shared mode since the last
  *						reset (ms)
  * The counters come from the core patch's counting points in lwlock.c, the
  * successors of LWLOCK_STATS' sh_acquire, ex_acquire, block, spin_delay and
- * dequeue_self; the longest wait from its lwlock_stats_wait_hook.  Errors:
+ * dequeue_self; the longest wait from its lwlock_stats_wait_hook, the hold
+ * samples and times from its lwlock_stats_hold_hook.  Errors:
  * 55000 if pg_lockstat is not preloaded; 42804 if pg_lwlock_counters does
  * not match the library.  The first time a backend shows an overflow row,
  * it also raises a WARNING.
@@ -284,18 +290,21 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo, PG_LWLOCK_STATS_COLS);
 	TupleDesc	counters_desc = lockstat_counters_desc(rsinfo->setDesc, 2);
 	LockStatTrancheTotals *totals;
-	uint64	   *max_ns;
+	uint64	   *max_ns[LOCKSTAT_NUM_HISTS];
 	int			num_rows;
 	int			overflow_row;
 
 	num_rows = lockstat_num_rows();
 	overflow_row = lockstat_overflow_row();
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
-	max_ns = palloc(sizeof(uint64) * num_rows);
 	lockstat_read_totals(totals);
 	lockstat_fold_instance_rows(totals);
-	lockstat_read_waits(NULL, max_ns);
-	lockstat_fold_instance(max_ns, 1, LOCKSTAT_FOLD_MAX);
+	for (int h = 0; h < LOCKSTAT_NUM_HISTS; h++)
+	{
+		max_ns[h] = palloc(sizeof(uint64) * num_rows);
+		lockstat_read_hist((LockStatHist) h, NULL, max_ns[h]);
+		lockstat_fold_instance(max_ns[h], 1, LOCKSTAT_FOLD_MAX);
+	}
 
 	for (int row = 0; row <= overflow_row; row++)
 	{
@@ -319,15 +328,65 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 		}
 		i = lockstat_put_tranche(values, nulls, i, row, overflow);
 		values[i++] = lockstat_counters_value(counters_desc, t);
-		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
+		for (int h = 0; h < LOCKSTAT_NUM_HISTS; h++)
+			values[i++] = Float8GetDatum((double) max_ns[h][row] / 1000000.0);
 		Assert(i == PG_LWLOCK_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 
 	pfree(totals);
-	pfree(max_ns);
+	for (int h = 0; h < LOCKSTAT_NUM_HISTS; h++)
+		pfree(max_ns[h]);
 	return (Datum) 0;
+}
+
+/*
+ * Put the rows of distribution "which" since the last reset, one per tranche
+ * and non-empty bucket, into a materialized SRF's result: tranche_id,
+ * tranche, then the text "mode" unless it is NULL, then the bucket
+ * (lockstat_put_bucket()).  The main array's locks count in their
+ * tranches.
+ */
+static void
+lockstat_put_histogram(ReturnSetInfo *rsinfo, LockStatHist which,
+					   const char *mode)
+{
+	int			num_rows = lockstat_num_rows();
+	int			overflow_row = lockstat_overflow_row();
+	int			natts = rsinfo->setDesc->natts;
+	uint64	   *counts;
+	Datum	   *values = palloc(sizeof(Datum) * natts);
+	bool	   *nulls = palloc(sizeof(bool) * natts);
+
+	counts = palloc(sizeof(uint64) * num_rows * LOCKSTAT_WAIT_BUCKETS);
+	lockstat_read_hist(which, counts, NULL);
+	lockstat_fold_instance(counts, LOCKSTAT_WAIT_BUCKETS, LOCKSTAT_FOLD_SUM);
+
+	for (int row = 0; row <= overflow_row; row++)
+	{
+		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
+		{
+			uint64		count = counts[row * LOCKSTAT_WAIT_BUCKETS + b];
+			int			i = 0;
+
+			if (count == 0)
+				continue;
+
+			memset(nulls, 0, sizeof(bool) * natts);
+			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
+			if (mode)
+				values[i++] = CStringGetTextDatum(mode);
+			i = lockstat_put_bucket(values, nulls, i, b, count);
+			Assert(i == natts);
+
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+
+	pfree(counts);
+	pfree(values);
+	pfree(nulls);
 }
 
 /*
@@ -352,39 +411,35 @@ pg_lwlock_wait_histogram(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
 											   PG_LWLOCK_WAIT_HISTOGRAM_COLS);
-	uint64	   *counts;
-	int			num_rows;
-	int			overflow_row;
 
-	num_rows = lockstat_num_rows();
-	overflow_row = lockstat_overflow_row();
-	counts = palloc(sizeof(uint64) * num_rows * LOCKSTAT_WAIT_BUCKETS);
-	lockstat_read_waits(counts, NULL);
+	lockstat_put_histogram(rsinfo, LOCKSTAT_HIST_WAIT, NULL);
+	return (Datum) 0;
+}
 
-	/* the main array's locks count in their tranches here */
-	lockstat_fold_instance(counts, LOCKSTAT_WAIT_BUCKETS, LOCKSTAT_FOLD_SUM);
+/*
+ * pg_lwlock_hold_histogram() returns setof record
+ *
+ * The distribution of the sampled LWLock holds (pg_lockstat.hold_sample_every)
+ * since the last reset, one row per tranche, mode and non-empty bucket:
+ *	tranche_id int4, tranche text	as pg_lwlock_wait_histogram()
+ *	mode text				'exclusive' or 'shared'
+ *	bucket_lower_us int8, bucket_upper_us int8	as pg_lwlock_wait_histogram(),
+ *							for the time from the end of the acquisition to
+ *							the release
+ *	count int8				sampled holds in the bucket (count)
+ * Each sample counts once, from the core patch's lwlock_stats_hold_hook, so
+ * that a tranche's counts of a mode add up to its ex_hold_samples or
+ * sh_hold_samples in pg_lwlock_stats.  Errors: 55000 if pg_lockstat is not
+ * preloaded.
+ */
+Datum
+pg_lwlock_hold_histogram(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_HOLD_HISTOGRAM_COLS);
 
-	for (int row = 0; row <= overflow_row; row++)
-	{
-		for (int b = 0; b < LOCKSTAT_WAIT_BUCKETS; b++)
-		{
-			uint64		count = counts[row * LOCKSTAT_WAIT_BUCKETS + b];
-			Datum		values[PG_LWLOCK_WAIT_HISTOGRAM_COLS];
-			bool		nulls[PG_LWLOCK_WAIT_HISTOGRAM_COLS] = {0};
-			int			i = 0;
-
-			if (count == 0)
-				continue;
-
-			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-			i = lockstat_put_bucket(values, nulls, i, b, count);
-			Assert(i == PG_LWLOCK_WAIT_HISTOGRAM_COLS);
-
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-		}
-	}
-
-	pfree(counts);
+	lockstat_put_histogram(rsinfo, LOCKSTAT_HIST_HOLD_EX, "exclusive");
+	lockstat_put_histogram(rsinfo, LOCKSTAT_HIST_HOLD_SH, "shared");
 	return (Datum) 0;
 }
 
@@ -749,7 +804,7 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 	max_ns = palloc(sizeof(uint64) * num_rows);
 	lockstat_read_totals(totals);
-	lockstat_read_waits(NULL, max_ns);
+	lockstat_read_hist(LOCKSTAT_HIST_WAIT, NULL, max_ns);
 
 	for (int row = overflow_row + 1; row < num_rows; row++)
 	{

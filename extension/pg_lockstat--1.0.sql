@@ -27,7 +27,11 @@ CREATE TYPE pg_lwlock_counters AS (
     blocks bigint,
     spin_delays bigint,
     dequeue_self bigint,
-    wait_time double precision
+    wait_time double precision,
+    sh_hold_samples bigint,
+    ex_hold_samples bigint,
+    sh_hold_time double precision,
+    ex_hold_time double precision
 );
 
 COMMENT ON TYPE pg_lwlock_counters IS
@@ -44,6 +48,14 @@ COMMENT ON COLUMN pg_lwlock_counters.dequeue_self IS
 'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
 COMMENT ON COLUMN pg_lwlock_counters.wait_time IS
 'time that blocked calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_counters.sh_hold_samples IS
+'shared acquisitions whose hold was timed (count): one in pg_lockstat.hold_sample_every of each process''s acquisitions; times that setting, an estimate of sh_acquires';
+COMMENT ON COLUMN pg_lwlock_counters.ex_hold_samples IS
+'exclusive acquisitions whose hold was timed (count), as sh_hold_samples';
+COMMENT ON COLUMN pg_lwlock_counters.sh_hold_time IS
+'time that the timed shared holds lasted, each from the end of its acquisition to its release (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_counters.ex_hold_time IS
+'time that the timed exclusive holds lasted (milliseconds), as sh_hold_time';
 
 -- pg_lwlock_stats(): the per-tranche counters since the last reset, summed
 -- over all processes.  Columns and units: see the view below.  Errors with
@@ -52,7 +64,9 @@ CREATE FUNCTION pg_lwlock_stats(
     OUT tranche_id integer,
     OUT tranche text,
     OUT counters pg_lwlock_counters,
-    OUT max_wait_time double precision
+    OUT max_wait_time double precision,
+    OUT max_ex_hold_time double precision,
+    OUT max_sh_hold_time double precision
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_lwlock_stats'
@@ -64,6 +78,7 @@ COMMENT ON FUNCTION pg_lwlock_stats() IS
 CREATE VIEW pg_lwlock_stats AS
     SELECT s.tranche_id, s.tranche,
            (s.counters).*, s.max_wait_time,
+           s.max_ex_hold_time, s.max_sh_hold_time,
            100 * (s.counters).blocks /
                nullif(sum((s.counters).blocks::float8) OVER (), 0)
                AS blk_pct,
@@ -80,6 +95,10 @@ COMMENT ON COLUMN pg_lwlock_stats.tranche IS
 'tranche name, as pg_stat_activity.wait_event shows it';
 COMMENT ON COLUMN pg_lwlock_stats.max_wait_time IS
 'longest wait of one blocked call since the last reset (milliseconds); 0 if none';
+COMMENT ON COLUMN pg_lwlock_stats.max_ex_hold_time IS
+'longest timed exclusive hold since the last reset (milliseconds); 0 if none';
+COMMENT ON COLUMN pg_lwlock_stats.max_sh_hold_time IS
+'longest timed shared hold since the last reset (milliseconds); 0 if none';
 COMMENT ON COLUMN pg_lwlock_stats.blk_pct IS
 'this tranche''s share of all blocks (percent); NULL when there are no blocks';
 COMMENT ON COLUMN pg_lwlock_stats.spin_delay_pct IS
@@ -127,6 +146,85 @@ REVOKE ALL ON FUNCTION pg_lwlock_wait_histogram() FROM PUBLIC;
 REVOKE ALL ON pg_lwlock_wait_histogram FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_wait_histogram() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_wait_histogram TO pg_read_all_stats;
+
+-- pg_lwlock_hold_histogram(): log2 distribution of the timed LWLock holds
+-- since the last reset, one row per tranche, mode and non-empty bucket.
+-- Errors with SQLSTATE 55000 unless pg_lockstat is in
+-- shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_hold_histogram(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT mode text,
+    OUT bucket_lower_us bigint,
+    OUT bucket_upper_us bigint,
+    OUT count bigint
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_hold_histogram'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_hold_histogram() IS
+'log2 histogram of the timed LWLock holds per tranche and mode since the last reset; backs the view pg_lwlock_hold_histogram (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_hold_histogram AS
+    SELECT * FROM pg_lwlock_hold_histogram();
+
+COMMENT ON VIEW pg_lwlock_hold_histogram IS
+'distribution of the timed LWLock holds (pg_lockstat.hold_sample_every) per tranche and mode since the last pg_lockstat_reset(), one entry per sample (so a tranche''s counts of a mode add up to its ex_hold_samples or sh_hold_samples), in power-of-two microsecond buckets; only non-empty buckets';
+COMMENT ON COLUMN pg_lwlock_hold_histogram.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_hold_histogram.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_hold_histogram.mode IS
+'exclusive or shared';
+COMMENT ON COLUMN pg_lwlock_hold_histogram.bucket_lower_us IS
+'the bucket counts holds that lasted at least this many microseconds (0, 1, 2, 4, ...), from the end of the acquisition to the release';
+COMMENT ON COLUMN pg_lwlock_hold_histogram.bucket_upper_us IS
+'and less than this many microseconds; NULL for the last bucket (4194304 microseconds and more)';
+COMMENT ON COLUMN pg_lwlock_hold_histogram.count IS
+'timed holds in the bucket (count)';
+
+REVOKE ALL ON FUNCTION pg_lwlock_hold_histogram() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_hold_histogram FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_hold_histogram() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_hold_histogram TO pg_read_all_stats;
+
+-- pg_lwlock_hold_stats: the timed holds of pg_lwlock_stats, one row per
+-- tranche and mode with any sample.
+CREATE VIEW pg_lwlock_hold_stats AS
+    SELECT tranche_id, tranche, 'exclusive'::text AS mode,
+           ex_hold_samples AS samples, ex_acquires AS acquires,
+           ex_hold_time AS hold_time,
+           ex_hold_time / ex_hold_samples AS mean_hold_time,
+           max_ex_hold_time AS max_hold_time
+    FROM pg_lwlock_stats WHERE ex_hold_samples > 0
+    UNION ALL
+    SELECT tranche_id, tranche, 'shared'::text AS mode,
+           sh_hold_samples, sh_acquires, sh_hold_time,
+           sh_hold_time / sh_hold_samples, max_sh_hold_time
+    FROM pg_lwlock_stats WHERE sh_hold_samples > 0;
+
+COMMENT ON VIEW pg_lwlock_hold_stats IS
+'timed LWLock holds per tranche and mode since the last pg_lockstat_reset() (pg_lockstat.hold_sample_every); only tranches and modes with a sample';
+COMMENT ON COLUMN pg_lwlock_hold_stats.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_hold_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_hold_stats.mode IS
+'exclusive or shared';
+COMMENT ON COLUMN pg_lwlock_hold_stats.samples IS
+'acquisitions in this mode whose hold was timed (count)';
+COMMENT ON COLUMN pg_lwlock_hold_stats.acquires IS
+'all acquisitions in this mode (count), for scaling: hold_time * acquires / samples estimates the time the lock was held in all';
+COMMENT ON COLUMN pg_lwlock_hold_stats.hold_time IS
+'time that the timed holds lasted, each from the end of its acquisition to its release (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_hold_stats.mean_hold_time IS
+'hold_time / samples (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_hold_stats.max_hold_time IS
+'longest timed hold (milliseconds)';
+
+REVOKE ALL ON pg_lwlock_hold_stats FROM PUBLIC;
+GRANT SELECT ON pg_lwlock_hold_stats TO pg_read_all_stats;
 
 -- pg_lwlock_instance_stats(): the counters of each lock of the fixed main
 -- LWLock array since the last reset.  Errors with SQLSTATE 55000 unless

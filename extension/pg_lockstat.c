@@ -69,6 +69,7 @@ static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
 static lwlock_stats_wait_hook_type prev_lwlock_stats_wait_hook = NULL;
+static lwlock_stats_hold_hook_type prev_lwlock_stats_hold_hook = NULL;
 
 static void lockstat_define_spin_gucs(void);
 static void lockstat_define_counting_gucs(void);
@@ -76,6 +77,7 @@ static void lockstat_install_hooks(void);
 static char *lockstat_placeholder_value(const char *name);
 static void lockstat_check_setting(const char *name, const char *value);
 static void lockstat_assign_track(bool newval, void *extra);
+static void lockstat_assign_hold_sample_every(int newval, void *extra);
 static bool lockstat_check_limit(const char *name, int value,
 								 const char *other_name, int other_value,
 								 bool is_minimum);
@@ -94,6 +96,7 @@ static void lockstat_shmem_startup_hook(void);
 static void lockstat_attach_hook(void);
 static void lockstat_detach(int code, Datum arg);
 static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
+static void lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns);
 
 /*
  * Module load callback
@@ -235,6 +238,18 @@ lockstat_define_counting_gucs(void)
 							 lockstat_assign_track,
 							 NULL);
 
+	DefineCustomIntVariable("pg_lockstat.hold_sample_every",
+							"Times one in this many LWLock holds of each process.",
+							"Sampled holds are counted in ex_hold_samples and sh_hold_samples, with their hold time. 0 turns sampling off.",
+							&lockstat_hold_sample_every,
+							LOCKSTAT_HOLD_SAMPLE_EVERY_DEFAULT,
+							0, INT_MAX,
+							PGC_SUSET,
+							0,
+							NULL,
+							lockstat_assign_hold_sample_every,
+							NULL);
+
 	DefineCustomIntVariable("pg_lockstat.max_tranches",
 							"Sets the number of LWLock tranche IDs counted separately.",
 							"Tranche IDs at or above this value are counted together in one overflow row.",
@@ -302,6 +317,8 @@ lockstat_install_hooks(void)
 	*lockstat_core->attach_hook = lockstat_attach_hook;
 	prev_lwlock_stats_wait_hook = *lockstat_core->wait_hook;
 	*lockstat_core->wait_hook = lockstat_wait_hook;
+	prev_lwlock_stats_hold_hook = *lockstat_core->hold_hook;
+	*lockstat_core->hold_hook = lockstat_hold_hook;
 	*lockstat_core->spin_site_hook = lockstat_spin_site;
 
 	/* where processes fold their per-query tables */
@@ -427,6 +444,23 @@ lockstat_assign_track(bool newval, void *extra)
 	lockstat_track_changed();
 }
 
+/*
+ * pg_lockstat.hold_sample_every: the core times one in this many of the
+ * process's acquisitions, counting down from the moment the value changed,
+ * so that the process's samples are exactly its acquisitions since then
+ * divided by the value.  A reload that leaves the value as it was keeps the
+ * countdown running.  0 starts no sample; holds already being timed are
+ * still counted when they end.
+ */
+static void
+lockstat_assign_hold_sample_every(int newval, void *extra)
+{
+	if (*lockstat_core->hold_every == (uint32) newval)
+		return;
+	*lockstat_core->hold_every = (uint32) newval;
+	*lockstat_core->hold_countdown = newval > 0 ? (uint32) newval : PG_UINT32_MAX;
+}
+
 /* shmem_request_hook: MaxBackends is known here, unlike in _PG_init */
 static void
 lockstat_shmem_request_hook(void)
@@ -521,4 +555,19 @@ lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
 
 	/* the per-query count and the wait distribution, in one write */
 	lockstat_query_record_wait(lock->stats_row, wait_ns);
+}
+
+/*
+ * Called by the core once per sampled LWLock hold (pg_lockstat.hold_sample_every),
+ * right after the lock was released: counts the hold and its time in this
+ * process's hold row of the lock's counter row, and in the hold-time
+ * distribution of the mode.
+ */
+static void
+lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns)
+{
+	if (prev_lwlock_stats_hold_hook)
+		prev_lwlock_stats_hold_hook(lock, mode, hold_ns);
+
+	lockstat_query_record_hold(lock->stats_row, mode, hold_ns);
 }

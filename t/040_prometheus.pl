@@ -56,6 +56,7 @@ my %families = (
 	pg_lockstat_lwlock_wait_seconds_total => 'counter',
 	pg_lockstat_lwlock_max_wait_seconds => 'gauge',
 	pg_lockstat_lwlock_wait_duration_seconds => 'histogram',
+	pg_lockstat_lwlock_hold_duration_seconds => 'histogram',
 	pg_lockstat_spin_waits_total => 'counter',
 	pg_lockstat_spin_spins_total => 'counter',
 	pg_lockstat_spin_delays_total => 'counter',
@@ -69,7 +70,7 @@ my @bounds_us = map { 2**$_ } 0 .. 22;
 
 # ttas, so that s_lock() counts TAS attempts and unlocked skips
 my $node = LockStatTest::new_node('prometheus',
-	"pg_lockstat.spin_strategy = 'ttas'\n");
+	"pg_lockstat.spin_strategy = 'ttas'\npg_lockstat.hold_sample_every = 10\n");
 $node->safe_psql(
 	'postgres', q{
 CREATE ROLE regress_exporter LOGIN IN ROLE pg_monitor;
@@ -168,6 +169,44 @@ sub view_samples
 		$v{ sample_key("${name}_bucket", @l, le => '+Inf') } = $total;
 		$v{ sample_key("${name}_count", @l) } = $total;
 		$v{ sample_key("${name}_sum", @l) } = $wait{$id} // 0;
+	}
+
+	my %hold;
+	foreach my $row (
+		split /\n/,
+		$node->safe_psql(
+			'postgres',
+			q{SELECT coalesce(h.tranche_id::text, ''), h.tranche, h.mode,
+					 coalesce(h.bucket_upper_us::text, ''), h.count,
+					 s.hold_time / 1000
+			  FROM pg_lwlock_hold_histogram h
+			  LEFT JOIN pg_lwlock_hold_stats s
+				ON s.tranche_id IS NOT DISTINCT FROM h.tranche_id
+			   AND s.mode = h.mode}))
+	{
+		my ($id, $tranche, $mode, $upper, $count, $ht) = split /\|/, $row, -1;
+		my $g = $hold{"$id|$mode"} //= { id => $id, tranche => $tranche,
+			mode => $mode, sum => $ht, buckets => [] };
+		push @{ $g->{buckets} }, [ $upper, $count ];
+	}
+	foreach my $g (values %hold)
+	{
+		my @l = (tranche_id => $g->{id}, tranche => $g->{tranche},
+			mode => $g->{mode});
+		my $name = 'pg_lockstat_lwlock_hold_duration_seconds';
+		my $total = 0;
+		$total += $_->[1] foreach @{ $g->{buckets} };
+		foreach my $bound (@bounds_us)
+		{
+			my $n = 0;
+			$n += $_->[1]
+			  foreach grep { $_->[0] ne '' && $_->[0] <= $bound }
+			  @{ $g->{buckets} };
+			$v{ sample_key("${name}_bucket", @l, le => $bound / 1e6) } = $n;
+		}
+		$v{ sample_key("${name}_bucket", @l, le => '+Inf') } = $total;
+		$v{ sample_key("${name}_count", @l) } = $total;
+		$v{ sample_key("${name}_sum", @l) } = $g->{sum} eq '' ? 0 : $g->{sum};
 	}
 
 	foreach my $row (
@@ -459,7 +498,7 @@ is( scalar(grep { /^pg_lockstat_spin_tas_attempts_total/ } keys %$scraped),
 my ($info) = grep { $_->{name} eq 'pg_lockstat_info' } @$samples;
 is_deeply(
 	[ $info->{labels}{spin_strategy}, $info->{labels}{core_patch_version}, 0 + $info->{value} ],
-	[ 'ttas', '4.0', 1 ],
+	[ 'ttas', '4.1', 1 ],
 	'pg_lockstat_info: strategy and core patch version as labels, value 1');
 
 # --- roles: pg_read_all_stats alone, beside the default metrics; none -------

@@ -62,6 +62,15 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_lwlock_hold'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- Acquire the "lockstat_test" LWLock exclusively, hold it hold_us
+-- microseconds (at most 1 s) and raise an error (FATAL if fatal) while
+-- holding it, so that LWLockReleaseAll() ends the hold.  Errors: 22023 for
+-- hold_us out of range; P0001 always.
+CREATE FUNCTION lockstat_test_lwlock_error(hold_us integer, fatal boolean)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_lwlock_error'
+LANGUAGE C STRICT VOLATILE;
+
 -- Take the test spinlock again and again, holding it hold_us microseconds
 -- (at most 1 ms) each time, until lockstat_test_release() is called;
 -- wait_event "Extension" shows it runs (set again after each hold).

@@ -58,6 +58,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_main_lwlock);
 PG_FUNCTION_INFO_V1(lockstat_test_lwlock_hold);
+PG_FUNCTION_INFO_V1(lockstat_test_lwlock_error);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock_churn);
 PG_FUNCTION_INFO_V1(lockstat_test_release);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock_hold);
@@ -524,6 +525,34 @@ lockstat_test_lwlock_hold(PG_FUNCTION_ARGS)
 				 errmsg("lockstat_test_release() was not called within %d s",
 						LST_MAX_RELEASE_WAIT_S)));
 	PG_RETURN_INT64(1);
+}
+
+/*
+ * lockstat_test_lwlock_error(hold_us int, fatal bool) returns bigint
+ *
+ * Acquires the "lockstat_test" LWLock exclusively, holds it hold_us
+ * microseconds (at most 1 s) and raises an error while still holding it, so
+ * that the hold ends in LWLockReleaseAll(): of the transaction's abort, or
+ * with fatal, of the exit of the process.  Never returns.  Errors: 22023
+ * for hold_us out of range; 55000 if not preloaded; otherwise P0001
+ * ("error while holding ...") as ERROR or FATAL.
+ */
+Datum
+lockstat_test_lwlock_error(PG_FUNCTION_ARGS)
+{
+	int32		hold_us = PG_GETARG_INT32(0);
+	bool		fatal = PG_GETARG_BOOL(1);
+
+	lst_require_ready();
+	lst_check_counts(0, hold_us, LST_MAX_LWLOCK_HOLD_US);
+
+	LWLockAcquire(lst_state->lock, LW_EXCLUSIVE);
+	if (hold_us > 0)
+		pg_usleep(hold_us);
+	ereport(fatal ? FATAL : ERROR,
+			(errcode(ERRCODE_RAISE_EXCEPTION),
+			 errmsg("error while holding the lockstat_test LWLock")));
+	PG_RETURN_INT64(0);			/* not reached */
 }
 
 /*

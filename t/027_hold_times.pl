@@ -1,0 +1,199 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# Sampled LWLock hold times (pg_lockstat.hold_sample_every): with every
+# hold timed, each hold of the test lock is counted once, lasts at least as
+# long as it was held and at most as long as the statement, and falls in
+# the right bucket; with one in 10, an idle process's samples are exactly
+# its acquisitions / 10; holds that end by an error, by a FATAL exit and
+# across pg_lockstat_reset() are counted once; 0 times nothing; and the
+# histogram adds up to the samples of pg_lwlock_stats, per tranche and mode,
+# under pgbench too.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes ();
+
+use LockStatTest;
+
+my $node = LockStatTest::new_node('hold_times',
+	"pg_lockstat.hold_sample_every = 10\n");
+
+is($node->safe_psql('postgres', 'SHOW pg_lockstat.hold_sample_every'),
+	'10', 'the setting from postgresql.conf');
+
+my $test_row = q{FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'};
+
+# Every hold timed, in one session: 5 exclusive holds of 2 ms each.
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+my $t0 = Time::HiRes::time();
+$node->safe_psql('postgres',
+	q{SET pg_lockstat.hold_sample_every = 1;
+	  SELECT lockstat_test_lwlock('exclusive', 5, 2000);});
+my $stmt_ms = (Time::HiRes::time() - $t0) * 1000;
+is( $node->safe_psql(
+		'postgres',
+		qq{SELECT ex_acquires, ex_hold_samples, sh_hold_samples,
+				  ex_hold_time >= 10, max_ex_hold_time >= 2,
+				  max_ex_hold_time <= $stmt_ms,
+				  max_ex_hold_time <= ex_hold_time
+		   $test_row}),
+	'5|5|0|t|t|t|t',
+	sprintf('N = 1: each of 5 holds of 2 ms is timed once, within 2..%.0f ms',
+		$stmt_ms));
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT sum(count), bool_and(mode = 'exclusive'),
+				 bool_and(bucket_upper_us > 2000)
+		  FROM pg_lwlock_hold_histogram WHERE tranche = 'lockstat_test'}),
+	'5|t|t',
+	'the histogram has the 5 holds, in buckets of 2 ms or more');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT mode, samples, acquires, mean_hold_time >= 2,
+				 max_hold_time = (SELECT max_ex_hold_time FROM pg_lwlock_stats
+								  WHERE tranche = 'lockstat_test')
+		  FROM pg_lwlock_hold_stats WHERE tranche = 'lockstat_test'}),
+	'exclusive|5|5|t|t',
+	'pg_lwlock_hold_stats shows them per mode');
+
+# One hold in 10, set in postgresql.conf, so every process counts down from
+# its first counted acquisition: once idle, a process has exactly
+# acquisitions / 10 samples.  It may be busy for a moment (a statistics
+# flush), so wait for that state rather than read it once.
+my $session = $node->background_psql('postgres');
+my $pid = $session->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+$session->query_safe(q{SELECT lockstat_test_lwlock('shared', 1234)});
+$session->query_safe(q{SELECT lockstat_test_lwlock('exclusive', 77)});
+my $exact = qq{
+	SELECT sum(sh_hold_samples + ex_hold_samples) =
+		   sum(sh_acquires + ex_acquires)::bigint / 10
+	FROM pg_lwlock_backend_stats WHERE pid = $pid};
+ok($node->poll_query_until('postgres', $exact),
+	'N = 10: an idle process has exactly its acquisitions / 10 samples');
+is( $node->safe_psql(
+		'postgres',
+		qq{SELECT sum(sh_acquires + ex_acquires) > 1300
+		   FROM pg_lwlock_backend_stats WHERE pid = $pid}),
+	't', 'over more than 1300 acquisitions');
+
+# 0 times nothing, from the change on
+$session->query_safe('SET pg_lockstat.hold_sample_every = 0');
+my $before = $node->safe_psql('postgres',
+	qq{SELECT sum(sh_hold_samples + ex_hold_samples)
+	   FROM pg_lwlock_backend_stats WHERE pid = $pid});
+$session->query_safe(q{SELECT lockstat_test_lwlock('shared', 500)});
+is( $node->safe_psql(
+		'postgres',
+		qq{SELECT sum(sh_hold_samples + ex_hold_samples)
+		   FROM pg_lwlock_backend_stats WHERE pid = $pid}),
+	$before, 'N = 0: no more samples');
+$session->quit;
+
+# A hold that an error ends (LWLockReleaseAll() at abort) is timed once,
+# for as long as it lasted.
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+my ($rc, $stdout, $stderr) = $node->psql('postgres',
+	q{SET pg_lockstat.hold_sample_every = 1;
+	  SELECT lockstat_test_lwlock_error(3000, false);});
+like($stderr, qr/error while holding the lockstat_test LWLock/,
+	'the error was raised while holding');
+is( $node->safe_psql(
+		'postgres', qq{SELECT ex_hold_samples, max_ex_hold_time >= 3 $test_row}),
+	'1|t', 'a hold ended by an error is timed once');
+
+# One that the exit after a FATAL error ends is counted once or not at all
+# (the process gives up its counters at exit), never twice.
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+($rc, $stdout, $stderr) = $node->psql('postgres',
+	q{SET pg_lockstat.hold_sample_every = 1;
+	  SELECT lockstat_test_lwlock_error(1000, true);});
+like($stderr, qr/FATAL:  error while holding the lockstat_test LWLock/,
+	'the FATAL error was raised while holding');
+LockStatTest::wait_for_exits($node);
+like(
+	$node->safe_psql(
+		'postgres',
+		qq{SELECT coalesce((SELECT ex_hold_samples || '|' ||
+								   CASE WHEN max_ex_hold_time >= 1 THEN 't' ELSE 'f' END
+							$test_row), 'none')}),
+	qr/^(1\|t|0\|f|none)$/,
+	'a hold ended by a FATAL exit is one sample of its time, or none');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT coalesce(sum(count), 0) = coalesce(
+				 (SELECT ex_hold_samples FROM pg_lwlock_stats
+				  WHERE tranche = 'lockstat_test'), 0)
+		  FROM pg_lwlock_hold_histogram WHERE tranche = 'lockstat_test'}),
+	't', 'and the histogram agrees');
+
+# A hold that began before a reset and ends after it counts after it, once.
+my $holder = $node->background_psql('postgres');
+my $hpid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+$holder->query_safe('SET pg_lockstat.hold_sample_every = 1');
+LockStatTest::hold_lwlock($node, 'shared', $holder, $hpid);
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is($node->safe_psql('postgres', qq{SELECT count(*) $test_row}),
+	'0', 'nothing counted after the reset while the hold lasts');
+LockStatTest::release_holds($node);
+$holder->quit;
+is( $node->safe_psql(
+		'postgres',
+		qq{SELECT sh_acquires, sh_hold_samples, ex_hold_samples $test_row}),
+	'0|1|0',
+	'the hold across the reset is one sample after it (its acquisition was before)');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT mode, sum(count) FROM pg_lwlock_hold_histogram
+		  WHERE tranche = 'lockstat_test' GROUP BY mode}),
+	'shared|1', 'in the histogram too');
+
+# Under pgbench with every hold timed: per tranche and mode the histogram
+# adds up to the samples, exactly, once the clients have gone and sampling
+# has stopped.
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_lockstat.hold_sample_every = 1');
+$node->reload;
+$node->command_ok([ 'pgbench', '-i', '-q', '-s', '1', 'postgres' ],
+	'pgbench -i');
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+$node->command_ok(
+	[ 'pgbench', '-n', '-c', '4', '-j', '2', '-t', '200', 'postgres' ],
+	'pgbench with every hold timed');
+# Then no process starts another sample, so that the counts stand still
+# once every process has seen the reload and ended its timed holds.
+$node->safe_psql('postgres', 'ALTER SYSTEM SET pg_lockstat.hold_sample_every = 0');
+$node->reload;
+my $mismatch = q{
+	WITH s AS (SELECT tranche_id, 'exclusive' AS mode, ex_hold_samples AS n
+			   FROM pg_lwlock_stats
+			   UNION ALL
+			   SELECT tranche_id, 'shared', sh_hold_samples FROM pg_lwlock_stats),
+	h AS (SELECT tranche_id, mode, sum(count) AS n
+		  FROM pg_lwlock_hold_histogram GROUP BY 1, 2)
+	SELECT count(*) FROM s FULL JOIN h USING (tranche_id, mode)
+	WHERE coalesce(s.n, 0) <> coalesce(h.n, 0)};
+ok( $node->poll_query_until('postgres', "SELECT ($mismatch) = 0"),
+	'the hold histogram adds up to the samples per tranche and mode');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*) > 0 FROM pg_lwlock_hold_stats
+		  WHERE tranche IN ('WALInsert', 'BufferContent', 'ProcArray')}),
+	't', 'pgbench holds tranches such as ProcArray and BufferContent');
+
+# privileges: like pg_lwlock_wait_histogram
+$node->safe_psql('postgres', 'CREATE ROLE regress_nobody LOGIN');
+($rc, $stdout, $stderr) = $node->psql('postgres',
+	'SELECT count(*) FROM pg_lwlock_hold_histogram',
+	extra_params => [ '-U', 'regress_nobody' ]);
+like($stderr, qr/permission denied for view pg_lwlock_hold_histogram/,
+	'a role without pg_read_all_stats cannot read the histogram');
+($rc, $stdout, $stderr) = $node->psql('postgres',
+	'SET pg_lockstat.hold_sample_every = 1',
+	extra_params => [ '-U', 'regress_nobody' ]);
+like($stderr, qr/permission denied to set parameter/,
+	'nor set pg_lockstat.hold_sample_every');
+
+done_testing();
