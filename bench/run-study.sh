@@ -16,7 +16,9 @@
 # difference), and the coefficient of variation of every point.  The
 # report goes on with (b), for the highest client count of each strategy,
 # the top 10 LWLock tranches by blocks, with Blk, SpinDelay, Blk % and
-# SpinDelay % as in the LWLOCK_STATS tables posted to the list, and (c)
+# SpinDelay % as in the LWLOCK_STATS tables posted to the list, and the
+# sampled holds (pg_lockstat.hold_sample_every): their number, mean and
+# longest hold in microseconds, and (c)
 # its top spin-wait call sites from pg_spinlock_stats.  Raw results are
 # saved as CSV under build/run/<timestamp>/, with gnuplot plots.
 #
@@ -460,7 +462,11 @@ for s in $STRATEGIES; do
 		       sum(blocks) AS \"Blk\", sum(spin_delays) AS \"SpinDelay\",
 		       round((100 * sum(blocks) / nullif(sum(sum(blocks)) OVER (), 0))::numeric, 2) AS \"Blk %\",
 		       round((100 * sum(spin_delays) / nullif(sum(sum(spin_delays)) OVER (), 0))::numeric, 2) AS \"SpinDelay %\",
-		       round(sum(wait_time)::numeric, 1) AS \"wait ms\"
+		       round(sum(wait_time)::numeric, 1) AS \"wait ms\",
+		       sum(sh_hold_samples + ex_hold_samples) AS \"hold samples\",
+		       round((1000 * sum(sh_hold_time + ex_hold_time) /
+		              nullif(sum(sh_hold_samples + ex_hold_samples), 0))::numeric, 2) AS \"mean hold us\",
+		       round((1000 * max(greatest(max_ex_hold_time, max_sh_hold_time)))::numeric, 1) AS \"max hold us\"
 		FROM study_locks
 		WHERE strategy = '$s' AND clients = $max_clients
 		GROUP BY tranche

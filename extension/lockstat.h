@@ -296,31 +296,49 @@ extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);
 
 /*
- * What blocked LWLock calls are counted by in pg_lwlock_query_stats: the
- * running query's ID (0 if none), database and role, and the tranche's row
- * (a tranche ID below max_tranches, or the overflow row).  Calls outside any
- * query with an ID are counted per kind of process: kind is 0 when queryid
- * is not, else the process's BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER.
- * Keys are compared as bytes (HASH_BLOBS): pad is always 0.
+ * What blocked LWLock calls and sampled holds are counted by in
+ * pg_lwlock_query_stats and pg_lwlock_blockers: the running query's ID (0 if
+ * none), database and role, and the tranche's row (a tranche ID below
+ * max_tranches, or the overflow row).  Calls outside any query with an ID are
+ * counted per kind of process: kind is 0 when queryid is not, else the
+ * process's BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER.
+ *
+ * A blocked call is also counted by its holder: the process whose release
+ * ended the wait (the core's lwlock_stats_wake_hook), as that process's
+ * query ID and kind (holder_queryid, holder_kind, in the same way) and the
+ * mode in which it held the lock (holder_mode, 0 for LW_EXCLUSIVE, 1 for
+ * LW_SHARED).  holder_kind is LOCKSTAT_HOLDER_NONE, with holder_queryid and
+ * holder_mode 0, for a sampled hold and for a call whose holder is not known.
+ * Keys are compared as bytes (HASH_BLOBS): every byte is set.
  */
 typedef struct LockStatQueryKey
 {
 	int64		queryid;
+	int64		holder_queryid;
 	Oid			dbid;
 	Oid			userid;
 	uint16		row;
 	uint16		kind;
-	uint32		pad;
+	uint16		holder_kind;
+	uint16		holder_mode;
 } LockStatQueryKey;
 
 #define LOCKSTAT_KIND_PARALLEL_WORKER	LOCKSTAT_NUM_BACKEND_TYPES
+#define LOCKSTAT_HOLDER_NONE			PG_UINT16_MAX
 
-/* the counts of one key: blocked calls, their wait and the longest (ns) */
+/*
+ * The counts of one key: blocked calls, their wait and the longest (ns);
+ * sampled holds, their hold time and the longest (ns), indexed 0 for
+ * LW_EXCLUSIVE and 1 for LW_SHARED.
+ */
 typedef struct LockStatQueryCounts
 {
 	uint64		blocks;
 	uint64		wait_ns;
 	uint64		max_wait_ns;
+	uint64		hold_samples[2];
+	uint64		hold_ns[2];
+	uint64		max_hold_ns[2];
 } LockStatQueryCounts;
 
 typedef struct LockStatQueryEntry
@@ -347,7 +365,8 @@ extern void lockstat_query_detach(void);
 extern void lockstat_query_record_wait(int stats_row, uint64 wait_ns);
 extern void lockstat_query_record_hold(int stats_row, int mode,
 									   uint64 hold_ns);
-extern HTAB *lockstat_query_read(LockStatQueryCounts *residual);
+extern void lockstat_query_note_waker(struct PGPROC *waiter, int mode);
+extern HTAB *lockstat_query_read(LockStatQueryCounts *residual, bool holders);
 extern uint64 lockstat_query_reset_start(void);
 
 /*

@@ -89,4 +89,15 @@ lockstat_my_proc_number(void)
 #endif
 }
 
+/* the same number of another process, from its PGPROC */
+static inline int
+lockstat_proc_number(PGPROC *proc)
+{
+#if PG_VERSION_NUM >= 170000
+	return (int) GetNumberFromPGProc(proc);
+#else
+	return proc->pgprocno;
+#endif
+}
+
 #endif							/* LOCKSTAT_COMPAT_H */

@@ -52,6 +52,7 @@ static spin_stats_site_hook_type inactive_spin_site_hook;
 static uint32 inactive_hold_every;
 static uint32 inactive_hold_countdown;
 static lwlock_stats_hold_hook_type inactive_hold_hook;
+static lwlock_stats_wake_hook_type inactive_wake_hook;
 
 static const LockStatsCoreInterface lockstat_inactive_core = {
 	.version = 0,
@@ -70,14 +71,17 @@ static const LockStatsCoreInterface lockstat_inactive_core = {
 	.hold_every = &inactive_hold_every,
 	.hold_countdown = &inactive_hold_countdown,
 	.hold_hook = &inactive_hold_hook,
+	.wake_hook = &inactive_wake_hook,
 };
 
 /*
- * A core patch of minor version 0 (4.0) has no hold-time sampling points:
- * its interface, copied, with our own variables in their place, so that
- * pg_lockstat.hold_sample_every can be set but times nothing.
+ * A core patch of an older minor version lacks the members appended since:
+ * 4.0 the hold-time sampling points, 4.0 and 4.1 the wake-up hook.  Its
+ * interface, copied, with our own variables in their place, so that
+ * pg_lockstat.hold_sample_every can be set but times nothing (4.0), and no
+ * blocked call has a known holder (4.0 and 4.1).
  */
-static LockStatsCoreInterface lockstat_core_without_holds;
+static LockStatsCoreInterface lockstat_core_older_minor;
 
 const LockStatsCoreInterface *lockstat_core = &lockstat_inactive_core;
 const char *lockstat_inactive_reason = NULL;
@@ -114,14 +118,21 @@ lockstat_link_core(void)
 				 "The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
 				 core->version / 100, core->version % 100,
 				 LOCK_STATS_CORE_VERSION / 100);
-	else if (core->version < 401)
+	else if (core->version < LOCK_STATS_CORE_VERSION)
 	{
-		memcpy(&lockstat_core_without_holds, core,
-			   offsetof(LockStatsCoreInterface, hold_every));
-		lockstat_core_without_holds.hold_every = &inactive_hold_every;
-		lockstat_core_without_holds.hold_countdown = &inactive_hold_countdown;
-		lockstat_core_without_holds.hold_hook = &inactive_hold_hook;
-		lockstat_core = &lockstat_core_without_holds;
+		if (core->version < 401)
+		{
+			memcpy(&lockstat_core_older_minor, core,
+				   offsetof(LockStatsCoreInterface, hold_every));
+			lockstat_core_older_minor.hold_every = &inactive_hold_every;
+			lockstat_core_older_minor.hold_countdown = &inactive_hold_countdown;
+			lockstat_core_older_minor.hold_hook = &inactive_hold_hook;
+		}
+		else
+			memcpy(&lockstat_core_older_minor, core,
+				   offsetof(LockStatsCoreInterface, wake_hook));
+		lockstat_core_older_minor.wake_hook = &inactive_wake_hook;
+		lockstat_core = &lockstat_core_older_minor;
 		return;
 	}
 	else

@@ -1,16 +1,23 @@
 /*-------------------------------------------------------------------------
  *
  * lockstat_query.c
- *	  Blocked LWLock calls per query, database, role and tranche: the
- *	  counts behind pg_lwlock_query_stats
+ *	  Blocked LWLock calls and sampled holds per query, database, role,
+ *	  tranche and holder: the counts behind pg_lwlock_query_stats and
+ *	  pg_lwlock_blockers
  *
  * The core patch calls lwlock_stats_wait_hook once per blocked LWLock call,
  * on the blocked path only, with the call's whole wait.  There
  * lockstat_query_record_wait() counts the call under the running query's ID
  * (pgstat_get_my_query_id()), MyDatabaseId, the current user and the
  * tranche's row, in a small table that the process owns, and in the wait
- * distribution of lockstat_lwlock.c (lockstat_record_wait()), in one write.  Nothing is
- * counted anywhere else, so the uncontended path of an acquisition runs no
+ * distribution of lockstat_lwlock.c (lockstat_record_wait()), in one write.
+ * The key also names the call's holder: the process whose release ended
+ * the wait, which noted its own query ID (or kind of process) and mode in
+ * this process's slot from the core's lwlock_stats_wake_hook
+ * (lockstat_query_note_waker()), before it let this process run.  The
+ * core's lwlock_stats_hold_hook counts each sampled hold in the same way,
+ * with no holder (lockstat_query_record_hold()).  Nothing is counted
+ * anywhere else, so the uncontended path of an acquisition runs no
  * instruction of this file.
  *
  * Layout: a LockStatQueryState header; one LockStatQuerySlot per process
@@ -35,8 +42,12 @@
  *	 PgBackendStatus.st_changecount, and readers copy a table until they see
  *	 the same even changecount before and after the copy.  The hook also
  *	 adds each call to the slot's hooked_blocks and hooked_wait_ns, which
- *	 only a reset reads.  The only fields others write are a reset's:
- *	 resetting and target_generation (see below).
+ *	 only a reset reads.  The only fields others write are a reset's,
+ *	 resetting and target_generation (see below), and a waker's:
+ *	 waker_queryid, waker_kind and waker_mode, written with plain stores
+ *	 only while the owner sleeps in an LWLock's wait queue, before the
+ *	 waker's barrier that lets it run (so at most one waker writes them
+ *	 at a time, and never while the owner reads them).
  *
  * - When the hook finds its table full, it adds the call to the tranche's
  *	 residual row of its generation with atomic operations (as the wait
@@ -138,7 +149,7 @@
 /*
  * Entries of a process's table, and how many of them make the process fold
  * its table at the end of its next transaction.  A statement that blocks
- * on a dozen tranches still fits, and 48 bytes an entry keep a slot small
+ * on a dozen tranches still fits, and 104 bytes an entry keep a slot small
  * (see doc/reference.md, "View pg_lwlock_query_stats").
  */
 #define LOCKSTAT_QUERY_SLOT_ENTRIES	32
@@ -153,13 +164,19 @@
  */
 #define LOCKSTAT_QUERY_CUT_MAX_USEC	INT64CONST(60000000)
 
-/* the counters of a residual row, as atomic words */
+/*
+ * the counters of a residual row, as atomic words, in the order of
+ * LockStatQueryCounts
+ */
 enum
 {
 	RESIDUAL_BLOCKS,
 	RESIDUAL_WAIT_NS,
 	RESIDUAL_MAX_WAIT_NS,
-	RESIDUAL_WORDS
+	RESIDUAL_HOLD_SAMPLES,		/* two words: LW_EXCLUSIVE, LW_SHARED */
+	RESIDUAL_HOLD_NS = RESIDUAL_HOLD_SAMPLES + 2,
+	RESIDUAL_MAX_HOLD_NS = RESIDUAL_HOLD_NS + 2,
+	RESIDUAL_WORDS = RESIDUAL_MAX_HOLD_NS + 2
 };
 
 /* one process slot's table; see the locking rules above */
@@ -176,6 +193,16 @@ typedef struct LockStatQuerySlot
 	uint64		hooked_wait_ns; /* their wait, since the owner attached */
 	uint64		unattributed;	/* calls counted in a residual row because the
 								 * table was full, since start */
+
+	/*
+	 * Who ended the owner's last sleep on an LWLock: written by that process,
+	 * in its lwlock_stats_wake_hook (lockstat_query_note_waker()), before it
+	 * lets the owner run; read and cleared by the owner when its blocked call
+	 * ends.  waker_kind is LOCKSTAT_HOLDER_NONE when nobody wrote since.
+	 */
+	int64		waker_queryid;
+	uint16		waker_kind;
+	uint16		waker_mode;
 	LockStatQueryEntry entries[LOCKSTAT_QUERY_SLOT_ENTRIES];
 } LockStatQuerySlot;
 
@@ -379,6 +406,9 @@ lockstat_query_attach(int slot)
 	s->generation = s->target_generation;
 	s->hooked_blocks = 0;
 	s->hooked_wait_ns = 0;
+	s->waker_queryid = 0;
+	s->waker_kind = LOCKSTAT_HOLDER_NONE;
+	s->waker_mode = 0;
 	lockstat_query_end_write(s);
 	query_my_slot = s;
 	query_fold_wanted = false;
@@ -398,22 +428,82 @@ lockstat_query_detach(void)
 	query_my_slot = NULL;
 }
 
-/* add one call, or counts, to a tranche's residual row */
+/* add counts "from" to counts "to": sums, and the larger maximum */
 static void
-lockstat_query_add_residual(uint64 generation, int row, uint64 blocks,
-							uint64 wait_ns, uint64 max_wait_ns)
+lockstat_query_add_counts(LockStatQueryCounts *to,
+						  const LockStatQueryCounts *from)
+{
+	to->blocks += from->blocks;
+	to->wait_ns += from->wait_ns;
+	to->max_wait_ns = Max(to->max_wait_ns, from->max_wait_ns);
+	for (int m = 0; m < 2; m++)
+	{
+		to->hold_samples[m] += from->hold_samples[m];
+		to->hold_ns[m] += from->hold_ns[m];
+		to->max_hold_ns[m] = Max(to->max_hold_ns[m], from->max_hold_ns[m]);
+	}
+}
+
+/* add counts to a tranche's residual row, with atomic operations */
+static void
+lockstat_query_add_residual(uint64 generation, int row,
+							const LockStatQueryCounts *c)
 {
 	pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
 
-	pg_atomic_fetch_add_u64(&words[RESIDUAL_BLOCKS], blocks);
-	pg_atomic_fetch_add_u64(&words[RESIDUAL_WAIT_NS], wait_ns);
-	lockstat_atomic_max_u64(&words[RESIDUAL_MAX_WAIT_NS], max_wait_ns);
+	pg_atomic_fetch_add_u64(&words[RESIDUAL_BLOCKS], c->blocks);
+	pg_atomic_fetch_add_u64(&words[RESIDUAL_WAIT_NS], c->wait_ns);
+	lockstat_atomic_max_u64(&words[RESIDUAL_MAX_WAIT_NS], c->max_wait_ns);
+	for (int m = 0; m < 2; m++)
+	{
+		if (c->hold_samples[m] == 0)
+			continue;
+		pg_atomic_fetch_add_u64(&words[RESIDUAL_HOLD_SAMPLES + m],
+								c->hold_samples[m]);
+		pg_atomic_fetch_add_u64(&words[RESIDUAL_HOLD_NS + m], c->hold_ns[m]);
+		lockstat_atomic_max_u64(&words[RESIDUAL_MAX_HOLD_NS + m],
+								c->max_hold_ns[m]);
+	}
+}
+
+/* the counts of a residual row, read with atomic reads */
+static void
+lockstat_query_read_residual(uint64 generation, int row,
+							 LockStatQueryCounts *c)
+{
+	pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
+
+	c->blocks = pg_atomic_read_u64(&words[RESIDUAL_BLOCKS]);
+	c->wait_ns = pg_atomic_read_u64(&words[RESIDUAL_WAIT_NS]);
+	c->max_wait_ns = pg_atomic_read_u64(&words[RESIDUAL_MAX_WAIT_NS]);
+	for (int m = 0; m < 2; m++)
+	{
+		c->hold_samples[m] = pg_atomic_read_u64(&words[RESIDUAL_HOLD_SAMPLES + m]);
+		c->hold_ns[m] = pg_atomic_read_u64(&words[RESIDUAL_HOLD_NS + m]);
+		c->max_hold_ns[m] = pg_atomic_read_u64(&words[RESIDUAL_MAX_HOLD_NS + m]);
+	}
 }
 
 /*
- * The key of a blocked call of this process, in table row "row": the
- * running query's ID, database and user; without a query ID, the kind of
- * process instead.
+ * What this process is counted by, as waiter or as holder: the running
+ * query's ID, and the kind of process when there is none (see
+ * LockStatQueryKey).
+ */
+static inline void
+lockstat_query_my_identity(int64 *queryid, uint16 *kind)
+{
+	*queryid = pgstat_get_my_query_id();
+	if (*queryid != 0)
+		*kind = 0;
+	else
+		*kind = IsParallelWorker() ? LOCKSTAT_KIND_PARALLEL_WORKER :
+			(uint16) MyBackendType;
+}
+
+/*
+ * The key of a blocked call or a sampled hold of this process, in table row
+ * "row": the running query's ID, database and user; without a query ID, the
+ * kind of process instead.  No holder: the caller sets it.
  */
 static void
 lockstat_query_my_key(LockStatQueryKey *key, int row)
@@ -421,14 +511,12 @@ lockstat_query_my_key(LockStatQueryKey *key, int row)
 	int			sec_context;
 
 	memset(key, 0, sizeof(*key));
-	key->queryid = pgstat_get_my_query_id();
+	lockstat_query_my_identity(&key->queryid, &key->kind);
 	key->dbid = MyDatabaseId;
 	/* GetUserId() would Assert a valid user, which processes may not have */
 	GetUserIdAndSecContext(&key->userid, &sec_context);
 	key->row = (uint16) row;
-	if (key->queryid == 0)
-		key->kind = IsParallelWorker() ? LOCKSTAT_KIND_PARALLEL_WORKER :
-			(uint16) MyBackendType;
+	key->holder_kind = LOCKSTAT_HOLDER_NONE;
 }
 
 /*
@@ -450,48 +538,128 @@ lockstat_query_my_generation(LockStatQuerySlot *slot)
 }
 
 /*
+ * Within a write of this process's table, in generation "generation": add
+ * counts c under key, to the key's entry, or to a new one, or, if the table
+ * is full, to the residual row of the key's tranche (returns true then).
+ * Asks for a fold once the table is full or three quarters full.
+ */
+static bool
+lockstat_query_count(LockStatQuerySlot *slot, uint64 generation,
+					 const LockStatQueryKey *key,
+					 const LockStatQueryCounts *c)
+{
+	uint32		nused = slot->nused;
+	uint32		i;
+
+	for (i = 0; i < nused; i++)
+	{
+		if (memcmp(&slot->entries[i].key, key, sizeof(*key)) == 0)
+			break;
+	}
+	if (i < nused)
+		lockstat_query_add_counts(&slot->entries[i].counts, c);
+	else if (nused < LOCKSTAT_QUERY_SLOT_ENTRIES)
+	{
+		LockStatQueryEntry *e = &slot->entries[nused];
+
+		e->key = *key;
+		e->counts = *c;
+		slot->nused = ++nused;
+	}
+	else
+	{
+		/* the table is full: no entry of its own for these counts */
+		lockstat_query_add_residual(generation, key->row, c);
+		query_fold_wanted = true;
+		return true;
+	}
+
+	if (nused >= LOCKSTAT_QUERY_FOLD_AT)
+		query_fold_wanted = true;
+	return false;
+}
+
+/*
  * Count one sampled hold of an LWLock of counter row stats_row in mode
- * "mode", which lasted hold_ns nanoseconds, in this process's hold rows
- * and the hold-time distribution (lockstat_record_hold()), within one
- * write of this process's table, so that a reset's cut sees the sample in
- * both or in neither.  Called from the core's lwlock_stats_hold_hook after
- * the lock was released, also during error recovery and at exit: no locks,
- * no allocation, no errors.
+ * "mode" (0 for LW_EXCLUSIVE, 1 for LW_SHARED), which lasted hold_ns
+ * nanoseconds: under the running query, database, role and the lock's
+ * tranche, with no holder, and in this process's hold rows and the
+ * hold-time distribution (lockstat_record_hold()), within one write of
+ * this process's table, so that a reset's cut sees the sample in all or in
+ * none.  Called from the core's lwlock_stats_hold_hook after the lock was
+ * released, also during error recovery and at exit: no locks, no
+ * allocation, no errors.
  */
 void
 lockstat_query_record_hold(int stats_row, int mode, uint64 hold_ns)
 {
 	LockStatQuerySlot *slot = query_my_slot;
+	LockStatQueryKey key;
+	LockStatQueryCounts c = {0};
 	uint64		generation;
+	int			row;
 
-	if (slot == NULL)
+	if (slot == NULL || mode < 0 || mode > 1)
 		return;
+	row = lockstat_tranche_row(stats_row);
+	if (row >= 0)
+		lockstat_query_my_key(&key, row);
+	c.hold_samples[mode] = 1;
+	c.hold_ns[mode] = hold_ns;
+	c.max_hold_ns[mode] = hold_ns;
 
 	lockstat_query_begin_write(slot);
 	generation = lockstat_query_my_generation(slot);
+	if (row >= 0)
+		(void) lockstat_query_count(slot, generation, &key, &c);
 	lockstat_record_hold(stats_row, mode, hold_ns, generation);
 	lockstat_query_end_write(slot);
 }
 
 /*
+ * lwlock_stats_wake_hook, in the process that ends the wait of "waiter" by
+ * its release of an LWLock it held in mode "mode" (0 for LW_EXCLUSIVE, 1 for
+ * LW_SHARED): note this process's query ID (or kind) and the mode in the
+ * waiter's slot, where the waiter's wait hook finds them.  The core calls
+ * it before the barrier that lets the waiter run, with no spinlock held;
+ * three plain stores, nothing else.
+ */
+void
+lockstat_query_note_waker(PGPROC *waiter, int mode)
+{
+	int			slotno;
+	LockStatQuerySlot *s;
+
+	if (query_state == NULL)
+		return;
+	slotno = lockstat_proc_number(waiter);
+	if (slotno < 0 || slotno >= query_state->num_slots)
+		return;
+	s = lockstat_query_slot(slotno);
+	lockstat_query_my_identity(&s->waker_queryid, &s->waker_kind);
+	s->waker_mode = (uint16) (mode == LW_SHARED ? 1 : 0);
+}
+
+/*
  * Count one blocked call that waited wait_ns nanoseconds on an LWLock of
- * counter row stats_row: under the running query, database, role and the
- * lock's tranche, in the wait distribution (lockstat_record_wait()), and in
- * this process's totals of hooked calls, which a reset compares with the
- * core's counters to take its cut (lockstat_query_cut_slot()).  Called from
- * the core's lwlock_stats_wait_hook on the blocked path, once the call holds
- * the lock or is about to return without it: one write of this process's
- * table (or, when it is full, a residual row's atomic counters); no locks,
- * no allocation, no errors.
+ * counter row stats_row: under the running query, database, role, the
+ * lock's tranche and the holder whose release ended the wait (as
+ * lockstat_query_note_waker() noted it; none if nobody did), in the wait
+ * distribution (lockstat_record_wait()), and in this process's totals of
+ * hooked calls, which a reset compares with the core's counters to take its
+ * cut (lockstat_query_cut_slot()).  Called from the core's
+ * lwlock_stats_wait_hook on the blocked path, once the call holds the lock
+ * or is about to return without it: one write of this process's table (or,
+ * when it is full, a residual row's atomic counters); no locks, no
+ * allocation, no errors.
  */
 void
 lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 {
 	LockStatQuerySlot *slot = query_my_slot;
 	LockStatQueryKey key;
+	LockStatQueryCounts c = {0};
 	uint64		generation;
-	uint32		nused;
-	uint32		i;
 	bool		spilled = false;
 	int			row;
 
@@ -501,65 +669,50 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 	if (row >= 0)
 		lockstat_query_my_key(&key, row);
 
+	/* the waker's stores came before it let us run; take them */
+	pg_read_barrier();
+	if (row >= 0 && slot->waker_kind != LOCKSTAT_HOLDER_NONE)
+	{
+		key.holder_queryid = slot->waker_queryid;
+		key.holder_kind = slot->waker_kind;
+		key.holder_mode = slot->waker_mode;
+	}
+	slot->waker_kind = LOCKSTAT_HOLDER_NONE;
+	slot->waker_queryid = 0;
+	slot->waker_mode = 0;
+
+	c.blocks = 1;
+	c.wait_ns = wait_ns;
+	c.max_wait_ns = wait_ns;
+
 	lockstat_query_begin_write(slot);
 	generation = lockstat_query_my_generation(slot);
-
-	nused = slot->nused;
-	for (i = 0; row >= 0 && i < nused; i++)
-	{
-		if (memcmp(&slot->entries[i].key, &key, sizeof(key)) == 0)
-			break;
-	}
-	if (row < 0)
-		;						/* a counter row out of range: cannot happen */
-	else if (i < nused)
-	{
-		LockStatQueryCounts *c = &slot->entries[i].counts;
-
-		c->blocks++;
-		c->wait_ns += wait_ns;
-		if (wait_ns > c->max_wait_ns)
-			c->max_wait_ns = wait_ns;
-	}
-	else if (nused < LOCKSTAT_QUERY_SLOT_ENTRIES)
-	{
-		LockStatQueryEntry *e = &slot->entries[nused];
-
-		e->key = key;
-		e->counts.blocks = 1;
-		e->counts.wait_ns = wait_ns;
-		e->counts.max_wait_ns = wait_ns;
-		slot->nused = ++nused;
-	}
-	else
-	{
-		/* the table is full: no entry of its own for this call */
-		spilled = true;
-		lockstat_query_add_residual(generation, row, 1, wait_ns, wait_ns);
-	}
-
+	if (row >= 0)
+		spilled = lockstat_query_count(slot, generation, &key, &c);
 	lockstat_record_wait(stats_row, wait_ns, generation);
 	slot->hooked_blocks++;
 	slot->hooked_wait_ns += wait_ns;
-
 	lockstat_query_end_write(slot);
 
 	if (spilled)
-	{
 		slot->unattributed++;
-		query_fold_wanted = true;
-	}
-	else if (nused >= LOCKSTAT_QUERY_FOLD_AT)
-		query_fold_wanted = true;
 }
 
-/* does entry a rank below entry b for eviction (less waited)? */
+/*
+ * does entry a rank below entry b for eviction (less waited, then less
+ * sampled hold time)?
+ */
 static inline bool
 lockstat_query_less_waited(const LockStatQueryEntry *a,
 						   const LockStatQueryEntry *b)
 {
+	uint64		a_hold = a->counts.hold_ns[0] + a->counts.hold_ns[1];
+	uint64		b_hold = b->counts.hold_ns[0] + b->counts.hold_ns[1];
+
 	if (a->counts.wait_ns != b->counts.wait_ns)
 		return a->counts.wait_ns < b->counts.wait_ns;
+	if (a_hold != b_hold)
+		return a_hold < b_hold;
 	return a->counts.blocks < b->counts.blocks;
 }
 
@@ -608,9 +761,7 @@ lockstat_query_evict(void)
 		LockStatQueryEntry *victim = victims[v];
 
 		lockstat_query_add_residual(pg_atomic_read_u64(&query_state->generation),
-									victim->key.row, victim->counts.blocks,
-									victim->counts.wait_ns,
-									victim->counts.max_wait_ns);
+									victim->key.row, &victim->counts);
 		hash_search(query_hash, &victim->key, HASH_REMOVE, NULL);
 	}
 	query_state->evicted += nvictims;
@@ -636,18 +787,13 @@ lockstat_query_add_shared(const LockStatQueryEntry *from)
 		if (to == NULL)
 		{
 			lockstat_query_add_residual(pg_atomic_read_u64(&query_state->generation),
-										from->key.row, from->counts.blocks,
-										from->counts.wait_ns,
-										from->counts.max_wait_ns);
+										from->key.row, &from->counts);
 			return;
 		}
 		Assert(!found);
 		memset(&to->counts, 0, sizeof(to->counts));
 	}
-	to->counts.blocks += from->counts.blocks;
-	to->counts.wait_ns += from->counts.wait_ns;
-	to->counts.max_wait_ns = Max(to->counts.max_wait_ns,
-								 from->counts.max_wait_ns);
+	lockstat_query_add_counts(&to->counts, &from->counts);
 }
 
 /*
@@ -758,32 +904,43 @@ lockstat_query_copy_slot(LockStatQuerySlot *to,
 	}
 }
 
-/* add an entry's counts to the entry of the same key in a reader's table */
+/*
+ * Add an entry's counts to the entry of the same key in a reader's table;
+ * without "holders", to the entry of its key with no holder, so that the
+ * counts of all holders add up.
+ */
 static void
-lockstat_query_add_local(HTAB *htab, const LockStatQueryEntry *from)
+lockstat_query_add_local(HTAB *htab, const LockStatQueryEntry *from,
+						 bool holders)
 {
 	LockStatQueryEntry *to;
+	LockStatQueryKey key = from->key;
 	bool		found;
 
-	to = hash_search(htab, &from->key, HASH_ENTER, &found);
+	if (!holders)
+	{
+		key.holder_queryid = 0;
+		key.holder_kind = LOCKSTAT_HOLDER_NONE;
+		key.holder_mode = 0;
+	}
+	to = hash_search(htab, &key, HASH_ENTER, &found);
 	if (!found)
 		memset(&to->counts, 0, sizeof(to->counts));
-	to->counts.blocks += from->counts.blocks;
-	to->counts.wait_ns += from->counts.wait_ns;
-	to->counts.max_wait_ns = Max(to->counts.max_wait_ns,
-								 from->counts.max_wait_ns);
+	lockstat_query_add_counts(&to->counts, &from->counts);
 }
 
 /*
  * The counts since the last reset: a new hash table of LockStatQueryEntry
- * in CurrentMemoryContext, one entry per key, and residual[num_rows], the
+ * in CurrentMemoryContext, one entry per key (with "holders"; else per key
+ * with the holder fields cleared, see lockstat_query_add_local()), and
+ * residual[num_rows], the
  * residual row of each tranche row (max_tranches + 1 rows, the overflow row
  * last).  Every blocked call since the reset is in exactly one of them; see
  * the locking rules.  Checks for interrupts.  Errors: 55000 if not counting;
  * 55P03 if a process table cannot be read consistently.
  */
 HTAB *
-lockstat_query_read(LockStatQueryCounts *residual)
+lockstat_query_read(LockStatQueryCounts *residual, bool holders)
 {
 	volatile LockStatQueryState *state;
 	LockStatQuerySlot *copy;
@@ -813,16 +970,9 @@ lockstat_query_read(LockStatQueryCounts *residual)
 		generation = pg_atomic_read_u64(&query_state->generation);
 		hash_seq_init(&seq, query_hash);
 		while ((e = hash_seq_search(&seq)) != NULL)
-			lockstat_query_add_local(htab, e);
+			lockstat_query_add_local(htab, e, holders);
 		for (int row = 0; row < query_state->num_rows; row++)
-		{
-			pg_atomic_uint64 *words = lockstat_query_residual(generation, row);
-
-			residual[row].blocks = pg_atomic_read_u64(&words[RESIDUAL_BLOCKS]);
-			residual[row].wait_ns = pg_atomic_read_u64(&words[RESIDUAL_WAIT_NS]);
-			residual[row].max_wait_ns =
-				pg_atomic_read_u64(&words[RESIDUAL_MAX_WAIT_NS]);
-		}
+			lockstat_query_read_residual(generation, row, &residual[row]);
 		if (!hold)
 			LWLockRelease(query_state->lock);
 
@@ -835,7 +985,7 @@ lockstat_query_read(LockStatQueryCounts *residual)
 			if (copy->generation != generation)
 				continue;
 			for (uint32 i = 0; i < copy->nused; i++)
-				lockstat_query_add_local(htab, &copy->entries[i]);
+				lockstat_query_add_local(htab, &copy->entries[i], holders);
 		}
 
 		pg_read_barrier();

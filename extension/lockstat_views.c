@@ -38,6 +38,7 @@ PG_FUNCTION_INFO_V1(pg_lwlock_hold_histogram);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_query_stats);
+PG_FUNCTION_INFO_V1(pg_lwlock_blockers);
 PG_FUNCTION_INFO_V1(pg_spinlock_stats);
 PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram);
 PG_FUNCTION_INFO_V1(pg_lockstat_status);
@@ -49,7 +50,8 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 #define PG_LWLOCK_HOLD_HISTOGRAM_COLS	6
 #define PG_LWLOCK_INSTANCE_STATS_COLS	6
 #define PG_LWLOCK_BACKEND_STATS_COLS	5
-#define PG_LWLOCK_QUERY_STATS_COLS		9
+#define PG_LWLOCK_QUERY_STATS_COLS		15
+#define PG_LWLOCK_BLOCKERS_COLS			12
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
 #define PG_LOCKSTAT_STATUS_COLS			20
 
@@ -516,6 +518,15 @@ pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* the name of a kind of process of LockStatQueryKey, as backend_type */
+static const char *
+lockstat_query_kind_name(uint16 kind)
+{
+	if (kind == LOCKSTAT_KIND_PARALLEL_WORKER)
+		return "parallel worker";
+	return GetBackendTypeDesc((BackendType) kind);
+}
+
 /*
  * Put the columns queryid int8, dbid oid, userid oid and backend_type text
  * of a pg_lwlock_query_stats() row for key at values[i]; 0 shows as NULL,
@@ -539,11 +550,16 @@ lockstat_put_query_key(Datum *values, bool *nulls, int i,
 		nulls[i++] = true;
 	if (key->queryid != 0)
 		nulls[i++] = true;
-	else if (key->kind == LOCKSTAT_KIND_PARALLEL_WORKER)
-		values[i++] = CStringGetTextDatum("parallel worker");
 	else
-		values[i++] = CStringGetTextDatum(GetBackendTypeDesc((BackendType) key->kind));
+		values[i++] = CStringGetTextDatum(lockstat_query_kind_name(key->kind));
 	return i;
+}
+
+/* nanoseconds as float8 milliseconds */
+static inline Datum
+lockstat_ns_as_ms(uint64 ns)
+{
+	return Float8GetDatum((double) ns / 1000000.0);
 }
 
 /*
@@ -551,19 +567,45 @@ lockstat_put_query_key(Datum *values, bool *nulls, int i,
  * float8 (ms) of counts c at values[i].  Returns the next column.
  */
 static int
-lockstat_put_query_counts(Datum *values, int i, const LockStatQueryCounts *c)
+lockstat_put_query_waits(Datum *values, int i, const LockStatQueryCounts *c)
 {
 	values[i++] = lockstat_counter_datum(c->blocks);
-	values[i++] = Float8GetDatum((double) c->wait_ns / 1000000.0);
-	values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
+	values[i++] = lockstat_ns_as_ms(c->wait_ns);
+	values[i++] = lockstat_ns_as_ms(c->max_wait_ns);
 	return i;
+}
+
+/*
+ * Put the columns sh_hold_samples int8, ex_hold_samples int8, sh_hold_time
+ * float8 (ms), ex_hold_time float8 (ms), max_ex_hold_time float8 (ms) and
+ * max_sh_hold_time float8 (ms) of counts c at values[i].  Returns the next
+ * column.
+ */
+static int
+lockstat_put_query_holds(Datum *values, int i, const LockStatQueryCounts *c)
+{
+	values[i++] = lockstat_counter_datum(c->hold_samples[1]);
+	values[i++] = lockstat_counter_datum(c->hold_samples[0]);
+	values[i++] = lockstat_ns_as_ms(c->hold_ns[1]);
+	values[i++] = lockstat_ns_as_ms(c->hold_ns[0]);
+	values[i++] = lockstat_ns_as_ms(c->max_hold_ns[0]);
+	values[i++] = lockstat_ns_as_ms(c->max_hold_ns[1]);
+	return i;
+}
+
+/* does c count anything? */
+static inline bool
+lockstat_query_counts_any(const LockStatQueryCounts *c)
+{
+	return c->blocks != 0 || c->hold_samples[0] != 0 || c->hold_samples[1] != 0;
 }
 
 /*
  * pg_lwlock_query_stats() returns setof record
  *
- * Blocked LWLock calls since the last reset per query, database, role and
- * tranche, one row per key that blocked at least once:
+ * Blocked LWLock calls and sampled holds since the last reset per query,
+ * database, role and tranche, one row per key that blocked or was sampled
+ * at least once:
  *	queryid int8		the running query's ID, as pg_stat_statements.queryid
  *						(in a parallel worker, its leader's); NULL for calls
  *						outside any query with an ID
@@ -573,7 +615,7 @@ lockstat_put_query_counts(Datum *values, int i, const LockStatQueryCounts *c)
  *						(client backend, checkpointer, parallel worker,
  *						...); NULL for a query's row and for the residual
  *						row of each tranche, where queryid, dbid and userid
- *						are NULL too: the calls whose process's table was
+ *						are NULL too: the counts whose process's table was
  *						full and the evicted entries
  *	tranche_id int4, tranche text	as in pg_lwlock_stats (NULL and
  *						"overflow" for IDs >= max_tranches)
@@ -581,11 +623,17 @@ lockstat_put_query_counts(Datum *values, int i, const LockStatQueryCounts *c)
  *	wait_time float8	their waits, each from its first sleep until it held
  *						the lock or returned (ms)
  *	max_wait_time float8	longest of them (ms)
- * Per tranche, the rows add up to pg_lwlock_stats.blocks and wait_time
- * exactly (read when no call is in progress).  The counts come from the
- * core patch's lwlock_stats_wait_hook, once per blocked call.  Errors:
- * 55000 if pg_lockstat is not preloaded; 55P03 if a process's table cannot
- * be read consistently (a process stopped while it counts a call).
+ *	sh_hold_samples int8, ex_hold_samples int8	sampled holds by mode
+ *						(count), one acquisition in
+ *						pg_lockstat.hold_sample_every
+ *	sh_hold_time float8, ex_hold_time float8	their hold times (ms)
+ *	max_ex_hold_time float8, max_sh_hold_time float8	longest of them (ms)
+ * Per tranche, the rows add up to pg_lwlock_stats' blocks, wait_time and
+ * hold columns exactly (read when no call is in progress).  The counts come
+ * from the core patch's lwlock_stats_wait_hook, once per blocked call, and
+ * lwlock_stats_hold_hook, once per sampled hold.  Errors: 55000 if
+ * pg_lockstat is not preloaded; 55P03 if a process's table cannot be read
+ * consistently (a process stopped while it counts a call).
  */
 Datum
 pg_lwlock_query_stats(PG_FUNCTION_ARGS)
@@ -600,7 +648,7 @@ pg_lwlock_query_stats(PG_FUNCTION_ARGS)
 
 	overflow_row = lockstat_overflow_row();
 	residual = palloc(sizeof(LockStatQueryCounts) * (overflow_row + 1));
-	htab = lockstat_query_read(residual);
+	htab = lockstat_query_read(residual, false);
 
 	hash_seq_init(&seq, htab);
 	while ((entry = hash_seq_search(&seq)) != NULL)
@@ -609,12 +657,13 @@ pg_lwlock_query_stats(PG_FUNCTION_ARGS)
 		bool		nulls[PG_LWLOCK_QUERY_STATS_COLS] = {0};
 		int			i = 0;
 
-		if (entry->counts.blocks == 0)
+		if (!lockstat_query_counts_any(&entry->counts))
 			continue;
 		i = lockstat_put_query_key(values, nulls, i, &entry->key);
 		i = lockstat_put_tranche(values, nulls, i, entry->key.row,
 								 entry->key.row == overflow_row);
-		i = lockstat_put_query_counts(values, i, &entry->counts);
+		i = lockstat_put_query_waits(values, i, &entry->counts);
+		i = lockstat_put_query_holds(values, i, &entry->counts);
 		Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -626,13 +675,126 @@ pg_lwlock_query_stats(PG_FUNCTION_ARGS)
 		bool		nulls[PG_LWLOCK_QUERY_STATS_COLS] = {0};
 		int			i = 0;
 
-		if (residual[row].blocks == 0)
+		if (!lockstat_query_counts_any(&residual[row]))
 			continue;
 		for (int c = 0; c < 4; c++)
 			nulls[i++] = true;	/* queryid, dbid, userid, backend_type */
 		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-		i = lockstat_put_query_counts(values, i, &residual[row]);
+		i = lockstat_put_query_waits(values, i, &residual[row]);
+		i = lockstat_put_query_holds(values, i, &residual[row]);
 		Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	hash_destroy(htab);
+	pfree(residual);
+	return (Datum) 0;
+}
+
+/*
+ * Put the columns holder_queryid int8, holder_backend_type text and
+ * holder_mode text of key's holder at values[i]: all NULL when the holder
+ * is not known; holder_backend_type NULL when the holder ran a query with
+ * an ID.  Returns the next column.
+ */
+static int
+lockstat_put_query_holder(Datum *values, bool *nulls, int i,
+						  const LockStatQueryKey *key)
+{
+	if (key->holder_kind == LOCKSTAT_HOLDER_NONE)
+	{
+		for (int c = 0; c < 3; c++)
+			nulls[i++] = true;
+		return i;
+	}
+	if (key->holder_queryid != 0)
+	{
+		values[i++] = Int64GetDatum(key->holder_queryid);
+		nulls[i++] = true;
+	}
+	else
+	{
+		nulls[i++] = true;
+		values[i++] = CStringGetTextDatum(lockstat_query_kind_name(key->holder_kind));
+	}
+	values[i++] = CStringGetTextDatum(key->holder_mode == 0 ?
+									  "exclusive" : "shared");
+	return i;
+}
+
+/*
+ * pg_lwlock_blockers() returns setof record
+ *
+ * Blocked LWLock calls since the last reset per tranche, waiting query
+ * (queryid, dbid, userid, backend_type as in pg_lwlock_query_stats) and
+ * holder: the process whose release of the lock ended the wait (the core
+ * patch's lwlock_stats_wake_hook, which notes it for the waiter), one row
+ * per key that blocked at least once:
+ *	tranche_id int4, tranche text	as in pg_lwlock_stats
+ *	queryid int8, dbid oid, userid oid, backend_type text	the waiter
+ *	holder_queryid int8	the holder's running query ID at its release;
+ *						NULL if it had none or the holder is not known
+ *	holder_backend_type text	the holder's kind of process when it had no
+ *						query ID; NULL otherwise
+ *	holder_mode text	"exclusive" or "shared": how the holder held the lock
+ *						(NULL if not known)
+ *	blocks int8, wait_time float8 (ms), max_wait_time float8 (ms)
+ *						as in pg_lwlock_query_stats
+ * A call is counted under the holder that ended its last sleep; calls with
+ * no known holder (none ended a sleep while the call was counted: for
+ * example a waker with an older core patch) and the residual rows show NULL
+ * holder columns, so per tranche the rows add up to pg_lwlock_stats.blocks
+ * and wait_time, and per waiting key to pg_lwlock_query_stats.  Errors: as
+ * pg_lwlock_query_stats().
+ */
+Datum
+pg_lwlock_blockers(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_BLOCKERS_COLS);
+	LockStatQueryCounts *residual;
+	HTAB	   *htab;
+	HASH_SEQ_STATUS seq;
+	LockStatQueryEntry *entry;
+	int			overflow_row;
+
+	overflow_row = lockstat_overflow_row();
+	residual = palloc(sizeof(LockStatQueryCounts) * (overflow_row + 1));
+	htab = lockstat_query_read(residual, true);
+
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Datum		values[PG_LWLOCK_BLOCKERS_COLS];
+		bool		nulls[PG_LWLOCK_BLOCKERS_COLS] = {0};
+		int			i = 0;
+
+		if (entry->counts.blocks == 0)
+			continue;
+		i = lockstat_put_tranche(values, nulls, i, entry->key.row,
+								 entry->key.row == overflow_row);
+		i = lockstat_put_query_key(values, nulls, i, &entry->key);
+		i = lockstat_put_query_holder(values, nulls, i, &entry->key);
+		i = lockstat_put_query_waits(values, i, &entry->counts);
+		Assert(i == PG_LWLOCK_BLOCKERS_COLS);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+
+	for (int row = 0; row <= overflow_row; row++)
+	{
+		Datum		values[PG_LWLOCK_BLOCKERS_COLS];
+		bool		nulls[PG_LWLOCK_BLOCKERS_COLS] = {0};
+		int			i = 0;
+
+		if (residual[row].blocks == 0)
+			continue;
+		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
+		for (int c = 0; c < 7; c++)
+			nulls[i++] = true;	/* the waiter's four, the holder's three */
+		i = lockstat_put_query_waits(values, i, &residual[row]);
+		Assert(i == PG_LWLOCK_BLOCKERS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

@@ -320,9 +320,10 @@ REVOKE ALL ON pg_lwlock_backend_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_backend_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_backend_stats TO pg_read_all_stats;
 
--- pg_lwlock_query_stats(): blocked LWLock calls per query, database, role
--- and tranche since the last reset, with a residual row per tranche, so that
--- per tranche the rows add up to pg_lwlock_stats.blocks and wait_time.
+-- pg_lwlock_query_stats(): blocked LWLock calls and sampled holds per
+-- query, database, role and tranche since the last reset, with a residual
+-- row per tranche, so that per tranche the rows add up to
+-- pg_lwlock_stats.blocks, wait_time and the hold columns.
 -- Columns and units: see the view below.  Errors with SQLSTATE 55000 unless
 -- pg_lockstat is in shared_preload_libraries, 55P03 if a process's table
 -- cannot be read consistently.
@@ -335,22 +336,31 @@ CREATE FUNCTION pg_lwlock_query_stats(
     OUT tranche text,
     OUT blocks bigint,
     OUT wait_time double precision,
-    OUT max_wait_time double precision
+    OUT max_wait_time double precision,
+    OUT sh_hold_samples bigint,
+    OUT ex_hold_samples bigint,
+    OUT sh_hold_time double precision,
+    OUT ex_hold_time double precision,
+    OUT max_ex_hold_time double precision,
+    OUT max_sh_hold_time double precision
 )
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'pg_lwlock_query_stats'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION pg_lwlock_query_stats() IS
-'blocked LWLock calls per query, database, role and tranche since the last reset; backs the view pg_lwlock_query_stats (errors: 55000 if not preloaded, 55P03 if a process''s table cannot be read consistently)';
+'blocked LWLock calls and sampled holds per query, database, role and tranche since the last reset; backs the view pg_lwlock_query_stats (errors: 55000 if not preloaded, 55P03 if a process''s table cannot be read consistently)';
 
 CREATE VIEW pg_lwlock_query_stats AS
     SELECT s.queryid, s.dbid, s.userid, s.backend_type,
-           s.tranche_id, s.tranche, s.blocks, s.wait_time, s.max_wait_time
+           s.tranche_id, s.tranche, s.blocks, s.wait_time, s.max_wait_time,
+           s.sh_hold_samples, s.ex_hold_samples,
+           s.sh_hold_time, s.ex_hold_time,
+           s.max_ex_hold_time, s.max_sh_hold_time
     FROM pg_lwlock_query_stats() AS s;
 
 COMMENT ON VIEW pg_lwlock_query_stats IS
-'blocked LWLock calls per (queryid, dbid, userid, tranche) since the last pg_lockstat_reset(), joinable with pg_stat_statements USING (queryid, dbid, userid); rows with queryid NULL hold the calls outside any query with an ID (per backend type) and, with backend_type NULL too, each tranche''s residual row; per tranche the rows add up to pg_lwlock_stats.blocks and wait_time';
+'blocked LWLock calls and sampled holds per (queryid, dbid, userid, tranche) since the last pg_lockstat_reset(), joinable with pg_stat_statements USING (queryid, dbid, userid); rows with queryid NULL hold the counts outside any query with an ID (per backend type) and, with backend_type NULL too, each tranche''s residual row; per tranche the rows add up to pg_lwlock_stats.blocks, wait_time, sh_hold_samples, ex_hold_samples, sh_hold_time and ex_hold_time';
 COMMENT ON COLUMN pg_lwlock_query_stats.queryid IS
 'ID of the query that was running, as pg_stat_statements.queryid (in a parallel worker, its leader''s); NULL outside any query with an ID (compute_query_id off, utility statements without one, background processes) and in the residual row';
 COMMENT ON COLUMN pg_lwlock_query_stats.dbid IS
@@ -369,12 +379,87 @@ COMMENT ON COLUMN pg_lwlock_query_stats.wait_time IS
 'time that those calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_query_stats.max_wait_time IS
 'longest wait of one of those calls (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_query_stats.sh_hold_samples IS
+'sampled shared holds (count): one acquisition in pg_lockstat.hold_sample_every, as pg_lwlock_stats.sh_hold_samples';
+COMMENT ON COLUMN pg_lwlock_query_stats.ex_hold_samples IS
+'sampled exclusive holds (count), as pg_lwlock_stats.ex_hold_samples';
+COMMENT ON COLUMN pg_lwlock_query_stats.sh_hold_time IS
+'time the sampled shared holds lasted, each from the acquisition to the release (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_query_stats.ex_hold_time IS
+'time the sampled exclusive holds lasted (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_query_stats.max_ex_hold_time IS
+'longest sampled exclusive hold (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_query_stats.max_sh_hold_time IS
+'longest sampled shared hold (milliseconds)';
 
 -- the same audience as pg_lwlock_stats
 REVOKE ALL ON FUNCTION pg_lwlock_query_stats() FROM PUBLIC;
 REVOKE ALL ON pg_lwlock_query_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_query_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_query_stats TO pg_read_all_stats;
+
+-- pg_lwlock_blockers(): blocked LWLock calls per tranche, waiting query and
+-- holder (the process whose release ended the wait) since the last reset.
+-- Columns and units: see the view below.  Errors as pg_lwlock_query_stats().
+CREATE FUNCTION pg_lwlock_blockers(
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT queryid bigint,
+    OUT dbid oid,
+    OUT userid oid,
+    OUT backend_type text,
+    OUT holder_queryid bigint,
+    OUT holder_backend_type text,
+    OUT holder_mode text,
+    OUT blocks bigint,
+    OUT wait_time double precision,
+    OUT max_wait_time double precision
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_blockers'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_blockers() IS
+'blocked LWLock calls per tranche, waiting query and holding query since the last reset; backs the view pg_lwlock_blockers (errors: 55000 if not preloaded, 55P03 if a process''s table cannot be read consistently)';
+
+CREATE VIEW pg_lwlock_blockers AS
+    SELECT b.tranche_id, b.tranche, b.queryid, b.dbid, b.userid,
+           b.backend_type, b.holder_queryid, b.holder_backend_type,
+           b.holder_mode, b.blocks, b.wait_time, b.max_wait_time
+    FROM pg_lwlock_blockers() AS b;
+
+COMMENT ON VIEW pg_lwlock_blockers IS
+'blocked LWLock calls per (tranche, waiting queryid, dbid, userid, holder) since the last pg_lockstat_reset(): the holder is the process whose release of the lock ended the wait; join pg_stat_statements USING (queryid, dbid, userid) for the waiter and ON queryid = holder_queryid for the holder; rows with NULL holder columns hold the calls whose holder is not known and each tranche''s residual row; per tranche the rows add up to pg_lwlock_stats.blocks and wait_time';
+COMMENT ON COLUMN pg_lwlock_blockers.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_blockers.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+COMMENT ON COLUMN pg_lwlock_blockers.queryid IS
+'ID of the waiting query, as pg_lwlock_query_stats.queryid; NULL outside any query with an ID and in the residual row';
+COMMENT ON COLUMN pg_lwlock_blockers.dbid IS
+'OID of the database of the waiting process; NULL in processes without one and in the residual row';
+COMMENT ON COLUMN pg_lwlock_blockers.userid IS
+'OID of the current user of the waiting process; NULL if none and in the residual row';
+COMMENT ON COLUMN pg_lwlock_blockers.backend_type IS
+'for a waiter with queryid NULL, its kind of process; NULL for a query''s row and the residual row';
+COMMENT ON COLUMN pg_lwlock_blockers.holder_queryid IS
+'ID of the query that the holder ran when its release ended the wait, as pg_stat_statements.queryid; NULL if it ran none with an ID or the holder is not known';
+COMMENT ON COLUMN pg_lwlock_blockers.holder_backend_type IS
+'the holder''s kind of process (client backend, checkpointer, walwriter, ...) when it ran no query with an ID; NULL otherwise';
+COMMENT ON COLUMN pg_lwlock_blockers.holder_mode IS
+'exclusive or shared: the mode in which the holder held the lock (exclusive also for the waits for a variable that LWLockUpdateVar ends); NULL if the holder is not known';
+COMMENT ON COLUMN pg_lwlock_blockers.blocks IS
+'blocked calls whose last sleep this holder ended (count), as pg_lwlock_query_stats.blocks';
+COMMENT ON COLUMN pg_lwlock_blockers.wait_time IS
+'time that those calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+COMMENT ON COLUMN pg_lwlock_blockers.max_wait_time IS
+'longest wait of one of those calls (milliseconds)';
+
+-- the same audience as pg_lwlock_stats
+REVOKE ALL ON FUNCTION pg_lwlock_blockers() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_blockers FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_blockers() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_blockers TO pg_read_all_stats;
 
 -- pg_spinlock_stats(): contended spin waits per call site since the last
 -- reset.  Errors with SQLSTATE 55000 unless pg_lockstat is in

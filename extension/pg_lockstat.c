@@ -70,6 +70,7 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 static lwlock_stats_attach_hook_type prev_lwlock_stats_attach_hook = NULL;
 static lwlock_stats_wait_hook_type prev_lwlock_stats_wait_hook = NULL;
 static lwlock_stats_hold_hook_type prev_lwlock_stats_hold_hook = NULL;
+static lwlock_stats_wake_hook_type prev_lwlock_stats_wake_hook = NULL;
 
 static void lockstat_define_spin_gucs(void);
 static void lockstat_define_counting_gucs(void);
@@ -97,6 +98,7 @@ static void lockstat_attach_hook(void);
 static void lockstat_detach(int code, Datum arg);
 static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
 static void lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns);
+static void lockstat_wake_hook(LWLock *lock, int mode, PGPROC *waiter);
 
 /*
  * Module load callback
@@ -319,6 +321,8 @@ lockstat_install_hooks(void)
 	*lockstat_core->wait_hook = lockstat_wait_hook;
 	prev_lwlock_stats_hold_hook = *lockstat_core->hold_hook;
 	*lockstat_core->hold_hook = lockstat_hold_hook;
+	prev_lwlock_stats_wake_hook = *lockstat_core->wake_hook;
+	*lockstat_core->wake_hook = lockstat_wake_hook;
 	*lockstat_core->spin_site_hook = lockstat_spin_site;
 
 	/* where processes fold their per-query tables */
@@ -570,4 +574,19 @@ lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns)
 		prev_lwlock_stats_hold_hook(lock, mode, hold_ns);
 
 	lockstat_query_record_hold(lock->stats_row, mode, hold_ns);
+}
+
+/*
+ * Called by the core in a process whose release of an LWLock (held in mode
+ * "mode") ends the wait of "waiter", before the waiter runs again: notes
+ * this process's query in the waiter's per-query slot, where the waiter's
+ * wait hook finds it, for pg_lwlock_blockers.
+ */
+static void
+lockstat_wake_hook(LWLock *lock, int mode, PGPROC *waiter)
+{
+	if (prev_lwlock_stats_wake_hook)
+		prev_lwlock_stats_wake_hook(lock, mode, waiter);
+
+	lockstat_query_note_waker(waiter, mode);
 }

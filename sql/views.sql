@@ -23,6 +23,10 @@ SELECT attname, format_type(atttypid, atttypmod)
 FROM pg_attribute
 WHERE attrelid = 'pg_lwlock_query_stats'::regclass AND attnum > 0
 ORDER BY attnum;
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_lwlock_blockers'::regclass AND attnum > 0
+ORDER BY attnum;
 
 -- every view and column is documented
 SELECT c.relname, a.attname
@@ -54,12 +58,23 @@ SELECT query_ids_available FROM pg_lockstat_status;
 RESET compute_query_id;
 
 -- a single session blocks on nothing: no row of the test tranche; every
--- row has a block, and a longest wait within the total
+-- row has a block or a sampled hold, and longest waits and holds within
+-- their totals
 SELECT count(*) AS test_rows FROM pg_lwlock_query_stats
 WHERE tranche = 'lockstat_test';
 SELECT count(*) AS bad_rows FROM pg_lwlock_query_stats
-WHERE blocks <= 0 OR max_wait_time > wait_time
+WHERE (blocks <= 0 AND sh_hold_samples + ex_hold_samples <= 0)
+   OR max_wait_time > wait_time
+   OR max_ex_hold_time > ex_hold_time OR max_sh_hold_time > sh_hold_time
    OR (queryid IS NOT NULL AND backend_type IS NOT NULL);
+-- every row of pg_lwlock_blockers has a block; the holder's query ID and
+-- kind are never both set, and its mode is known with either
+SELECT count(*) AS bad_blocker_rows FROM pg_lwlock_blockers
+WHERE blocks <= 0 OR max_wait_time > wait_time
+   OR (holder_queryid IS NOT NULL AND holder_backend_type IS NOT NULL)
+   OR ((holder_queryid IS NOT NULL OR holder_backend_type IS NOT NULL)
+       <> (holder_mode IS NOT NULL))
+   OR holder_mode NOT IN ('exclusive', 'shared');
 
 -- a query touches shared buffers: BufferMapping and BufferContent show up,
 -- named as pg_stat_activity.wait_event names them

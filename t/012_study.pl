@@ -58,6 +58,10 @@ like(
 	'prints table (b) for the highest client count');
 like($stdout, qr/^\s+BufferMapping\s+\|\s+[1-9]\d*\s+\|/m,
 	'table (b) shows real locks with nonzero acquisitions');
+like(
+	$stdout,
+	qr/^\s+lock\s+\|\s+acquires \|.*\|\s+wait ms \|\s+hold samples \|\s+mean hold us \|\s+max hold us\s*$/m,
+	'table (b) has the sampled holds: their number, mean and longest hold');
 like($stdout,
 	qr/^\(c\) top 10 spin-wait call sites by contended waits: strategy ttas, 2 clients, sum of 2 rounds\n(no contended spin waits|\s+func\s+\|\s+site\s+\|\s+contended \|\s+spins \|\s+delays \|\s+wait ms \|\s+TAS attempts \|\s+unlocked skips \|\s+skips\/contended\s*)$/m,
 	'prints table (c) for the highest client count');

@@ -33,7 +33,10 @@ use Test::More;
 use LockStatTest;
 use LockStatTest::Top;
 
-my $node = LockStatTest::new_node('top');
+# every hold timed, so that each interval's holds of the test lock are
+# samples of the hold section
+my $node = LockStatTest::new_node('top',
+	"pg_lockstat.hold_sample_every = 1\n");
 my $top = $node->config_data('--bindir') . '/pg_lockstat_top';
 ok(-x $top, 'pg_lockstat_top is installed in the server bindir');
 
@@ -88,7 +91,7 @@ is($rc, 0, 'batch run of 3 reports exits with 0');
 is($err, '', 'nothing on stderr');
 my @reports = reports($out);
 is(scalar(@reports), 3, 'three reports');
-my ($with_rates, $with_active) = (0, 0);
+my ($with_rates, $with_active, $with_holds, $with_hold_header) = (0, 0, 0, 0);
 
 foreach my $r (@reports)
 {
@@ -103,7 +106,16 @@ foreach my $r (@reports)
 		$with_rates++ if $1 > 0 && $2 > 0 && $4 > 0;
 	}
 	$with_active++ if $r =~ /active ([2-9]|\d\d)$/m;
+	$with_hold_header++
+	  if $r =~ /^Sampled holds\s+Samples\s+Hold us\s+Held ms\/s$/m;
+	$with_holds++
+	  if $r =~ /^lockstat_test\s+[1-9]\d*\s+(\d+\.\d\d)\s+\d+\.\d\d$/m
+	  && $1 > 0;
 }
+is($with_hold_header, 3, 'every report has the section of sampled holds');
+cmp_ok($with_holds, '>=', 1,
+	'the holds of lockstat_test show as samples with a mean hold time')
+  or diag($out);
 is($with_rates, 3,
 	'every report has nonzero acquisitions, blocks and wait for lockstat_test'
 ) or diag($out);
@@ -143,15 +155,16 @@ my @lines = split /\n/, $out;
 is( shift(@lines),
 	'timestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,'
 	  . 'blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,'
-	  . 'spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct',
+	  . 'spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct,'
+	  . 'hold_samples,hold_time_ms,mean_hold_us',
 	'CSV header row');
-my ($bad, $negative) = (0, 0);
+my ($bad, $negative, $holds_bad, $hold_rows) = (0, 0, 0, 0);
 my (@timestamps, %reset_of, %lockstat_of);
 
 foreach my $line (@lines)
 {
 	my @f = split /,/, $line, -1;
-	if (@f != 16 || $f[0] !~ /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d/)
+	if (@f != 19 || $f[0] !~ /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d/)
 	{
 		$bad++;
 		diag("bad CSV row: $line");
@@ -160,9 +173,17 @@ foreach my $line (@lines)
 	push @timestamps, $f[0] unless exists $reset_of{ $f[0] };
 	$reset_of{ $f[0] } .= $f[2];
 	$lockstat_of{ $f[0] } = "$f[5] $f[6] $f[7]" if $f[4] eq 'lockstat_test';
-	foreach my $i (1, 2, 3, 5 .. 15)
+	# every hold timed, and each round's holds released within it: as many
+	# samples as acquisitions, with a mean hold time
+	if ($f[4] eq 'lockstat_test')
 	{
-		next if $f[$i] eq '' && ($i == 3 || $i >= 14);
+		$hold_rows++;
+		$holds_bad++
+		  unless $f[16] == $f[5] + $f[6] && $f[18] ne '' && $f[18] > 0;
+	}
+	foreach my $i (1, 2, 3, 5 .. 18)
+	{
+		next if $f[$i] eq '' && ($i == 3 || $i == 14 || $i == 15 || $i == 18);
 		if ($f[$i] !~ /^\d+(\.\d+)?$/)
 		{
 			$negative++;
@@ -170,7 +191,11 @@ foreach my $line (@lines)
 		}
 	}
 }
-is($bad, 0, 'every CSV row has 16 fields and a timestamp');
+is($bad, 0, 'every CSV row has 19 fields and a timestamp');
+cmp_ok($hold_rows, '>=', 1, 'rows of lockstat_test');
+is($holds_bad, 0,
+	'each row of lockstat_test has as many hold samples as acquisitions, and a mean hold time'
+);
 is($negative, 0, 'no negative (or unparsable) number');
 is(scalar(@timestamps), 6, 'six intervals');
 # one reset flag per interval, if all of its rows agree

@@ -177,11 +177,13 @@ sub balanced
 
 # --- against the exporter's scrape, after load ---------------------------------
 # The samples of every family exist once the views have rows for them: a
-# tranche with a blocked call (its histogram), and a spinlock call site with
+# tranche with a blocked call (its histogram) and sampled holds (every hold
+# timed), and a spinlock call site with
 # contended waits (its TAS probes under ttas).  A waiter that slept behind
 # a holder of the test LWLock; then 3 sessions that take the test spinlock
 # again and again until released, once the views show the spin waits.
-my $node = LockStatTest::new_node('grafana', "pg_lockstat.spin_strategy = 'ttas'\n");
+my $node = LockStatTest::new_node('grafana',
+	"pg_lockstat.spin_strategy = 'ttas'\npg_lockstat.hold_sample_every = 1\n");
 $node->safe_psql('postgres', 'CREATE ROLE regress_exporter LOGIN IN ROLE pg_monitor');
 LockStatTest::end_block($node, LockStatTest::block_waiter($node));
 my @churn;

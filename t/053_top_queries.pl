@@ -97,7 +97,7 @@ $blocker = LockStatTest::Top::lwlock_blocker($node, '', '');
 LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'CSV run exits with 0');
 like($out,
-	qr/\Atimestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct\n/,
+	qr/\Atimestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct,hold_samples,hold_time_ms,mean_hold_us\n/,
 	'the CSV header is unchanged');
 like($out, qr/^[^,\n]+,[^,\n]+,0,\d+,lockstat_test,2,1,2,/m,
 	'the round shows in tranche lockstat_test: two shared acquisitions, one exclusive, two blocks');

@@ -144,20 +144,44 @@ sub query_tranches_add_up
 		$bad = $node->safe_psql(
 			'postgres', q{
 SELECT coalesce(string_agg(tranche || ' ' || coalesce(s.blocks, 0) || '/' ||
-                           coalesce(q.blocks, 0), ', '), 'none')
+                           coalesce(q.blocks, 0) || '/' ||
+                           coalesce(b.blocks, 0) || ' holds ' ||
+                           coalesce(s.sh_hold_samples + s.ex_hold_samples, 0) ||
+                           '/' || coalesce(q.holds, 0), ', '), 'none')
 FROM pg_lwlock_stats s
-FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
+FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time,
+                  sum(sh_hold_samples) AS sh_hold_samples,
+                  sum(ex_hold_samples) AS ex_hold_samples,
+                  sum(sh_hold_samples + ex_hold_samples) AS holds,
+                  sum(sh_hold_time) AS sh_hold_time,
+                  sum(ex_hold_time) AS ex_hold_time,
+                  max(max_sh_hold_time) AS max_sh_hold_time,
+                  max(max_ex_hold_time) AS max_ex_hold_time
            FROM pg_lwlock_query_stats GROUP BY tranche) q USING (tranche)
+FULL JOIN (SELECT tranche, sum(blocks) AS blocks, sum(wait_time) AS wait_time
+           FROM pg_lwlock_blockers GROUP BY tranche) b USING (tranche)
 WHERE coalesce(s.blocks, 0) <> coalesce(q.blocks, 0)
+   OR coalesce(s.blocks, 0) <> coalesce(b.blocks, 0)
    OR round(coalesce(s.wait_time, 0)::numeric, 6)
-      <> round(coalesce(q.wait_time, 0)::numeric, 6)});
+      <> round(coalesce(q.wait_time, 0)::numeric, 6)
+   OR round(coalesce(s.wait_time, 0)::numeric, 6)
+      <> round(coalesce(b.wait_time, 0)::numeric, 6)
+   OR coalesce(s.sh_hold_samples, 0) <> coalesce(q.sh_hold_samples, 0)
+   OR coalesce(s.ex_hold_samples, 0) <> coalesce(q.ex_hold_samples, 0)
+   OR round(coalesce(s.sh_hold_time, 0)::numeric, 6)
+      <> round(coalesce(q.sh_hold_time, 0)::numeric, 6)
+   OR round(coalesce(s.ex_hold_time, 0)::numeric, 6)
+      <> round(coalesce(q.ex_hold_time, 0)::numeric, 6)
+   OR coalesce(s.max_sh_hold_time, 0) <> coalesce(q.max_sh_hold_time, 0)
+   OR coalesce(s.max_ex_hold_time, 0) <> coalesce(q.max_ex_hold_time, 0)});
 		last if $bad eq 'none' || time() > $deadline;
 		Test::More::note("$what: tranches not adding up at try $try: $bad")
 		  if $try <= 3 || $try % 100 == 0;
 		Time::HiRes::usleep(100_000);
 	}
 	Test::More::is($bad, 'none',
-		"$what: every tranche's rows add up to pg_lwlock_stats");
+		"$what: every tranche's rows of pg_lwlock_query_stats and pg_lwlock_blockers add up to pg_lwlock_stats (blocks, waits, hold samples, hold times, longest holds)"
+	);
 }
 
 # Wait until no process of $node other than the caller's next connection

@@ -67,6 +67,8 @@ typedef struct TrancheCounters
 	int64		blocks;
 	int64		spin_delays;
 	double		wait_ms;
+	int64		hold_samples;	/* sh_hold_samples + ex_hold_samples */
+	double		hold_ms;		/* sh_hold_time + ex_hold_time */
 } TrancheCounters;
 
 /* one row of pg_spinlock_stats, in extension versions that have it */
@@ -133,6 +135,11 @@ typedef struct TrancheRate
 	double		wait_ms_per_s;
 	double		blk_pct;		/* share of the interval's blocks, or -1 */
 	double		spin_delay_pct; /* likewise for spin delays */
+	int64		hold_samples;	/* sampled holds in the interval */
+	double		hold_ms;		/* their hold time */
+	double		mean_hold_us;	/* hold_ms / hold_samples in us, or -1 */
+	double		held_ms_per_s;	/* estimated hold time per second: the mean
+								 * hold times acquires_per_s, or -1 */
 } TrancheRate;
 
 /* one spinlock call site's activity over an interval */

@@ -168,8 +168,10 @@ make_header(const Sample *prev, const Sample *cur, double seconds,
 /*
  * make_tranche_rates
  *		The tranche rows of a report whose header is made: counts, rates
- *		over report->rate_interval, and each tranche's share of all blocks
- *		and spin delays (-1 when the interval had none).
+ *		over report->rate_interval, each tranche's share of all blocks
+ *		and spin delays (-1 when the interval had none), and the mean of the
+ *		interval's sampled holds with the hold time per second it implies
+ *		(-1 without samples).
  */
 static void
 make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
@@ -201,6 +203,18 @@ make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
 		r->blocks_per_s = r->blocks / seconds;
 		r->spin_delays_per_s = r->spin_delays / seconds;
 		r->wait_ms_per_s = r->wait_ms / seconds;
+		r->hold_samples = c->hold_samples - (p ? p->hold_samples : 0);
+		r->hold_ms = c->hold_ms - (p ? p->hold_ms : 0);
+		if (r->hold_samples > 0)
+		{
+			r->mean_hold_us = 1000.0 * r->hold_ms / r->hold_samples;
+			r->held_ms_per_s = r->mean_hold_us / 1000.0 * r->acquires_per_s;
+		}
+		else
+		{
+			r->mean_hold_us = -1;
+			r->held_ms_per_s = -1;
+		}
 		total_blocks += r->blocks;
 		total_spin_delays += r->spin_delays;
 	}

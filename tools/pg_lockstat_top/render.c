@@ -26,6 +26,8 @@ static bool csv_header_done = false;
 static void render_report(const Report *report, PQExpBuffer out,
 						  int max_rows);
 static void render_header(const Report *report, PQExpBuffer out);
+static void render_holds(const Report *report, PQExpBuffer out,
+						 int max_rows);
 static void render_tranches(const Report *report, PQExpBuffer out,
 							int max_rows);
 static void render_sites(const Report *report, PQExpBuffer out);
@@ -42,8 +44,9 @@ static void write_csv_text(const char *text);
  * render_report
  *		The text of a report, into out: the header line, a line if the
  *		counters were reset, the column names, at most max_rows tranches (0:
- *		no limit besides -t), then the queries that blocked and the spinlock
- *		call sites if the report has them.  Tranche IDs are only in the CSV
+ *		no limit besides -t), the sampled holds of those tranches, then the
+ *		queries that blocked and the spinlock call sites if the report has
+ *		them.  Tranche IDs are only in the CSV
  *		output; the names tell the tranches apart.
  */
 static void
@@ -51,6 +54,7 @@ render_report(const Report *report, PQExpBuffer out, int max_rows)
 {
 	render_header(report, out);
 	render_tranches(report, out, max_rows);
+	render_holds(report, out, max_rows);
 	if (report->have_queries)
 		render_queries(report, out);
 	if (report->have_sites)
@@ -122,6 +126,47 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 	}
 	if (report->nrows == 0)
 		appendPQExpBufferStr(out, "(no LWLock activity since the last reset)\n");
+}
+
+/*
+ * render_holds
+ *		The sampled holds (pg_lockstat.hold_sample_every) of the tranches of
+ *		the table above, in its order, that had samples in the interval:
+ *		their number, the mean hold in microseconds, and the hold time per
+ *		second that the mean implies at the tranche's acquisition rate (an
+ *		estimate; the samples are one acquisition in N of each process).
+ */
+static void
+render_holds(const Report *report, PQExpBuffer out, int max_rows)
+{
+	int			nrows = report->nrows;
+	int			namewidth = 16;
+	int			shown = 0;
+	int			i;
+
+	if (top_n > 0 && nrows > top_n)
+		nrows = top_n;
+	if (max_rows > 0 && nrows > max_rows)
+		nrows = max_rows;
+	for (i = 0; i < nrows; i++)
+		namewidth = Max(namewidth, (int) strlen(report->rows[i].name));
+
+	appendPQExpBuffer(out, "%-*s %11s %11s %11s\n",
+					  namewidth, "Sampled holds", "Samples", "Hold us",
+					  "Held ms/s");
+	for (i = 0; i < nrows; i++)
+	{
+		const TrancheRate *r = &report->rows[i];
+
+		if (r->hold_samples <= 0)
+			continue;
+		appendPQExpBuffer(out, "%-*s %11lld %11.2f %11.2f\n",
+						  namewidth, r->name, (long long) r->hold_samples,
+						  r->mean_hold_us, r->held_ms_per_s);
+		shown++;
+	}
+	if (shown == 0)
+		appendPQExpBufferStr(out, "(no sampled holds of these tranches in this interval)\n");
 }
 
 /*
@@ -337,7 +382,8 @@ write_csv(const Report *report)
 		fputs("timestamp,interval_s,reset,tranche_id,tranche,"
 			  "sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,"
 			  "acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,"
-			  "blk_pct,spin_delay_pct\n", stdout);
+			  "blk_pct,spin_delay_pct,hold_samples,hold_time_ms,mean_hold_us\n",
+			  stdout);
 		csv_header_done = true;
 	}
 	if (top_n > 0 && nrows > top_n)
@@ -362,6 +408,9 @@ write_csv(const Report *report)
 		putchar(',');
 		if (r->spin_delay_pct >= 0)
 			printf("%.2f", r->spin_delay_pct);
+		printf(",%lld,%.3f,", (long long) r->hold_samples, r->hold_ms);
+		if (r->mean_hold_us >= 0)
+			printf("%.3f", r->mean_hold_us);
 		putchar('\n');
 	}
 	fflush(stdout);

@@ -386,7 +386,8 @@ append_sample_query(PQExpBuffer sql)
 					  "FROM %s.pg_lockstat_status s, "
 					  "     pg_catalog.clock_timestamp() AS t(now);\n"
 					  "SELECT COALESCE(tranche_id, -1), tranche, "
-					  "       sh_acquires, ex_acquires, blocks, spin_delays, wait_time "
+					  "       sh_acquires, ex_acquires, blocks, spin_delays, wait_time, "
+					  "       sh_hold_samples + ex_hold_samples, sh_hold_time + ex_hold_time "
 					  "FROM %s.pg_lwlock_stats;\n",
 					  ext_schema, ext_schema);
 	if (have_spinlock_view)
@@ -566,6 +567,8 @@ read_tranches(const PGresult *res, Sample *sample)
 		t->blocks = strtoi64(PQgetvalue(res, i, 4), NULL, 10);
 		t->spin_delays = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
 		t->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
+		t->hold_samples = strtoi64(PQgetvalue(res, i, 7), NULL, 10);
+		t->hold_ms = strtod(PQgetvalue(res, i, 8), NULL);
 	}
 	qsort(sample->tranches, n, sizeof(TrancheCounters), compare_tranche_id);
 }

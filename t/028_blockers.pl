@@ -1,0 +1,273 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# Holders of blocked LWLock calls (pg_lwlock_blockers) and per-query hold
+# times (pg_lwlock_query_stats' hold columns), with pg_stat_statements
+# preloaded:
+# - a session holding the test lock exclusively, timed (hold_sample_every =
+#   1 in that session), blocks a waiter for a known time: the waiter's row
+#   names the holder's query ID, which joins pg_stat_statements, in mode
+#   exclusive, with one block of that time; the holder's row of
+#   pg_lwlock_query_stats has its one timed hold, at least that long;
+# - a shared holder that runs no query with an ID (compute_query_id = off)
+#   is named by its kind of process, in mode shared;
+# - a reset empties the view;
+# - under pgbench (tpcb-like, and a script whose 4 clients queue behind a
+#   shared holder), with hold sampling at its default, every blocked call
+#   has a known holder; the script's first block names the holder's query,
+#   the other three the script's statement (each waiter's release wakes the
+#   next); the
+#   per-query hold samples join pg_stat_statements, and per tranche both
+#   views add up to pg_lwlock_stats exactly.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes ();
+
+use LockStatTest;
+
+# the monotonic clock, which the server's wait times are measured on too
+sub now
+{
+	return Time::HiRes::clock_gettime(Time::HiRes::CLOCK_MONOTONIC());
+}
+
+my $node = LockStatTest::new_node('blockers',
+	    "shared_preload_libraries = 'pg_lockstat,lockstat_test,pg_stat_statements'\n"
+	  . "autovacuum = off\n");
+$node->safe_psql('postgres', 'CREATE EXTENSION pg_stat_statements');
+
+# the query ID that pg_stat_activity shows for backend $pid now
+sub query_id_of
+{
+	my ($pid) = @_;
+	return $node->safe_psql('postgres',
+		"SELECT query_id FROM pg_stat_activity WHERE pid = $pid");
+}
+
+# A holder session (timed, in $mode, after $setup) and a waiter asking for
+# the lock in $wait_mode; the holder releases once the waiter has been seen
+# waiting for 50 ms.  Returns the holder's and the waiter's query IDs as
+# pg_stat_activity showed them, and the bounds of the wait: at least from
+# the moment the waiter was seen waiting to the release, at most from before
+# the waiter started to after both ended.
+sub block_once
+{
+	my ($mode, $wait_mode, $setup) = @_;
+	my $holder = $node->background_psql('postgres');
+	my $hpid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$holder->query_safe("SET pg_lockstat.hold_sample_every = 1; $setup");
+	LockStatTest::hold_lwlock($node, $mode, $holder, $hpid);
+	my $holder_id = query_id_of($hpid);
+
+	my $t0 = now();
+	my $waiter = $node->background_psql('postgres');
+	my $wpid = $waiter->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$waiter->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock('$wait_mode', 1);\n");
+	LockStatTest::wait_for_waiters($node, 1);
+	my $seen = now();
+	my $waiter_id = query_id_of($wpid);
+	Time::HiRes::usleep(10_000) while now() - $seen < 0.05;
+	my $released = now();
+	LockStatTest::release_holds($node);
+	$holder->quit;
+	$waiter->quit;
+	my $t1 = now();
+	return ($holder_id, $waiter_id, ($released - $seen) * 1000,
+		($t1 - $t0) * 1000);
+}
+
+# --- an exclusive holder with a query ID -------------------------------------
+
+$node->safe_psql('postgres',
+	'SELECT pg_lockstat_reset(); SELECT pg_stat_statements_reset()');
+my ($holder_id, $waiter_id, $min_ms, $max_ms) =
+  block_once('exclusive', 'shared', '');
+isnt($holder_id, '', "the holder ran a query with an ID ($holder_id)");
+
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT count(*), sum(blocks) FROM pg_lwlock_blockers
+WHERE tranche = 'lockstat_test'}),
+	'1|1', 'one row of the test tranche, with its one block');
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT b.queryid = $waiter_id, b.holder_queryid = $holder_id,
+       b.holder_backend_type IS NULL, b.holder_mode, b.blocks,
+       b.wait_time >= $min_ms AND b.wait_time <= $max_ms,
+       b.wait_time = b.max_wait_time,
+       b.dbid = (SELECT oid FROM pg_database WHERE datname = 'postgres'),
+       b.userid = (SELECT oid FROM pg_roles WHERE rolname = current_user),
+       b.backend_type IS NULL
+FROM pg_lwlock_blockers b WHERE b.tranche = 'lockstat_test'}),
+	't|t|t|exclusive|1|t|t|t|t|t',
+	sprintf('the row names the waiter and the holding query, exclusive, one block of %.1f..%.1f ms',
+		$min_ms, $max_ms));
+is( $node->safe_psql(
+		'postgres', q{
+SELECT p.query
+FROM pg_lwlock_blockers b
+JOIN pg_stat_statements p ON p.queryid = b.holder_queryid
+WHERE b.tranche = 'lockstat_test'}),
+	'SELECT lockstat_test_lwlock_hold($1)',
+	'holder_queryid joins pg_stat_statements: the holding statement');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT p.query
+FROM pg_lwlock_blockers b
+JOIN pg_stat_statements p USING (queryid, dbid, userid)
+WHERE b.tranche = 'lockstat_test'}),
+	'SELECT lockstat_test_lwlock($1, $2)',
+	'and the waiter joins it USING (queryid, dbid, userid): the waiting statement');
+
+# the holder's timed hold, per query
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT q.ex_hold_samples, q.sh_hold_samples, q.blocks,
+       q.ex_hold_time >= $min_ms, q.ex_hold_time = q.max_ex_hold_time,
+       p.query
+FROM pg_lwlock_query_stats q
+JOIN pg_stat_statements p USING (queryid, dbid, userid)
+WHERE q.tranche = 'lockstat_test' AND q.queryid = $holder_id}),
+	"1|0|0|t|t|SELECT lockstat_test_lwlock_hold(\$1)",
+	sprintf('the holding query has its one timed exclusive hold, at least %.1f ms, joinable with pg_stat_statements',
+		$min_ms));
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT q.blocks, q.ex_hold_samples + q.sh_hold_samples
+FROM pg_lwlock_query_stats q
+WHERE q.tranche = 'lockstat_test' AND q.queryid = $waiter_id}),
+	'1|0',
+	'the waiting query has its block, and no timed hold (its session times one in 4999)');
+LockStatTest::query_tranches_add_up($node, 'after one block');
+
+# --- a shared holder without a query ID ------------------------------------
+
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+($holder_id, $waiter_id, $min_ms, $max_ms) =
+  block_once('shared', 'exclusive', 'SET compute_query_id = off;');
+is($holder_id, '', 'with compute_query_id off the holder runs no query with an ID');
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT b.queryid = $waiter_id, b.holder_queryid IS NULL,
+       b.holder_backend_type, b.holder_mode, b.blocks,
+       b.wait_time >= $min_ms AND b.wait_time <= $max_ms
+FROM pg_lwlock_blockers b WHERE b.tranche = 'lockstat_test'}),
+	't|t|client backend|shared|1|t',
+	'a shared holder without a query ID is named by its kind of process, mode shared');
+is( $node->safe_psql(
+		'postgres', q{
+SELECT q.backend_type, q.sh_hold_samples, q.ex_hold_samples
+FROM pg_lwlock_query_stats q
+WHERE q.tranche = 'lockstat_test' AND q.queryid IS NULL}),
+	'client backend|1|0',
+	'its timed shared hold counts under its kind of process');
+
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT count(*) FROM pg_lwlock_blockers WHERE tranche = 'lockstat_test'}),
+	'0', 'a reset empties pg_lwlock_blockers');
+
+# --- pgbench -------------------------------------------------------------------
+
+$node->command_ok(
+	[
+		'pgbench', '-i', '-s', '1', '-q',
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'pgbench -i');
+$node->safe_psql('postgres',
+	'SELECT pg_lockstat_reset(); SELECT pg_stat_statements_reset()');
+
+# tpcb-like at 4 clients, and 4 clients of a script that blocks behind a
+# holder of the test lock, each once
+my $script = $node->basedir . '/block.sql';
+PostgreSQL::Test::Utils::append_to_file($script,
+	"SELECT lockstat_test_lwlock('exclusive', 1);\n");
+my $holder = $node->background_psql('postgres');
+my $hpid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+LockStatTest::hold_lwlock($node, 'shared', $holder, $hpid);
+$holder_id = query_id_of($hpid);
+my ($pgb_out, $pgb_err) = ('', '');
+my $blocking = IPC::Run::start(
+	[
+		'pgbench', '-n', '-c', 4, '-t', 1, '-f', $script,
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'>', \$pgb_out, '2>', \$pgb_err);
+LockStatTest::wait_for_waiters($node, 4);
+$node->command_ok(
+	[
+		'pgbench', '-n', '-c', 4, '-t', 200,
+		'-h', $node->host, '-p', $node->port, 'postgres'
+	],
+	'pgbench tpcb-like, 4 clients, 200 transactions each, while 4 wait');
+LockStatTest::release_holds($node);
+$holder->quit;
+ok($blocking->finish, 'the 4 blocked clients finish once released')
+  or diag($pgb_err);
+
+# The shared holder's release wakes the first exclusive waiter only; each
+# waiter's release then wakes the next: one block ended by the holder, three
+# by the statement itself, exclusive.
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT string_agg(b.blocks || ' ' ||
+                  CASE WHEN b.holder_queryid = $holder_id THEN 'holder'
+                       WHEN b.holder_queryid = b.queryid THEN 'itself'
+                       ELSE 'other' END || ' ' || b.holder_mode,
+                  ', ' ORDER BY b.holder_mode DESC)
+FROM pg_lwlock_blockers b
+JOIN pg_stat_statements p USING (queryid, dbid, userid)
+WHERE b.tranche = 'lockstat_test'
+  AND p.query = 'SELECT lockstat_test_lwlock(\$1, \$2)'}),
+	'1 holder shared, 3 itself exclusive',
+	"the pgbench script's 4 blocks: the first ended by the shared holder's query, the others by the statement's own exclusive holds, one after the other");
+is( $node->safe_psql(
+		'postgres', q{
+SELECT coalesce(sum(blocks), 0) FROM pg_lwlock_blockers
+WHERE holder_mode IS NULL AND (queryid IS NOT NULL OR backend_type IS NOT NULL)}),
+	'0', 'every blocked call outside the residual rows has a known holder');
+my ($blocks, $named) = split /\|/, $node->safe_psql(
+	'postgres', q{
+SELECT sum(blocks), sum(blocks) FILTER (WHERE holder_queryid IS NOT NULL)
+FROM pg_lwlock_blockers});
+note "blocked calls: $blocks, of them with a holding query ID: $named";
+my $joined = $node->safe_psql(
+	'postgres', q{
+SELECT b.tranche, left(w.query, 40), left(h.query, 40), b.holder_mode,
+       b.blocks, round(b.wait_time::numeric, 3)
+FROM pg_lwlock_blockers b
+JOIN pg_stat_statements w USING (queryid, dbid, userid)
+JOIN pg_stat_statements h ON h.queryid = b.holder_queryid
+  AND h.dbid = b.dbid AND h.userid = b.userid
+ORDER BY b.wait_time DESC LIMIT 8});
+note "top waiter/holder pairs:\n$joined";
+
+cmp_ok(
+	$node->safe_psql(
+		'postgres', q{
+SELECT coalesce(sum(q.sh_hold_samples + q.ex_hold_samples), 0)
+FROM pg_lwlock_query_stats q
+JOIN pg_stat_statements p USING (queryid, dbid, userid)}),
+	'>', 0,
+	'at the default sampling, timed holds of the pgbench statements join pg_stat_statements'
+);
+my $holds = $node->safe_psql(
+	'postgres', q{
+SELECT q.tranche, left(p.query, 40), q.ex_hold_samples, q.sh_hold_samples,
+       round((q.ex_hold_time + q.sh_hold_time)::numeric, 3)
+FROM pg_lwlock_query_stats q
+JOIN pg_stat_statements p USING (queryid, dbid, userid)
+WHERE q.ex_hold_samples + q.sh_hold_samples > 0
+ORDER BY q.ex_hold_time + q.sh_hold_time DESC LIMIT 8});
+note "top sampled holds by statement:\n$holds";
+LockStatTest::query_tranches_add_up($node, 'after pgbench');
+
+$node->stop;
+done_testing();
