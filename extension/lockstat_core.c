@@ -120,18 +120,24 @@ lockstat_link_core(void)
 				 LOCK_STATS_CORE_VERSION / 100);
 	else if (core->version < LOCK_STATS_CORE_VERSION)
 	{
+		Size		have;
+
+		/* the members the core has: those of its minor version and before */
+		if (core->version < 401)
+			have = offsetof(LockStatsCoreInterface, hold_every);
+		else
+			have = offsetof(LockStatsCoreInterface, wake_hook);
+		memcpy(&lockstat_core_older_minor, core, have);
+
+		/* and our stand-ins for each member appended since */
 		if (core->version < 401)
 		{
-			memcpy(&lockstat_core_older_minor, core,
-				   offsetof(LockStatsCoreInterface, hold_every));
 			lockstat_core_older_minor.hold_every = &inactive_hold_every;
 			lockstat_core_older_minor.hold_countdown = &inactive_hold_countdown;
 			lockstat_core_older_minor.hold_hook = &inactive_hold_hook;
 		}
-		else
-			memcpy(&lockstat_core_older_minor, core,
-				   offsetof(LockStatsCoreInterface, wake_hook));
-		lockstat_core_older_minor.wake_hook = &inactive_wake_hook;
+		if (core->version < 402)
+			lockstat_core_older_minor.wake_hook = &inactive_wake_hook;
 		lockstat_core = &lockstat_core_older_minor;
 		return;
 	}

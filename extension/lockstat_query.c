@@ -22,9 +22,10 @@
  *
  * Layout: a LockStatQueryState header; one LockStatQuerySlot per process
  * slot (ProcNumber), each a table of LOCKSTAT_QUERY_SLOT_ENTRIES entries;
- * the residual rows (three atomic counters per tranche row); and a shared
- * dynahash table of at most pg_lockstat.max_query_entries entries, which
- * processes fold their tables into.  pg_lwlock_query_stats is the shared
+ * the residual rows (RESIDUAL_WORDS atomic counters per tranche row, in two
+ * sets); and a shared dynahash table of at most
+ * pg_lockstat.max_query_entries entries, which processes fold their tables
+ * into.  pg_lwlock_query_stats is the shared
  * table plus the tables of the process slots plus the residual rows.
  *
  * The residual row of a tranche (queryid, dbid, userid and backend_type

@@ -135,6 +135,7 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
  *		their number, the mean hold in microseconds, and the hold time per
  *		second that the mean implies at the tranche's acquisition rate (an
  *		estimate; the samples are one acquisition in N of each process).
+ *		Not shown when none of those tranches had a sample.
  */
 static void
 render_holds(const Report *report, PQExpBuffer out, int max_rows)
@@ -149,7 +150,15 @@ render_holds(const Report *report, PQExpBuffer out, int max_rows)
 	if (max_rows > 0 && nrows > max_rows)
 		nrows = max_rows;
 	for (i = 0; i < nrows; i++)
+	{
 		namewidth = Max(namewidth, (int) strlen(report->rows[i].name));
+		if (report->rows[i].hold_samples > 0)
+			shown++;
+	}
+
+	/* nothing to show, for instance with hold_sample_every = 0 */
+	if (shown == 0)
+		return;
 
 	appendPQExpBuffer(out, "%-*s %11s %11s %11s\n",
 					  namewidth, "Sampled holds", "Samples", "Hold us",
@@ -163,10 +172,7 @@ render_holds(const Report *report, PQExpBuffer out, int max_rows)
 		appendPQExpBuffer(out, "%-*s %11lld %11.2f %11.2f\n",
 						  namewidth, r->name, (long long) r->hold_samples,
 						  r->mean_hold_us, r->held_ms_per_s);
-		shown++;
 	}
-	if (shown == 0)
-		appendPQExpBufferStr(out, "(no sampled holds of these tranches in this interval)\n");
 }
 
 /*
