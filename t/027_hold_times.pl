@@ -5,9 +5,10 @@
 # long as it was held and at most as long as the statement, and falls in
 # the right bucket; with one in 10, an idle process's samples are exactly
 # its acquisitions / 10; holds that end by an error, by a FATAL exit and
-# across pg_lockstat_reset() are counted once; 0 times nothing; and the
-# histogram adds up to the samples of pg_lwlock_stats, per tranche and mode,
-# under pgbench too.
+# across pg_lockstat_reset() are counted once, in pg_lwlock_stats and per
+# query alike; 0 times nothing; and the histogram adds up to the samples of
+# pg_lwlock_stats, per tranche and mode, and the per-query rows to its
+# hold columns, under pgbench too.
 
 use strict;
 use warnings FATAL => 'all';
@@ -104,6 +105,13 @@ like($stderr, qr/error while holding the lockstat_test LWLock/,
 is( $node->safe_psql(
 		'postgres', qq{SELECT ex_hold_samples, max_ex_hold_time >= 3 $test_row}),
 	'1|t', 'a hold ended by an error is timed once');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT backend_type, ex_hold_samples, sh_hold_samples
+		  FROM pg_lwlock_query_stats WHERE tranche = 'lockstat_test'}),
+	'client backend|1|0',
+	'per query too: one row of the session (no query IDs here), one sample');
+LockStatTest::query_tranches_add_up($node, 'after a hold ended by an error');
 
 # One that the exit after a FATAL error ends is counted once or not at all
 # (the process gives up its counters at exit), never twice.
@@ -129,6 +137,7 @@ is( $node->safe_psql(
 				  WHERE tranche = 'lockstat_test'), 0)
 		  FROM pg_lwlock_hold_histogram WHERE tranche = 'lockstat_test'}),
 	't', 'and the histogram agrees');
+LockStatTest::query_tranches_add_up($node, 'after a hold ended by a FATAL exit');
 
 # A hold that began before a reset and ends after it counts after it, once.
 my $holder = $node->background_psql('postgres');
@@ -150,6 +159,11 @@ is( $node->safe_psql(
 		q{SELECT mode, sum(count) FROM pg_lwlock_hold_histogram
 		  WHERE tranche = 'lockstat_test' GROUP BY mode}),
 	'shared|1', 'in the histogram too');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT sum(sh_hold_samples), sum(ex_hold_samples)
+		  FROM pg_lwlock_query_stats WHERE tranche = 'lockstat_test'}),
+	'1|0', 'and per query');
 
 # Under pgbench with every hold timed: per tranche and mode the histogram
 # adds up to the samples, exactly, once the clients have gone and sampling
@@ -182,6 +196,7 @@ is( $node->safe_psql(
 		q{SELECT count(*) > 0 FROM pg_lwlock_hold_stats
 		  WHERE tranche IN ('WALInsert', 'BufferContent', 'ProcArray')}),
 	't', 'pgbench holds tranches such as ProcArray and BufferContent');
+LockStatTest::query_tranches_add_up($node, 'after pgbench with every hold timed');
 
 # privileges: like pg_lwlock_wait_histogram
 $node->safe_psql('postgres', 'CREATE ROLE regress_nobody LOGIN');
