@@ -4,10 +4,11 @@
 #
 # On a throwaway cluster of its own: initialise pgbench, then run REPEAT
 # rounds.  A round runs every spin strategy once, in an order that changes
-# from round to round (bench/study_stats.py order: a seeded shuffle,
-# rotated; SEED replays it): restart the server with the strategy, one
-# warm-up pgbench run that is not recorded, then for each client count
-# reset the pg_lockstat counters, run pgbench and record the tps and the
+# from round to round (bench/study_stats.py order: the rows of a Williams
+# design, seeded; SEED replays it): restart the server with the strategy,
+# one warm-up pgbench run that is not recorded, then for each client count,
+# in an order shuffled per round (bench/study_stats.py clients), reset the
+# pg_lockstat counters, run pgbench and record the tps and the
 # pg_lwlock_stats and pg_spinlock_stats deltas.  Then bench/study_stats.py
 # turns runs.csv into (a): per client count the baseline's (the first of
 # STRATEGIES) median tps with its 95% interval and, for every other
@@ -38,7 +39,8 @@
 #               "-- server-settings: name = value" lines; the settings are
 #               added to postgresql.conf.
 #   THREADS     pgbench -j (the smaller of clients and nproc)
-#   REPEAT      rounds (9)
+#   REPEAT      rounds (12: a multiple of the period of the balanced order,
+#               2 x the number of strategies when it is odd, else that number)
 #   SEED        seed of the strategy order (random, and printed)
 #   THRESHOLD   percent: a ratio whose interval does not lie wholly beyond
 #               1 +- THRESHOLD/100 is "no difference" (2)
@@ -71,7 +73,7 @@ DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-3}
 WORKLOAD=${WORKLOAD:-select-only}
 THREADS=${THREADS:-}
-REPEAT=${REPEAT:-9}
+REPEAT=${REPEAT:-12}
 SEED=${SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000 ))}
 THRESHOLD=${THRESHOLD:-2}
 RUN_DIR=${RUN_DIR:-$top/build/run}
@@ -350,6 +352,9 @@ stop_server
 # --- the plan ----------------------------------------------------------------
 at="drawing the strategy order"
 order=$("$stats" order "$SEED" "$REPEAT" $STRATEGIES) || die "$at failed"
+at="drawing the client order"
+client_order=$("$stats" clients "$SEED" "$REPEAT" $CLIENTS) || die "$at failed"
+mapfile -t round_clients <<<"$client_order"
 nstrat=$(echo $STRATEGIES | wc -w)
 nclients=$(echo $CLIENTS | wc -w)
 # estimated seconds: a server start and stop about 3 s, a run about 1 s
@@ -367,7 +372,7 @@ echo "plan: $REPEAT rounds x $nstrat strategies x $nclients client counts ($CLIE
 r=0
 while read -r round_order; do
 	r=$(( r + 1 ))
-	echo "round $r: $round_order"
+	echo "round $r: $round_order; clients ${round_clients[r - 1]}"
 done <<<"$order"
 echo
 started=$SECONDS
@@ -375,7 +380,7 @@ started=$SECONDS
 r=0
 while read -r round_order; do
 	r=$(( r + 1 ))
-	echo "# round $r: $round_order" >>"$rundir/commands.txt"
+	echo "# round $r: $round_order; clients ${round_clients[r - 1]}" >>"$rundir/commands.txt"
 	pos=0
 	for s in $round_order; do
 		pos=$(( pos + 1 ))
@@ -407,7 +412,7 @@ while read -r round_order; do
 			fi
 		fi
 		done_cost=$(( done_cost + slot_cost ))
-		for c in $CLIENTS; do
+		for c in ${round_clients[r - 1]}; do
 			j=${THREADS:-$(( c < nproc ? c : nproc ))}
 			point="strategy $s, $c clients, round $r"
 			at="pg_lockstat_reset() ($point)"

@@ -37,11 +37,23 @@
 #
 # Usage: study_stats.py [options] runs.csv
 #        study_stats.py order SEED ROUNDS STRATEGY...
+#        study_stats.py clients SEED ROUNDS CLIENTS...
 #   The second form prints the strategy order of each round, one round a
-#   line: a permutation drawn with Python's random.Random(SEED), rotated by
-#   one more place in each round, the rotations of each block of
-#   len(STRATEGIES) rounds taken in a shuffled order, so that within a
-#   block every strategy runs once in every position.
+#   line: the rows of a Williams design for n strategies (a Latin square
+#   whose first row is 0, 1, n-1, 2, n-2, ... and whose rows are its
+#   rotations; for odd n also the reversed rows, a second square), with
+#   the strategies assigned to the numbers by a shuffle drawn with Python's
+#   random.Random(SEED), and the rows of each square taken in a shuffled
+#   order, the squares too.  So within each block of n rounds every
+#   strategy runs once in every position, and over each period (n rounds
+#   for even n, 2n for odd n) every strategy runs right after every other
+#   one equally often: each strategy, the baseline included, has the same
+#   positions and the same predecessors.  With ROUNDS not a multiple of
+#   the period, the last rounds are an unbalanced part of a period: a
+#   warning on stderr says so.
+#   The third form prints an order of the client counts for each round, one
+#   round a line, each a shuffle drawn with random.Random("clients:SEED"),
+#   so that no client count always runs first after the warm-up.
 #   --strategies "A B C"  strategies in report order, the first one the
 #                         baseline (default: order of first appearance)
 #   --threshold PCT       the verdict threshold in percent (default 2)
@@ -320,6 +332,29 @@ def write_dat(points, strategies, directory):
                             p["ci_high"]))
 
 
+def williams(n):
+    """The squares of a Williams design for n treatments: a list of one
+    (even n) or two (odd n) Latin squares, each a list of n rows."""
+    first = [0]
+    low, high = 1, n - 1
+    while len(first) < n:
+        if len(first) % 2 == 1:
+            first.append(low)
+            low += 1
+        else:
+            first.append(high)
+            high -= 1
+    square = [[(x + i) % n for x in first] for i in range(n)]
+    if n % 2 == 0:
+        return [square]
+    return [square, [list(reversed(row)) for row in square]]
+
+
+def order_period(n):
+    """Rounds in one balanced period of the order for n strategies."""
+    return n if n % 2 == 0 else 2 * n
+
+
 def order(argv):
     """Print the strategy order of each round (see the header)."""
     import random
@@ -328,22 +363,52 @@ def order(argv):
         print("usage: %s order SEED ROUNDS STRATEGY..." % ME, file=sys.stderr)
         return 1
     rng = random.Random(int(argv[0]))
+    rounds = int(argv[1])
     strategies = list(argv[2:])
     rng.shuffle(strategies)
     n = len(strategies)
-    rotations = []
+    period = order_period(n)
+    rows = []
+    while len(rows) < rounds:
+        squares = williams(n)
+        rng.shuffle(squares)
+        for square in squares:
+            rng.shuffle(square)
+            rows.extend(square)
+    for row in rows[:rounds]:
+        print(" ".join(strategies[k] for k in row))
+    if n > 1 and rounds % period != 0:
+        rest = rounds % period
+        what = "predecessors" if rest % n == 0 else \
+            "positions and predecessors"
+        print("%s: warning: %d rounds are not a multiple of %d, the period of "
+              "the balanced order for %d strategies: over the last %d rounds "
+              "the strategies' %s are not balanced; use a multiple of %d"
+              % (ME, rounds, period, n, rest, what, period), file=sys.stderr)
+    return 0
+
+
+def client_order(argv):
+    """Print the order of the client counts of each round (see the
+    header)."""
+    import random
+    if len(argv) < 3 or not argv[0].isdigit() or not argv[1].isdigit() \
+            or int(argv[1]) < 1:
+        print("usage: %s clients SEED ROUNDS CLIENTS..." % ME, file=sys.stderr)
+        return 1
+    rng = random.Random("clients:" + argv[0])
     for r in range(int(argv[1])):
-        if not rotations:
-            rotations = list(range(n))
-            rng.shuffle(rotations)
-        k = rotations.pop()
-        print(" ".join(strategies[k:] + strategies[:k]))
+        clients = list(argv[2:])
+        rng.shuffle(clients)
+        print(" ".join(clients))
     return 0
 
 
 def main(argv):
     if argv and argv[0] == "order":
         return order(argv[1:])
+    if argv and argv[0] == "clients":
+        return client_order(argv[1:])
     ap = argparse.ArgumentParser(prog=ME)
     ap.add_argument("runs")
     ap.add_argument("--strategies")

@@ -36,8 +36,12 @@ my ($order_out, $order_err);
 IPC::Run::run([ getcwd() . '/bench/study_stats.py', 'order', 7, 2, 'tas', 'ttas' ],
 	'>', \$order_out, '2>', \$order_err) or die $order_err;
 my @order = split /\n/, $order_out;
-like($stdout, qr/^round 1: \Q$order[0]\E\nround 2: \Q$order[1]\E$/m,
-	'the round order is the one that SEED=7 gives');
+IPC::Run::run([ getcwd() . '/bench/study_stats.py', 'clients', 7, 2, 1, 2 ],
+	'>', \$order_out, '2>', \$order_err) or die $order_err;
+my @clients = split /\n/, $order_out;
+like($stdout,
+	qr/^round 1: \Q$order[0]; clients $clients[0]\E\nround 2: \Q$order[1]; clients $clients[1]\E$/m,
+	'the round order and the client order of each round are the ones that SEED=7 gives');
 like($stdout, qr/^\(a\) tps per client count: .* ratio of its tps to tas's in the same round: median, 95% interval, verdict \(threshold 2%\); 2 rounds/m,
 	'prints table (a), naming the baseline and the threshold');
 like(
@@ -107,6 +111,17 @@ like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 /m,
 like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 -j \d+ -T 1 postgres \(warm-up\)$/m,
 	'and the warm-up runs');
 like($commands, qr/^SCALE=1 .* REPEAT=2 SEED=7 THRESHOLD=2 /m, 'and the parameters');
+# each round's measured runs, per strategy, in that round's client order
+my ($round, @seen) = (0);
+foreach my $line (split /\n/, $commands)
+{
+	$round = $1 if $line =~ /^# round (\d+):/;
+	push @{ $seen[$round] }, $1
+	  if $line =~ /^\[\w+\] pgbench .* -c (\d+) -j \d+ -T 1 postgres$/;
+}
+is( join('; ', map { "@{ $seen[$_] }" } 1, 2),
+	join('; ', map { "$clients[$_ - 1] $clients[$_ - 1]" } 1, 2),
+	'the runs of each round follow its client order, for both strategies');
 foreach my $png ('tps.png', 'ratio.png')
 {
 	open(my $fh, '<:raw', "$studies[0]/$png") or die "no $png: $!";

@@ -703,4 +703,69 @@ foreach my $block (0 .. 2)
 }
 ok($balanced, 'order: in each block of 3 rounds every strategy runs once in every position');
 
+# The Williams design: for 2 to 6 strategies and each REPEAT that is a
+# multiple of its period (n for even n, 2n for odd n), every strategy runs
+# equally often in every position and right after every other strategy
+# equally often; no warning then, and one naming the period otherwise.
+sub order_err
+{
+	my ($out, $err);
+	IPC::Run::run([ $stats, 'order', @_ ], '>', \$out, '2>', \$err) or die $err;
+	return ([ map { [ split / / ] } split /\n/, $out ], $err);
+}
+my ($unbalanced, $warned_wrongly) = (0, 0);
+foreach my $n (2 .. 6)
+{
+	my @names = map { "s$_" } 1 .. $n;
+	my $period = $n % 2 ? 2 * $n : $n;
+	foreach my $k (1 .. 3)
+	{
+		my ($rounds, $err) = order_err(100 + $n * 10 + $k, $k * $period, @names);
+		$warned_wrongly++ if $err ne '';
+		my (%pos, %after);
+		foreach my $row (@$rounds)
+		{
+			$pos{"$row->[$_] $_"}++ foreach 0 .. $#$row;
+			$after{"$row->[$_ - 1] $row->[$_]"}++ foreach 1 .. $#$row;
+		}
+		my @p = values %pos;
+		my @a = values %after;
+		$unbalanced++
+		  unless @p == $n * $n
+		  && !grep { $_ != $k * $period / $n } @p
+		  and @a == $n * ($n - 1)
+		  && !grep { $_ != $k * $period / $n } @a;
+	}
+}
+is($unbalanced, 0,
+	'order: over whole periods every strategy has every position and every predecessor equally often (2 to 6 strategies, 1 to 3 periods)'
+);
+is($warned_wrongly, 0, 'order: no warning for a whole number of periods');
+my (undef, $err9) = order_err(411481, 9, @three);
+like(
+	$err9,
+	qr/^study_stats: warning: 9 rounds are not a multiple of 6, the period of the balanced order for 3 strategies: over the last 3 rounds the strategies' predecessors are not balanced; use a multiple of 6$/m,
+	'order: 9 rounds of 3 strategies get a warning naming the period and what is unbalanced'
+);
+my (undef, $err8) = order_err(411481, 8, @three);
+like($err8, qr/last 2 rounds the strategies' positions and predecessors are not balanced/,
+	'order: and 8 rounds one about positions too');
+
+# client counts: a permutation per round, replayed by the seed, and not
+# the same order in every round
+sub clients
+{
+	my ($out, $err);
+	IPC::Run::run([ $stats, 'clients', @_ ], '>', \$out, '2>', \$err) or die $err;
+	return [ map { [ split / / ] } split /\n/, $out ];
+}
+my $co = clients(411481, 12, 1, 2, 8, 64);
+is(scalar(@$co), 12, 'clients: one line per round');
+is( scalar(grep { join(' ', sort { $a <=> $b } @$_) ne '1 2 8 64' } @$co),
+	0, 'clients: each round runs every client count once');
+is_deeply(clients(411481, 12, 1, 2, 8, 64), $co, 'clients: the same seed replays it');
+my %firsts = map { $_->[0] => 1 } @$co;
+cmp_ok(scalar(keys %firsts), '>', 1,
+	'clients: not the same client count first in every round');
+
 done_testing();
