@@ -62,7 +62,12 @@
 #   --dat-dir DIR         write gnuplot data: tps-<s>.dat (clients, median,
 #                         min, max) and, for the other strategies,
 #                         ratio-<s>.dat (clients, ratio, ci_low, ci_high)
-# Output: table (a) and the noise table on stdout.
+# Output: table (a), the noise table, the drift table (per point, the
+#   median tps of the last third of the rounds over that of the first
+#   third: far from 1 means the machine drifted during the study) and, if
+#   runs.csv has a position column, the median ratio of each strategy to
+#   the baseline by the position it ran in within its round (all client
+#   counts together: a trend means drift within rounds), on stdout.
 # Exit status: 0; 1 on an unreadable or malformed runs.csv or bad options
 #   ("study_stats: error: ..." on stderr).
 #
@@ -82,8 +87,10 @@ class InputError(Exception):
     pass
 
 
-def read_runs(path):
-    """Rows of runs.csv as (strategy, clients, round, tps) tuples."""
+def read_runs(path, positions=None):
+    """Rows of runs.csv as (strategy, clients, round, tps) tuples.  With a
+    dict "positions", also the position column, if the file has one:
+    positions[(strategy, clients, round)] = position."""
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
@@ -97,9 +104,11 @@ def read_runs(path):
                 try:
                     rows.append((r["strategy"], int(r["clients"]),
                                  int(r["round"]), float(r["tps"])))
+                    if positions is not None and r.get("position"):
+                        positions[rows[-1][:3]] = int(r["position"])
                 except (TypeError, ValueError):
-                    raise InputError("%s line %d: bad clients, round or tps"
-                                     % (path, line))
+                    raise InputError("%s line %d: bad clients, round, "
+                                     "position or tps" % (path, line))
     except OSError as e:
         raise InputError("cannot read %s: %s" % (path, e.strerror))
     if not rows:
@@ -291,6 +300,54 @@ def report(points, strategies, threshold, confidence):
                 [True] * (len(strategies) + 1)))
 
 
+def drift_and_positions(rows, positions, strategies):
+    """Print the drift table (per point, the median tps of the last third
+    of its rounds over that of the first third) and, with positions, the
+    median ratio to the baseline per position of the other strategy in its
+    round, over all client counts."""
+    tps = {(s, c, r): t for s, c, r, t in rows}
+    clients = sorted({c for s, c, r, t in rows})
+    print()
+    print("drift: median tps of the last third of the rounds over the first "
+          "third, per point")
+    out = []
+    for c in clients:
+        row = [str(c)]
+        for s in strategies:
+            rounds = sorted(r for (s2, c2, r) in tps if s2 == s and c2 == c)
+            k = len(rounds) // 3
+            if k == 0:
+                row.append("")
+                continue
+            first = numpy.median([tps[(s, c, r)] for r in rounds[:k]])
+            last = numpy.median([tps[(s, c, r)] for r in rounds[-k:]])
+            row.append(fmt(last / first, 3) if first > 0 else "")
+        out.append(row)
+    print(table(["clients"] + strategies, out, [True] * (len(strategies) + 1)))
+
+    if not positions or len(strategies) < 2:
+        return
+    base = strategies[0]
+    npos = max(positions.values())
+    print()
+    print("position: median ratio to %s in the same round by the position "
+          "the strategy ran in (number of ratios), all client counts" % base)
+    out = []
+    for s in strategies[1:]:
+        by = {}
+        for (s2, c, r), t in tps.items():
+            b = tps.get((base, c, r))
+            if s2 != s or not b or (s, c, r) not in positions:
+                continue
+            by.setdefault(positions[(s, c, r)], []).append(t / b)
+        out.append([s] + ["%s (%d)" % (fmt(numpy.median(by[q]), 3),
+                                        len(by[q])) if q in by else ""
+                          for q in range(1, npos + 1)])
+    print(table(["strategy"] + ["position %d" % q
+                                for q in range(1, npos + 1)],
+                out, [False] + [True] * npos))
+
+
 COLUMNS = ["strategy", "clients", "n", "median", "lo", "hi", "bifurcated",
            "cv", "tps_ci_low", "tps_ci_high", "pairs", "ratio", "ci_low",
            "ci_high", "coverage", "verdict", "rounds_needed"]
@@ -422,7 +479,8 @@ def main(argv):
             raise InputError("--threshold must be a percentage in [0, 100)")
         if not 0 < a.confidence < 1:
             raise InputError("--confidence must lie between 0 and 1")
-        rows = read_runs(a.runs)
+        positions = {}
+        rows = read_runs(a.runs, positions)
         seen = []
         for r in rows:
             if r[0] not in seen:
@@ -441,6 +499,8 @@ def main(argv):
         print("%s: error: %s" % (ME, e), file=sys.stderr)
         return 1
     report(points, strategies, a.threshold / 100, a.confidence)
+    drift_and_positions([r for r in rows if r[0] in strategies], positions,
+                        strategies)
     if a.points:
         write_points(points, a.points)
     if a.dat_dir:

@@ -680,6 +680,38 @@ like($err, qr/has no runs of the baseline ttas_spin/, 'a baseline without runs')
 ($status, $out, $err) = analyse($runs, '--strategies', 'tas');
 like($err, qr/has strategies not in --strategies: ttas/, 'a strategy not listed');
 
+# --- drift and position ------------------------------------------------------------
+# 6 rounds; the baseline's tps grows by 100 a round (1100 .. 1600); b runs
+# first in odd rounds, 10 % faster there, and second in even rounds, as
+# fast as the baseline.  Drift: (1500, 1600) over (1100, 1200) for a is
+# 1550 / 1150; for b, (1650, 1600) over (1210, 1200) is 1625 / 1205.
+{
+	my $path = sprintf('%s/runs-%03d.csv', $dir, ++$n_csv);
+	open(my $f, '>', $path) or die "$path: $!";
+	print $f "strategy,clients,round,position,tps,seconds\n";
+	foreach my $r (1 .. 6)
+	{
+		my $base = 1000 + 100 * $r;
+		my $first = $r % 2;
+		printf $f "a,1,%d,%d,%.3f,1.0\n", $r, $first ? 2 : 1, $base;
+		printf $f "b,1,%d,%d,%.3f,1.0\n", $r, $first ? 1 : 2,
+		  $base * ($first ? 1.1 : 1.0);
+	}
+	close($f);
+	my ($status, $out) = analyse($path, '--strategies', 'a b');
+	is($status, 0, 'drift and position: the module runs');
+	like(
+		$out,
+		qr/^drift: median tps of the last third of the rounds over the first third, per point\n\s*clients \|\s+a \|\s+b\n[-+]+\n\s+1 \| 1\.348 \| 1\.349$/m,
+		'drift: the last third over the first, per point (1550/1150, 1625/1205)');
+	like(
+		$out,
+		qr/^\s*b\s+\|\s+1\.100 \(3\) \|\s+1\.000 \(3\)$/m,
+		'position: b is 1.100 in its 3 rounds in position 1, 1.000 in position 2');
+	my ($status2, $out2) = analyse(write_rows([ [ 'a', 1, 1, 100 ], [ 'b', 1, 1, 100 ] ]), '--strategies', 'a b');
+	unlike($out2, qr/^position:/m, 'position: no table without a position column');
+}
+
 # --- the round order ------------------------------------------------------------
 sub order
 {
