@@ -28,7 +28,7 @@
 #   SCALE       pgbench scale factor (10)
 #   STRATEGIES  spin strategies to compare, the first the baseline
 #               ("tas ttas_spin ttas")
-#   CLIENTS     client counts ("1 2 8 64")
+#   CLIENTS     client counts ("1 8 64")
 #   DURATION    seconds per pgbench run (5)
 #   WARMUP      seconds of the warm-up run after each server start, at the
 #               highest client count (3; 0: none)
@@ -68,7 +68,7 @@ warn() { echo "$me: warning: $*" >&2; }
 [ -n "${PG_CONFIG:-}" ] || die "PG_CONFIG must point to the pg_config of the patched server"
 SCALE=${SCALE:-10}
 STRATEGIES=${STRATEGIES:-tas ttas_spin ttas}
-CLIENTS=${CLIENTS:-1 2 8 64}
+CLIENTS=${CLIENTS:-1 8 64}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-3}
 WORKLOAD=${WORKLOAD:-select-only}

@@ -57,7 +57,15 @@
 #   --strategies "A B C"  strategies in report order, the first one the
 #                         baseline (default: order of first appearance)
 #   --threshold PCT       the verdict threshold in percent (default 2)
-#   --confidence C        confidence level (default 0.95)
+#   --confidence C        confidence level (default 0.95): of each tps
+#                         interval, and of the whole study's ratio
+#                         intervals together
+#   --correction K        bonferroni (default): with m comparisons (points
+#                         of the other strategies), each ratio interval at
+#                         1 - (1 - C) / m, so that the chance of any false
+#                         verdict in the study is at most 1 - C (printed:
+#                         the sum of the intervals' exact non-coverage);
+#                         none: each at C
 #   --points FILE         write the points as CSV
 #   --dat-dir DIR         write gnuplot data: tps-<s>.dat (clients, median,
 #                         min, max) and, for the other strategies,
@@ -187,8 +195,23 @@ def rounds_needed(log_ratios, ratio, threshold, confidence):
     return max(n, nmin)
 
 
-def analyse(rows, strategies, threshold, confidence):
-    """One dict per point, in the order of strategies, then clients."""
+def comparisons(rows, strategies):
+    """The number of ratio intervals of a study: the points of the other
+    strategies that have at least one round in common with the baseline's
+    point of the same client count."""
+    have = {(s, c, r) for s, c, r, t in rows}
+    base = strategies[0]
+    return len({(s, c) for (s, c, r) in have
+                 if s != base and s in strategies and (base, c, r) in have})
+
+
+def analyse(rows, strategies, threshold, confidence,
+            ratio_confidence=None):
+    """One dict per point, in the order of strategies, then clients.  The
+    tps intervals are at confidence, the ratio intervals at
+    ratio_confidence (default: the same)."""
+    if ratio_confidence is None:
+        ratio_confidence = confidence
     tps = {}
     for s, c, r, t in rows:
         if (s, c, r) in tps:
@@ -217,14 +240,15 @@ def analyse(rows, strategies, threshold, confidence):
                           if (base, c, r) in tps and tps[(base, c, r)] > 0]
                 p["pairs"] = len(ratios)
                 if ratios:
-                    rmed, rlo, rhi, rcov = median_ci(ratios, confidence)
-                    enough = rcov >= confidence
+                    rmed, rlo, rhi, rcov = median_ci(ratios, ratio_confidence)
+                    enough = rcov >= ratio_confidence
                     p.update(ratio=rmed, ci_low=rlo, ci_high=rhi,
                              coverage=rcov,
                              verdict=verdict(rlo, rhi, threshold, enough))
                     if p["verdict"] == "no difference":
                         p["rounds_needed"] = rounds_needed(
-                            numpy.log(ratios), rmed, threshold, confidence)
+                            numpy.log(ratios), rmed, threshold,
+                            ratio_confidence)
                 else:
                     p["verdict"] = "no pairs"
             points.append(p)
@@ -249,15 +273,17 @@ def table(header, rows, right):
     return "\n".join(out)
 
 
-def report(points, strategies, threshold, confidence):
+def report(points, strategies, threshold, confidence, ratio_confidence,
+           ncomparisons, correction):
     base = strategies[0]
     nr = max(p["n"] for p in points)
     level = "%g%%" % (100 * confidence)
+    rlevel = "%.4g%%" % (100 * ratio_confidence)
     print("(a) tps per client count: median over rounds and %s interval "
           "(order statistics); for each strategy the ratio of its tps to %s's "
           "in the same round: median, %s interval, verdict (threshold %g%%); "
           "%d round%s; * bifurcated"
-          % (level, base, level, 100 * threshold, nr, "" if nr == 1 else "s"))
+          % (level, base, rlevel, 100 * threshold, nr, "" if nr == 1 else "s"))
     rows = []
     for c in sorted({p["clients"] for p in points}):
         for p in [p for p in points if p["clients"] == c]:
@@ -276,14 +302,24 @@ def report(points, strategies, threshold, confidence):
                 if p["verdict"] == "no difference" else "",
             ])
     print(table(["clients", "strategy", "tps", level + " CI", "ratio",
-                 level + " CI", "verdict", "rounds needed"], rows,
+                 rlevel + " CI", "verdict", "rounds needed"], rows,
                 [True, False, True, True, True, True, False, True]))
     low = [p for p in points if p["ratio"] is not None
-           and p["coverage"] < confidence]
+           and p["coverage"] < ratio_confidence]
     if low:
         print("fewer than %d rounds: the intervals are min-max, of coverage "
               "%.1f%% only, and give no verdict"
-              % (min_rounds(confidence), 100 * low[0]["coverage"]))
+              % (min_rounds(ratio_confidence), 100 * low[0]["coverage"]))
+    if ncomparisons > 0:
+        # a false verdict needs an interval that misses the true ratio;
+        # intervals too short to give a verdict give none
+        bound = sum(1 - p["coverage"] for p in points
+                    if p["ratio"] is not None
+                    and p["coverage"] >= ratio_confidence)
+        print("comparisons: %d; %s: each ratio interval at %s, so that the "
+              "chance of at least one false verdict in the study is at most "
+              "%.2f%% (the sum of the intervals' exact non-coverage)"
+              % (ncomparisons, correction, rlevel, 100 * bound))
     print("rounds needed: rounds that would resolve the ratio observed, at "
           "the noise observed; - within the threshold")
 
@@ -471,6 +507,8 @@ def main(argv):
     ap.add_argument("--strategies")
     ap.add_argument("--threshold", type=float, default=2.0)
     ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--correction", choices=("bonferroni", "none"),
+                    default="bonferroni")
     ap.add_argument("--points")
     ap.add_argument("--dat-dir")
     a = ap.parse_args(argv)
@@ -494,11 +532,18 @@ def main(argv):
             raise InputError("%s has no runs of the baseline %s"
                              % (a.runs, strategies[0]))
         strategies = [s for s in strategies if s in seen]
-        points = analyse(rows, strategies, a.threshold / 100, a.confidence)
+        ncomparisons = comparisons(rows, strategies)
+        ratio_confidence = a.confidence
+        if a.correction == "bonferroni" and ncomparisons > 1:
+            ratio_confidence = 1 - (1 - a.confidence) / ncomparisons
+        points = analyse(rows, strategies, a.threshold / 100, a.confidence,
+                         ratio_confidence)
     except InputError as e:
         print("%s: error: %s" % (ME, e), file=sys.stderr)
         return 1
-    report(points, strategies, a.threshold / 100, a.confidence)
+    report(points, strategies, a.threshold / 100, a.confidence,
+           ratio_confidence, ncomparisons,
+           "Bonferroni" if a.correction == "bonferroni" else "no correction")
     drift_and_positions([r for r in rows if r[0] in strategies], positions,
                         strategies)
     if a.points:

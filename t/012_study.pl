@@ -42,8 +42,8 @@ my @clients = split /\n/, $order_out;
 like($stdout,
 	qr/^round 1: \Q$order[0]; clients $clients[0]\E\nround 2: \Q$order[1]; clients $clients[1]\E$/m,
 	'the round order and the client order of each round are the ones that SEED=7 gives');
-like($stdout, qr/^\(a\) tps per client count: .* ratio of its tps to tas's in the same round: median, 95% interval, verdict \(threshold 2%\); 2 rounds/m,
-	'prints table (a), naming the baseline and the threshold');
+like($stdout, qr/^\(a\) tps per client count: .* ratio of its tps to tas's in the same round: median, 97\.5% interval, verdict \(threshold 2%\); 2 rounds/m,
+	'prints table (a), naming the baseline, the corrected level (2 comparisons) and the threshold');
 like(
 	$stdout,
 	qr/^\s+2 \| tas\s+\|\s+\d+( \*)? \|\s+\d+-\d+ \|\s+\|\s+\| baseline\s+\|$/m,
@@ -52,8 +52,11 @@ like(
 	$stdout,
 	qr/^\s+2 \| ttas\s+\|\s+\d+( \*)? \|\s+\| \d+\.\d{3} \| \d+\.\d{3}-\d+\.\d{3} \| no difference \|\s+(\d+|-)$/m,
 	'table (a): the ratio, its interval and, with 2 rounds, "no difference"');
-like($stdout, qr/^fewer than 6 rounds: the intervals are min-max, of coverage 50\.0% only, and give no verdict$/m,
+like($stdout, qr/^fewer than 7 rounds: the intervals are min-max, of coverage 50\.0% only, and give no verdict$/m,
 	'table (a) says why 2 rounds give no verdict');
+like($stdout,
+	qr/^comparisons: 2; Bonferroni: each ratio interval at 97\.5%, so that the chance of at least one false verdict in the study is at most 0\.00%/m,
+	'and the number of comparisons and the bound (none can be false without a verdict)');
 like($stdout, qr/^noise: coefficient of variation of tps across rounds \(%\)\n\s+clients \|\s+tas \|\s+ttas\n.*\n\s+1 \|\s+[\d.]+ \|\s+[\d.]+\n\s+2 \|/m,
 	'the noise table');
 like(

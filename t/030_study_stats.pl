@@ -98,9 +98,13 @@ sub write_rows
 }
 
 # Run the module: (exit status, stdout, stderr, points by "strategy/clients").
+# Each interval is checked at the confidence asked (--correction none)
+# unless @opts name a correction: the Bonferroni correction has its own
+# checks below.
 sub analyse
 {
 	my ($runs, @opts) = @_;
+	push @opts, '--correction', 'none' unless grep { $_ eq '--correction' } @opts;
 	my $points = "$runs.points.csv";
 	unlink($points);
 	my ($out, $err) = ('', '');
@@ -679,6 +683,58 @@ like($err, qr/two runs for strategy tas, 1 clients, round 1/, 'two runs of one p
 like($err, qr/has no runs of the baseline ttas_spin/, 'a baseline without runs');
 ($status, $out, $err) = analyse($runs, '--strategies', 'tas');
 like($err, qr/has strategies not in --strategies: ttas/, 'a strategy not listed');
+
+# --- the correction for the number of comparisons -----------------------------
+# 3 strategies x 4 client counts: 8 comparisons.  Bonferroni puts each ratio
+# interval at 1 - 0.05 / 8 = 99.375 %: at 12 rounds [x(1), x(12)] (coverage
+# 1 - 2/4096; [x(2), x(11)] would cover 1 - 26/4096 = 99.365 % only), and
+# the bound on a false verdict is the sum of the 8 non-coverages, 0.39 %.
+# With --correction none each is at 95 %: [x(3), x(10)].
+{
+	srand(2201);
+	my @s3 = ('a', 'b', 'c');
+	my $f = write_runs(\@s3, [ 1, 2, 8, 64 ], 12,
+		sub { 1000 * exp(0.1 * gauss()) });
+	my ($status, $out, $err, $p) = analyse($f, '--correction', 'bonferroni');
+	is($status, 0, 'bonferroni: the module runs') or diag($err);
+	like($out,
+		qr/^comparisons: 8; Bonferroni: each ratio interval at 99\.38%, so that the chance of at least one false verdict in the study is at most 0\.39% \(the sum of the intervals' exact non-coverage\)$/m,
+		'bonferroni: 8 comparisons, each at 99.38 %, the bound 0.39 %');
+	is( join(' ', map { sprintf('%.6f', $p->{"b/$_"}{coverage}) } 1, 2, 8, 64),
+		join(' ', (sprintf('%.6f', 1 - 2 / 4096)) x 4),
+		'bonferroni: each interval is [x(1), x(12)], coverage 1 - 2/4096');
+	my (undef, $out_none, undef, $pn) = analyse($f, '--correction', 'none');
+	is(sprintf('%.6f', $pn->{'b/1'}{coverage}), sprintf("%.6f", 1 - 2 * 79 / 4096),
+		'none: each interval at 95 %, [x(3), x(10)]');
+	like($out_none, qr/^comparisons: 8; no correction: each ratio interval at 95%/m,
+		'none: says there is no correction');
+
+	# Null studies (all three strategies alike, 10 % noise, threshold 0, so
+	# that any interval that excludes 1 is a false verdict): the share of
+	# studies with a false verdict stays under the bound with the correction
+	# and exceeds it without.
+	my ($false_bonf, $false_none) = (0, 0);
+	foreach my $k (1 .. 40)
+	{
+		my $null = write_runs(\@s3, [ 1, 8, 64 ], 12,
+			sub { 1000 * exp(0.1 * gauss()) });
+		my (undef, undef, undef, $pb) =
+		  analyse($null, '--threshold', 0, '--correction', 'bonferroni');
+		my (undef, undef, undef, $pz) =
+		  analyse($null, '--threshold', 0, '--correction', 'none');
+		$false_bonf++
+		  if grep { $_->{verdict} =~ /^(faster|slower)$/ } values %$pb;
+		$false_none++
+		  if grep { $_->{verdict} =~ /^(faster|slower)$/ } values %$pz;
+	}
+	# with the correction: 6 intervals of 1 - 26/4096 each, a bound of 3.8 %
+	# per study; 6 or more false studies of 40 has probability under 0.2 %.
+	# Without: 6 of 96.1 %, about 21 % of the studies.
+	cmp_ok($false_bonf, '<=', 5,
+		"null studies with a false verdict, Bonferroni: $false_bonf of 40 (bound 3.8 %)");
+	cmp_ok($false_none, '>', $false_bonf,
+		"and more without the correction: $false_none of 40");
+}
 
 # --- drift and position ------------------------------------------------------------
 # 6 rounds; the baseline's tps grows by 100 a round (1100 .. 1600); b runs
