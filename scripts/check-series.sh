@@ -18,7 +18,8 @@
 # as root), and lwlock.c compiled with -DLWLOCK_STATS as well, since the
 # series keeps that option beside its counting points: it must give no
 # warning that the unpatched lwlock.c does not give too (18.6's lacks the
-# declaration of on_shmem_exit() under LWLOCK_STATS).
+# declaration of on_shmem_exit() under LWLOCK_STATS).  Last, each patch of
+# bench/experiments applies (git apply --check) after the whole series.
 #
 # Environment: PG_MAJOR (default 18; the series patches/pg<major> on the
 # source of that major), PG_CACHE_DIR as for build-server.sh; BUILD_JOBS
@@ -141,3 +142,15 @@ fi
 [ -n "$stock_warnings" ] &&
 	printf '%s\n' "$stock_warnings" | sed "s/^/$me: (also unpatched) /"
 echo "$me: lwlock.c of the whole series compiles with -DLWLOCK_STATS, with no new warning"
+
+# The experiments of bench/experiments, patches that a study applies after
+# the series: each applies to the whole series of this major (checked, not
+# built).
+for p in "$top"/bench/experiments/*.patch; do
+	[ -e "$p" ] || continue
+	if ! git apply --check "$p" >"$log" 2>&1; then
+		sed 's/^/    /' "$log" >&2
+		die "bench/experiments/$(basename "$p") does not apply after the series of patches/pg$major"
+	fi
+	echo "$me: bench/experiments/$(basename "$p") applies after the series"
+done
