@@ -7,8 +7,14 @@
 # and client count):
 #   - the median tps over the rounds with its 95% confidence interval, its
 #     min and max, its coefficient of variation (sample standard deviation
-#     over mean) and whether the runs split into two separated groups
-#     ("bifurcated", as in the flexlock thread);
+#     over mean) and whether the runs split into two groups (collapse, the
+#     "good" and "bad" runs of the flexlock thread; column "bifurcated", and
+#     "bad_runs", the runs of the lower group): at least 5 runs, and over
+#     the splits of their sorted log tps into two groups of at least 2, the
+#     largest distance between the groups' means over the pooled standard
+#     deviation inside them above its 99th percentile for single-peaked
+#     (log-normal) runs of the same number, simulated with a fixed seed
+#     (split_statistic(), bimodal_threshold()): 1% false alarms per point;
 #   - for every strategy but the baseline (the first of --strategies): the
 #     ratio of its tps to the baseline's tps of the same round and client
 #     count, and over the rounds the median ratio with its 95% confidence
@@ -154,17 +160,68 @@ def cv(values):
     return float(numpy.std(values, ddof=1) / numpy.mean(values))
 
 
-def bifurcated(values):
-    """At least 3 runs, and the largest gap between consecutive sorted
-    values over 10% of the median and over twice the spread inside either
-    group it separates (the rule of the earlier study reports)."""
-    x = numpy.sort(numpy.asarray(values, dtype=float))
-    if len(x) < 3:
-        return False
-    gaps = numpy.diff(x)
-    i = int(numpy.argmax(gaps))		# first of the largest gaps
-    spread = max(x[i] - x[0], x[-1] - x[i + 1])
-    return bool(gaps[i] > 0.1 * numpy.median(x) and gaps[i] > 2 * spread)
+BIMODAL_MIN_RUNS = 5
+BIMODAL_FALSE_ALARMS = 0.01
+BIMODAL_DRAWS = 20000
+
+
+def split_statistic(logs):
+    """For rows of sorted values (a 2-D array), the largest over the splits
+    into a lower and an upper group of at least 2 values each of the
+    distance between the groups' means over the pooled standard deviation
+    inside the groups, and the size of the lower group at that split.  A
+    single outlying run is not a group."""
+    x = numpy.asarray(logs, dtype=float)
+    n = x.shape[1]
+    c1 = numpy.cumsum(x, axis=1)
+    c2 = numpy.cumsum(x * x, axis=1)
+    t1, t2 = c1[:, -1:], c2[:, -1:]
+    i = numpy.arange(2, n - 1)				# size of the lower group
+    s1_lo, s2_lo = c1[:, 1:-2], c2[:, 1:-2]
+    s1_hi, s2_hi = t1 - s1_lo, t2 - s2_lo
+    m_lo, m_hi = s1_lo / i, s1_hi / (n - i)
+    ss = (s2_lo - s1_lo * m_lo) + (s2_hi - s1_hi * m_hi)
+    sd = numpy.sqrt(numpy.maximum(ss, 0) / (n - 2))
+    diff = m_hi - m_lo
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        g = numpy.where(sd > 1e-12 * numpy.maximum(1, numpy.abs(m_hi)),
+                        diff / sd,
+                        numpy.where(diff > 1e-12, numpy.inf, 0.0))
+    best = numpy.argmax(g, axis=1)
+    return g[numpy.arange(len(g)), best], best + 2
+
+
+_bimodal_thresholds = {}
+
+
+def bimodal_threshold(n):
+    """The split statistic's 1 - BIMODAL_FALSE_ALARMS quantile for n runs of
+    single-peaked (normal, in log tps) data: simulated, with a fixed seed so
+    that it is the same in every run.  The statistic does not depend on the
+    data's mean or spread."""
+    if n not in _bimodal_thresholds:
+        rng = numpy.random.default_rng(n)
+        draws = numpy.sort(rng.standard_normal((BIMODAL_DRAWS, n)), axis=1)
+        g, _ = split_statistic(draws)
+        _bimodal_thresholds[n] = float(numpy.quantile(
+            g, 1 - BIMODAL_FALSE_ALARMS))
+    return _bimodal_thresholds[n]
+
+
+def bimodal(values):
+    """Whether the runs of a point fall into two groups (collapse), and how
+    many runs are in the lower one: at least BIMODAL_MIN_RUNS runs, and the
+    split statistic of their log tps above bimodal_threshold(n), which
+    single-peaked data exceeds in BIMODAL_FALSE_ALARMS of the cases.
+    Returns (flag, runs in the lower group, or 0)."""
+    n = len(values)
+    if n < BIMODAL_MIN_RUNS or min(values) <= 0:
+        return False, 0
+    logs = numpy.sort(numpy.log(numpy.asarray(values, dtype=float)))
+    g, k = split_statistic(logs[numpy.newaxis, :])
+    if g[0] > bimodal_threshold(n):
+        return True, int(k[0])
+    return False, 0
 
 
 def verdict(low, high, threshold, enough):
@@ -225,14 +282,17 @@ def analyse(rows, strategies, threshold, confidence,
             rounds = sorted(r for (s2, c2, r) in tps if s2 == s and c2 == c)
             v = [tps[(s, c, r)] for r in rounds]
             med, lo, hi, cov = median_ci(v, confidence)
+            split, bad = bimodal(v)
             p = {
                 "strategy": s, "clients": c, "n": len(v), "median": med,
-                "lo": min(v), "hi": max(v), "bifurcated": bifurcated(v),
+                "lo": min(v), "hi": max(v), "bifurcated": False,
+                "bad_runs": 0, "fisher_p": None,
                 "cv": cv(v), "tps_ci_low": lo, "tps_ci_high": hi,
                 "coverage": cov, "ratio": None, "ci_low": None,
                 "ci_high": None, "pairs": 0, "verdict": "",
                 "rounds_needed": None,
             }
+            p["bifurcated"], p["bad_runs"] = split, bad
             if s == base:
                 p["verdict"] = "baseline"
             else:
@@ -252,6 +312,24 @@ def analyse(rows, strategies, threshold, confidence,
                 else:
                     p["verdict"] = "no pairs"
             points.append(p)
+
+    # collapse: compare the bad runs of each point with the baseline's
+    for p in points:
+        if p["strategy"] == base:
+            continue
+        b = [q for q in points
+             if q["strategy"] == base and q["clients"] == p["clients"]]
+        if not b:
+            continue
+        b = b[0]
+        _, pval = stats.fisher_exact(
+            [[p["bad_runs"], p["n"] - p["bad_runs"]],
+             [b["bad_runs"], b["n"] - b["bad_runs"]]])
+        p["fisher_p"] = float(pval)
+        if (p["bifurcated"] or b["bifurcated"]) and p["verdict"] in (
+                "faster", "slower", "no difference"):
+            p["verdict"] = "bimodal"
+            p["rounds_needed"] = None
     return points
 
 
@@ -282,7 +360,7 @@ def report(points, strategies, threshold, confidence, ratio_confidence,
     print("(a) tps per client count: median over rounds and %s interval "
           "(order statistics); for each strategy the ratio of its tps to %s's "
           "in the same round: median, %s interval, verdict (threshold %g%%); "
-          "%d round%s; * bifurcated"
+          "%d round%s; * bimodal (two groups of runs)"
           % (level, base, rlevel, 100 * threshold, nr, "" if nr == 1 else "s"))
     rows = []
     for c in sorted({p["clients"] for p in points}):
@@ -322,6 +400,38 @@ def report(points, strategies, threshold, confidence, ratio_confidence,
               % (ncomparisons, correction, rlevel, 100 * bound))
     print("rounds needed: rounds that would resolve the ratio observed, at "
           "the noise observed; - within the threshold")
+
+    print()
+    split = sorted({p["clients"] for p in points if p["bifurcated"]})
+    if not split:
+        print("collapse: no point's runs fall into two groups (split test "
+              "in log tps, %g%% false alarms per point of single-peaked "
+              "runs; needs %d runs)"
+              % (100 * BIMODAL_FALSE_ALARMS, BIMODAL_MIN_RUNS))
+    else:
+        print("collapse: points whose runs fall into two groups (split test "
+              "in log tps, %g%% false alarms per point): bad runs (the lower "
+              "group) of each strategy and of %s, and Fisher's exact test of "
+              "the two counts; their ratios get the verdict bimodal"
+              % (100 * BIMODAL_FALSE_ALARMS, base))
+        rows = []
+        for c in split:
+            b = [q for q in points if q["strategy"] == base
+                 and q["clients"] == c]
+            for p in points:
+                if p["clients"] != c or p["strategy"] == base:
+                    continue
+                rows.append([str(c), p["strategy"],
+                             "%d of %d" % (p["bad_runs"], p["n"]),
+                             "%d of %d" % (b[0]["bad_runs"], b[0]["n"])
+                             if b else "",
+                             fmt(p["fisher_p"], 3)
+                             if p["fisher_p"] is not None else ""])
+            if len(strategies) == 1 and b:
+                rows.append([str(c), base, "%d of %d" % (b[0]["bad_runs"],
+                                                       b[0]["n"]), "", ""])
+        print(table(["clients", "strategy", "bad runs", base + " bad runs",
+                     "Fisher p"], rows, [True, False, True, True, True]))
 
     print()
     print("noise: coefficient of variation of tps across rounds (%)")
@@ -386,7 +496,8 @@ def drift_and_positions(rows, positions, strategies):
 
 COLUMNS = ["strategy", "clients", "n", "median", "lo", "hi", "bifurcated",
            "cv", "tps_ci_low", "tps_ci_high", "pairs", "ratio", "ci_low",
-           "ci_high", "coverage", "verdict", "rounds_needed"]
+           "ci_high", "coverage", "verdict", "rounds_needed", "bad_runs",
+           "fisher_p"]
 
 
 def write_points(points, path):
@@ -401,7 +512,8 @@ def write_points(points, path):
                     v = "t" if v else "f"
                 elif isinstance(v, float):
                     v = "" if math.isnan(v) else "%.6g" % v if k in (
-                        "cv", "ratio", "ci_low", "ci_high", "coverage") \
+                        "cv", "ratio", "ci_low", "ci_high", "coverage",
+                        "fisher_p") \
                         else "%.3f" % v
                 elif v is None:
                     v = ""

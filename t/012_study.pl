@@ -96,10 +96,10 @@ like(slurp_file("$studies[0]/spins.csv"),
 	qr/^strategy,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
 	'spins.csv has the pg_spinlock_stats columns');
 my $points = slurp_file("$studies[0]/points.csv");
-like($points, qr/^strategy,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed\n/,
-	'points.csv has the columns ratio, ci_low, ci_high and verdict');
-like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,[tf],[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,no difference,\d*$/m,
-	'points.csv: median, min, max, bifurcation flag, noise, the ratio with its interval and verdict');
+like($points, qr/^strategy,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed,bad_runs,fisher_p\n/,
+	'points.csv has the columns ratio, ci_low, ci_high and verdict, then bad_runs and fisher_p');
+like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,[tf],[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,no difference,\d*,0,1$/m,
+	'points.csv: median, min, max, collapse flag, noise, the ratio with its interval and verdict, no bad runs, Fisher p 1');
 foreach my $f ('settings.txt', 'machine.txt', 'versions.txt', 'commands.txt')
 {
 	ok(-s "$studies[0]/$f", "$f is saved");
