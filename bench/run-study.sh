@@ -335,6 +335,7 @@ start_server default
 at="CREATE EXTENSION pg_lockstat"
 psql_q -c "CREATE EXTENSION pg_lockstat" || die "$at failed"
 at="creating the result tables"
+echo "strategy,clients,round,second,tps" >"$rundir/persec.csv"
 psql_q -c "CREATE TABLE study_runs (strategy text, clients int, round int, position int, tps float8, seconds float8)
 	       ;CREATE TABLE study_locks (strategy text, clients int, round int, LIKE pg_lwlock_stats)
 	       ;CREATE TABLE study_spins (strategy text, clients int, round int, LIKE pg_spinlock_stats)" || \
@@ -418,7 +419,7 @@ while read -r round_order; do
 			at="pg_lockstat_reset() ($point)"
 			psql_q -c "SELECT pg_lockstat_reset()" >/dev/null || die "$at failed"
 			out=$rundir/pgbench-$s-$c-$r.log
-			cmd="pgbench -n $workload_args -c $c -j $j -T $DURATION postgres"
+			cmd="pgbench -n $workload_args -c $c -j $j -T $DURATION -P 1 postgres"
 			echo "[$s] $cmd" >>"$rundir/commands.txt"
 			at="pgbench ($point)"
 			t0=$(date +%s.%N)
@@ -432,6 +433,10 @@ while read -r round_order; do
 			tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out" | head -n 1)
 			[ -n "$tps" ] || die "$at failed: no tps in its output; see $out"
 			elapsed=$(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.3f", t1 - t0 }')
+			# the per-second tps of -P 1: "progress: 1.0 s, 1234.5 tps, ..."
+			awk -v s="$s" -v c="$c" -v r="$r" '
+				/^progress: / { gsub(",", ""); print s "," c "," r "," $2 "," $4 }' \
+				"$out" >>"$rundir/persec.csv" || die "recording the per-second tps ($point) failed"
 			at="recording the results ($point)"
 			psql_q -c "INSERT INTO study_locks SELECT '$s', $c, $r, * FROM pg_lwlock_stats" \
 				-c "INSERT INTO study_spins SELECT '$s', $c, $r, * FROM pg_spinlock_stats" \
@@ -536,6 +541,8 @@ else
 	plot=""
 	for s in $others; do
 		plot="$plot${plot:+, }'$rundir/ratio-$s.dat' using 1:2:3:4 with yerrorlines title '$s / $base'"
+		[ -s "$rundir/bimodal-$s.dat" ] &&
+			plot="$plot, '$rundir/bimodal-$s.dat' using 1:2 with points pointtype 6 pointsize 3 title '$s: bimodal'"
 	done
 	if [ -n "$plot" ]; then
 		if gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/ratio.png';
@@ -565,6 +572,25 @@ else
 		rm -f "$rundir/tps.png"
 		warn "plotting tps.png failed, no plot; see $rundir/gnuplot.log"
 	fi
+	# the per-second tps of every run of each point whose runs split into
+	# two groups (points.csv: bifurcated), one line per round
+	while IFS=, read -r s c; do
+		png=collapse-$s-$c.png
+		lines=""
+		for r in $(awk -F, -v s="$s" -v c="$c" '$1 == s && $2 == c { print $3 }' "$rundir/persec.csv" | sort -un); do
+			lines="$lines${lines:+, }'$rundir/persec.csv' using (strcol(1) eq '$s' && \$2 == $c && \$3 == $r ? \$4 : 1/0):5 every ::1 with lines title 'round $r'"
+		done
+		[ -n "$lines" ] || continue
+		if gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/$png';
+			set datafile separator ','; set title 'strategy $s, $c clients: tps per second of each round (the runs split into two groups)';
+			set xlabel 'second'; set ylabel 'tps'; set yrange [0:*]; set grid; set key outside right;
+			plot $lines" 2>>"$rundir/gnuplot.log"; then
+			plots="$plots${plots:+, }$png"
+		else
+			rm -f "$rundir/$png"
+			warn "plotting $png failed, no plot; see $rundir/gnuplot.log"
+		fi
+	done < <(awk -F, 'NR > 1 && $7 == "t" { print $1 "," $2 }' "$rundir/points.csv")
 	# lock shares: one image per strategy, blocks above, spin delays below
 	for s in $STRATEGIES; do
 		dat=$rundir/locks-$s.dat
@@ -590,4 +616,4 @@ else
 fi
 
 echo
-echo "results: $rundir/ (runs.csv, points.csv, locks.csv, spins.csv, ${plots:+$plots, }settings.txt, machine.txt, versions.txt, commands.txt)"
+echo "results: $rundir/ (runs.csv, points.csv, persec.csv, locks.csv, spins.csv, ${plots:+$plots, }settings.txt, machine.txt, versions.txt, commands.txt)"

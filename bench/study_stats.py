@@ -76,6 +76,8 @@
 #   --dat-dir DIR         write gnuplot data: tps-<s>.dat (clients, median,
 #                         min, max) and, for the other strategies,
 #                         ratio-<s>.dat (clients, ratio, ci_low, ci_high)
+#                         and, where some are bimodal, bimodal-<s>.dat
+#                         (clients, ratio)
 # Output: table (a), the noise table, the drift table (per point, the
 #   median tps of the last third of the rounds over that of the first
 #   third: far from 1 means the machine drifted during the study) and, if
@@ -524,6 +526,12 @@ def write_points(points, path):
 def write_dat(points, strategies, directory):
     for s in strategies:
         mine = [p for p in points if p["strategy"] == s]
+        split = [p for p in mine if p["verdict"] == "bimodal"
+                 and p["ratio"] is not None]
+        if split:
+            with open("%s/bimodal-%s.dat" % (directory, s), "w") as f:
+                for p in split:
+                    f.write("%d %.6f\n" % (p["clients"], p["ratio"]))
         with open("%s/tps-%s.dat" % (directory, s), "w") as f:
             for p in mine:
                 f.write("%d %.3f %.3f %.3f\n"

@@ -120,11 +120,19 @@ foreach my $line (split /\n/, $commands)
 {
 	$round = $1 if $line =~ /^# round (\d+):/;
 	push @{ $seen[$round] }, $1
-	  if $line =~ /^\[\w+\] pgbench .* -c (\d+) -j \d+ -T 1 postgres$/;
+	  if $line =~ /^\[\w+\] pgbench .* -c (\d+) -j \d+ -T 1 -P 1 postgres$/;
 }
 is( join('; ', map { "@{ $seen[$_] }" } 1, 2),
 	join('; ', map { "$clients[$_ - 1] $clients[$_ - 1]" } 1, 2),
 	'the runs of each round follow its client order, for both strategies');
+# the per-second tps of -P 1: a header, then rows of a run of the study
+# (strategy, clients, round), a second of the run (at most DURATION = 1)
+# and a tps
+my @persec = split /\n/, slurp_file("$studies[0]/persec.csv");
+is(shift(@persec), 'strategy,clients,round,second,tps', 'persec.csv: its header');
+is( scalar(grep { !/^(tas|ttas),(1|2),(1|2),1(\.0)?,\d+(\.\d+)?$/ } @persec),
+	0, 'persec.csv: every row is a second of one of the runs, with its tps');
+cmp_ok(scalar(@persec), '<=', 8, 'persec.csv: at most one second of each of the 8 runs of 1 s');
 foreach my $png ('tps.png', 'ratio.png')
 {
 	open(my $fh, '<:raw', "$studies[0]/$png") or die "no $png: $!";

@@ -224,7 +224,7 @@ sub interrupt
 		{
 			my $p = processes();
 			($pgbench) = grep {
-				$p->{$_}[0] == $pid && $p->{$_}[1] =~ /^pgbench -n .* -T 3600 postgres/
+				$p->{$_}[0] == $pid && $p->{$_}[1] =~ /^pgbench -n .* -T 3600 -P 1 postgres/
 			} keys %$p;
 		}
 		usleep(50_000) unless defined $pgbench;
@@ -275,7 +275,7 @@ is($status, 0, 'a study after the failures runs, and a failing gnuplot is not fa
 like($err, qr/^run-study: warning: plotting tps\.png failed, no plot; see \S+gnuplot\.log$/m,
 	'a failing gnuplot: a warning');
 ok(-s "$dir/runs.csv" && !-e "$dir/tps.png", 'the CSVs are saved, no tps.png');
-like($out, qr/^results: \S+ \(runs\.csv, points\.csv, locks\.csv, spins\.csv, settings\.txt, /m,
+like($out, qr/^results: \S+ \(runs\.csv, points\.csv, persec\.csv, locks\.csv, spins\.csv, settings\.txt, /m,
 	'the results line lists no plot');
 left_clean('a successful study', $dir);
 
