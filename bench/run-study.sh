@@ -476,7 +476,9 @@ for s in $STRATEGIES; do
 		       sum(sh_hold_samples + ex_hold_samples) AS \"hold samples\",
 		       round((1000 * sum(sh_hold_time + ex_hold_time) /
 		              nullif(sum(sh_hold_samples + ex_hold_samples), 0))::numeric, 2) AS \"mean hold us\",
-		       round((1000 * max(greatest(max_ex_hold_time, max_sh_hold_time)))::numeric, 1) AS \"max hold us\"
+		       CASE WHEN sum(sh_hold_samples + ex_hold_samples) > 0
+		            THEN round((1000 * max(greatest(max_ex_hold_time, max_sh_hold_time)))::numeric, 1)
+		       END AS \"max hold us\"
 		FROM study_locks
 		WHERE strategy = '$s' AND clients = $max_clients
 		GROUP BY tranche
