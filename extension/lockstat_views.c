@@ -601,6 +601,86 @@ lockstat_query_counts_any(const LockStatQueryCounts *c)
 }
 
 /*
+ * One row of a per-query view: put the columns of counts c of key (NULL for
+ * the residual row of tranche row "row"; overflow if that is the overflow
+ * row) at values and nulls, or return false to leave the row out.
+ */
+typedef bool (*lockstat_query_row_fn) (Datum *values, bool *nulls,
+									   const LockStatQueryKey *key, int row,
+									   bool overflow,
+									   const LockStatQueryCounts *c);
+
+/*
+ * The rows of a per-query view of ncols columns: one per entry of the
+ * per-query counts (lockstat_query_read(), by holder or not), then one per
+ * tranche's residual row, each as put_row() puts it.  Errors: as
+ * lockstat_query_read().
+ */
+static Datum
+lockstat_query_srf(FunctionCallInfo fcinfo, int ncols, bool holders,
+				   lockstat_query_row_fn put_row)
+{
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo, ncols);
+	Datum	   *values = palloc(sizeof(Datum) * ncols);
+	bool	   *nulls = palloc(sizeof(bool) * ncols);
+	LockStatQueryCounts *residual;
+	HTAB	   *htab;
+	HASH_SEQ_STATUS seq;
+	LockStatQueryEntry *entry;
+	int			overflow_row;
+
+	overflow_row = lockstat_overflow_row();
+	residual = palloc(sizeof(LockStatQueryCounts) * (overflow_row + 1));
+	htab = lockstat_query_read(residual, holders);
+
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		memset(nulls, 0, sizeof(bool) * ncols);
+		if (put_row(values, nulls, &entry->key, entry->key.row,
+					entry->key.row == overflow_row, &entry->counts))
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+	}
+	for (int row = 0; row <= overflow_row; row++)
+	{
+		memset(nulls, 0, sizeof(bool) * ncols);
+		if (put_row(values, nulls, NULL, row, row == overflow_row,
+					&residual[row]))
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
+								 values, nulls);
+	}
+
+	hash_destroy(htab);
+	pfree(residual);
+	pfree(values);
+	pfree(nulls);
+	return (Datum) 0;
+}
+
+/* a row of pg_lwlock_query_stats(), for a key that blocked or was sampled */
+static bool
+lockstat_query_stats_row(Datum *values, bool *nulls,
+						 const LockStatQueryKey *key, int row, bool overflow,
+						 const LockStatQueryCounts *c)
+{
+	int			i = 0;
+
+	if (!lockstat_query_counts_any(c))
+		return false;
+	if (key)
+		i = lockstat_put_query_key(values, nulls, i, key);
+	else
+		for (int n = 0; n < 4; n++)
+			nulls[i++] = true;	/* queryid, dbid, userid, backend_type */
+	i = lockstat_put_tranche(values, nulls, i, row, overflow);
+	i = lockstat_put_query_waits(values, i, c);
+	i = lockstat_put_query_holds(values, i, c);
+	Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
+	return true;
+}
+
+/*
  * pg_lwlock_query_stats() returns setof record
  *
  * Blocked LWLock calls and sampled holds since the last reset per query,
@@ -638,58 +718,8 @@ lockstat_query_counts_any(const LockStatQueryCounts *c)
 Datum
 pg_lwlock_query_stats(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
-											   PG_LWLOCK_QUERY_STATS_COLS);
-	LockStatQueryCounts *residual;
-	HTAB	   *htab;
-	HASH_SEQ_STATUS seq;
-	LockStatQueryEntry *entry;
-	int			overflow_row;
-
-	overflow_row = lockstat_overflow_row();
-	residual = palloc(sizeof(LockStatQueryCounts) * (overflow_row + 1));
-	htab = lockstat_query_read(residual, false);
-
-	hash_seq_init(&seq, htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-	{
-		Datum		values[PG_LWLOCK_QUERY_STATS_COLS];
-		bool		nulls[PG_LWLOCK_QUERY_STATS_COLS] = {0};
-		int			i = 0;
-
-		if (!lockstat_query_counts_any(&entry->counts))
-			continue;
-		i = lockstat_put_query_key(values, nulls, i, &entry->key);
-		i = lockstat_put_tranche(values, nulls, i, entry->key.row,
-								 entry->key.row == overflow_row);
-		i = lockstat_put_query_waits(values, i, &entry->counts);
-		i = lockstat_put_query_holds(values, i, &entry->counts);
-		Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	for (int row = 0; row <= overflow_row; row++)
-	{
-		Datum		values[PG_LWLOCK_QUERY_STATS_COLS];
-		bool		nulls[PG_LWLOCK_QUERY_STATS_COLS] = {0};
-		int			i = 0;
-
-		if (!lockstat_query_counts_any(&residual[row]))
-			continue;
-		for (int c = 0; c < 4; c++)
-			nulls[i++] = true;	/* queryid, dbid, userid, backend_type */
-		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-		i = lockstat_put_query_waits(values, i, &residual[row]);
-		i = lockstat_put_query_holds(values, i, &residual[row]);
-		Assert(i == PG_LWLOCK_QUERY_STATS_COLS);
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	hash_destroy(htab);
-	pfree(residual);
-	return (Datum) 0;
+	return lockstat_query_srf(fcinfo, PG_LWLOCK_QUERY_STATS_COLS, false,
+							  lockstat_query_stats_row);
 }
 
 /*
@@ -723,6 +753,30 @@ lockstat_put_query_holder(Datum *values, bool *nulls, int i,
 	return i;
 }
 
+/* a row of pg_lwlock_blockers(), for a key that blocked */
+static bool
+lockstat_blockers_row(Datum *values, bool *nulls,
+					  const LockStatQueryKey *key, int row, bool overflow,
+					  const LockStatQueryCounts *c)
+{
+	int			i = 0;
+
+	if (c->blocks == 0)
+		return false;
+	i = lockstat_put_tranche(values, nulls, i, row, overflow);
+	if (key)
+	{
+		i = lockstat_put_query_key(values, nulls, i, key);
+		i = lockstat_put_query_holder(values, nulls, i, key);
+	}
+	else
+		for (int n = 0; n < 7; n++)
+			nulls[i++] = true;	/* the waiter's four, the holder's three */
+	i = lockstat_put_query_waits(values, i, c);
+	Assert(i == PG_LWLOCK_BLOCKERS_COLS);
+	return true;
+}
+
 /*
  * pg_lwlock_blockers() returns setof record
  *
@@ -751,57 +805,8 @@ lockstat_put_query_holder(Datum *values, bool *nulls, int i,
 Datum
 pg_lwlock_blockers(PG_FUNCTION_ARGS)
 {
-	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
-											   PG_LWLOCK_BLOCKERS_COLS);
-	LockStatQueryCounts *residual;
-	HTAB	   *htab;
-	HASH_SEQ_STATUS seq;
-	LockStatQueryEntry *entry;
-	int			overflow_row;
-
-	overflow_row = lockstat_overflow_row();
-	residual = palloc(sizeof(LockStatQueryCounts) * (overflow_row + 1));
-	htab = lockstat_query_read(residual, true);
-
-	hash_seq_init(&seq, htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-	{
-		Datum		values[PG_LWLOCK_BLOCKERS_COLS];
-		bool		nulls[PG_LWLOCK_BLOCKERS_COLS] = {0};
-		int			i = 0;
-
-		if (entry->counts.blocks == 0)
-			continue;
-		i = lockstat_put_tranche(values, nulls, i, entry->key.row,
-								 entry->key.row == overflow_row);
-		i = lockstat_put_query_key(values, nulls, i, &entry->key);
-		i = lockstat_put_query_holder(values, nulls, i, &entry->key);
-		i = lockstat_put_query_waits(values, i, &entry->counts);
-		Assert(i == PG_LWLOCK_BLOCKERS_COLS);
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	for (int row = 0; row <= overflow_row; row++)
-	{
-		Datum		values[PG_LWLOCK_BLOCKERS_COLS];
-		bool		nulls[PG_LWLOCK_BLOCKERS_COLS] = {0};
-		int			i = 0;
-
-		if (residual[row].blocks == 0)
-			continue;
-		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-		for (int c = 0; c < 7; c++)
-			nulls[i++] = true;	/* the waiter's four, the holder's three */
-		i = lockstat_put_query_waits(values, i, &residual[row]);
-		Assert(i == PG_LWLOCK_BLOCKERS_COLS);
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	hash_destroy(htab);
-	pfree(residual);
-	return (Datum) 0;
+	return lockstat_query_srf(fcinfo, PG_LWLOCK_BLOCKERS_COLS, true,
+							  lockstat_blockers_row);
 }
 
 /*

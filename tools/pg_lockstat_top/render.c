@@ -89,6 +89,27 @@ render_header(const Report *report, PQExpBuffer out)
 }
 
 /*
+ * tranche_rows
+ *		How many of the report's tranches the tables show: the top -t, at
+ *		most max_rows (0: no limit); sets *namewidth to the width of the
+ *		widest of their names, at least 16.
+ */
+static int
+tranche_rows(const Report *report, int max_rows, int *namewidth)
+{
+	int			nrows = report->nrows;
+
+	if (top_n > 0 && nrows > top_n)
+		nrows = top_n;
+	if (max_rows > 0 && nrows > max_rows)
+		nrows = max_rows;
+	*namewidth = 16;
+	for (int i = 0; i < nrows; i++)
+		*namewidth = Max(*namewidth, (int) strlen(report->rows[i].name));
+	return nrows;
+}
+
+/*
  * render_tranches
  *		The tranche table: column names, then the top -t rows, at most
  *		max_rows of them (0: no limit), the name column as wide as the
@@ -97,16 +118,9 @@ render_header(const Report *report, PQExpBuffer out)
 static void
 render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 {
-	int			nrows = report->nrows;
-	int			namewidth = 16;
+	int			namewidth;
+	int			nrows = tranche_rows(report, max_rows, &namewidth);
 	int			i;
-
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
-	if (max_rows > 0 && nrows > max_rows)
-		nrows = max_rows;
-	for (i = 0; i < nrows; i++)
-		namewidth = Max(namewidth, (int) strlen(report->rows[i].name));
 
 	appendPQExpBuffer(out, "%-*s %11s %9s %11s %9s %6s %11s\n",
 					  namewidth, "Tranche", "Acq/s", "Blk/s",
@@ -140,18 +154,13 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 static void
 render_holds(const Report *report, PQExpBuffer out, int max_rows)
 {
-	int			nrows = report->nrows;
-	int			namewidth = 16;
+	int			namewidth;
+	int			nrows = tranche_rows(report, max_rows, &namewidth);
 	int			shown = 0;
 	int			i;
 
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
-	if (max_rows > 0 && nrows > max_rows)
-		nrows = max_rows;
 	for (i = 0; i < nrows; i++)
 	{
-		namewidth = Max(namewidth, (int) strlen(report->rows[i].name));
 		if (report->rows[i].hold_samples > 0)
 			shown++;
 	}
