@@ -2,32 +2,54 @@
 #
 # run-study.sh - the pgsql-hackers spinlock/LWLock study in one command
 #
-# On a throwaway cluster of its own: initialise pgbench, then run REPEAT
-# rounds.  A round runs every spin strategy once, in an order that changes
-# from round to round (bench/study_stats.py order: the rows of a Williams
-# design, seeded; SEED replays it): restart the server with the strategy,
-# one warm-up pgbench run that is not recorded, then for each client count,
-# in an order shuffled per round (bench/study_stats.py clients), reset the
-# pg_lockstat counters, run pgbench and record the tps and the
-# pg_lwlock_stats and pg_spinlock_stats deltas.  Then bench/study_stats.py
-# turns runs.csv into (a): per client count the baseline's (the first of
-# STRATEGIES) median tps with its 95% interval and, for every other
-# strategy, the median over the rounds of its tps ratio to the baseline's
-# in the same round, its 95% interval and a verdict (faster, slower, no
-# difference), and the coefficient of variation of every point.  The
-# report goes on with (b), for the highest client count of each strategy,
-# the top 10 LWLock tranches by blocks, with Blk, SpinDelay, Blk % and
-# SpinDelay % as in the LWLOCK_STATS tables posted to the list, and the
-# sampled holds (pg_lockstat.hold_sample_every): their number, mean and
-# longest hold in microseconds, and (c)
-# its top spin-wait call sites from pg_spinlock_stats.  Raw results are
-# saved as CSV under build/run/<timestamp>/, with gnuplot plots.
+# A study compares variants of the server, the first the baseline: a
+# variant is a name, patch files applied after the project's core series
+# (none: the server of PG_CONFIG) and server settings; a spin strategy is
+# the setting pg_lockstat.spin_strategy.  Each distinct list of patches is
+# one build, made before the first run (see "the builds" below).  On a
+# throwaway cluster of its own: initialise pgbench, then run REPEAT
+# rounds.  A round runs every variant once, in an order that changes from
+# round to round (bench/study_stats.py order: the rows of a Williams
+# design, seeded; SEED replays it): start the variant's server with its
+# settings, one warm-up pgbench run that is not recorded, then for each
+# client count, in an order shuffled per round (bench/study_stats.py
+# clients), reset the pg_lockstat counters, run pgbench and record the
+# tps, the transactions and the pg_lwlock_stats and pg_spinlock_stats
+# deltas.  Then bench/study_stats.py turns runs.csv into (a): per client
+# count the baseline's median tps with its 95% interval and, for every
+# other variant, the median over the rounds of its tps ratio to the
+# baseline's in the same round, its interval (Bonferroni-corrected over
+# the study) and a verdict (faster, slower, no difference, bimodal), and
+# the noise, drift and position tables; and into (m), the mechanism: per
+# variant and client count, per tranche the LWLock acquisitions, blocks
+# and wait time, per spin-wait call site the contended waits and spins,
+# all per 1000 transactions, as the median over the rounds of the paired
+# ratio (or difference) to the baseline with its interval, sorted by the
+# size of the change (mechanism.csv has every row).  The report goes on
+# with (b), for the highest client count of each variant, the top 10
+# LWLock tranches by blocks, with Blk, SpinDelay, Blk % and SpinDelay % as
+# in the LWLOCK_STATS tables posted to the list, and the sampled holds
+# (pg_lockstat.hold_sample_every): their number, mean and longest hold in
+# microseconds, and (c) its top spin-wait call sites from
+# pg_spinlock_stats.  Raw results are saved as CSV under
+# build/run/<timestamp>/, with gnuplot plots.
 #
 # Called by "make run".  Environment (all optional except PG_CONFIG):
 #   PG_CONFIG   pg_config of the patched server with pg_lockstat installed
 #   SCALE       pgbench scale factor (10)
 #   STRATEGIES  spin strategies to compare, the first the baseline
-#               ("tas ttas_spin ttas")
+#               ("tas ttas_spin ttas" unless VARIANTS is given): the
+#               shorthand of VARIANTS="tas: pg_lockstat.spin_strategy=tas;
+#               ttas_spin: pg_lockstat.spin_strategy=ttas_spin; ..."
+#   VARIANTS    variants to compare, the first the baseline, separated by
+#               ";": "name[: item ...]", each item a patch file (relative
+#               to the directory of the call or to the checkout) or a
+#               setting name=value (no spaces or quotes), e.g.
+#               "base; onefl: bench/experiments/dynahash-one-freelist.patch;
+#               ttas: pg_lockstat.spin_strategy=ttas".  Names: lower-case
+#               letters, digits, _ and -.  Not together with STRATEGIES.
+#   VARIANT_DIR where the variants' builds are installed
+#               (build/variants/<hash of the base build and the patches>)
 #   CLIENTS     client counts ("1 8 64")
 #   DURATION    seconds per pgbench run (5)
 #   WARMUP      seconds of the warm-up run after each server start, at the
@@ -57,6 +79,8 @@ set -euo pipefail
 
 me=run-study
 top=$(cd "$(dirname "$0")/.." && pwd)
+# patch files of VARIANTS are relative to the directory of the call
+caller_pwd=$PWD
 cd "$top"
 
 # Every failure prints "run-study: error: <what>" and exits 1; once the
@@ -67,7 +91,6 @@ warn() { echo "$me: warning: $*" >&2; }
 
 [ -n "${PG_CONFIG:-}" ] || die "PG_CONFIG must point to the pg_config of the patched server"
 SCALE=${SCALE:-10}
-STRATEGIES=${STRATEGIES:-tas ttas_spin ttas}
 CLIENTS=${CLIENTS:-1 8 64}
 DURATION=${DURATION:-5}
 WARMUP=${WARMUP:-3}
@@ -77,6 +100,7 @@ REPEAT=${REPEAT:-12}
 SEED=${SEED:-$(( (RANDOM << 15 | RANDOM) % 1000000 ))}
 THRESHOLD=${THRESHOLD:-2}
 RUN_DIR=${RUN_DIR:-$top/build/run}
+VARIANT_DIR=${VARIANT_DIR:-$top/build/variants}
 stats=$top/bench/study_stats.py
 
 # --- validate parameters before anything starts ---------------------------
@@ -98,18 +122,93 @@ for prog in initdb pg_ctl postgres psql pgbench; do
 	[ -x "$bindir/$prog" ] || die "PG_CONFIG=\"$PG_CONFIG\": $bindir/$prog is missing"
 done
 [ -z "$THREADS" ] || is_posint "$THREADS" || die "THREADS must be a positive integer, not \"$THREADS\""
-[ -n "$STRATEGIES" ] || die "STRATEGIES is empty"
-seen=" "
-for s in $STRATEGIES; do
-	case $s in
-		default|tas|ttas_spin|ttas|ttas_backoff) ;;
-		*) die "unknown strategy \"$s\" in STRATEGIES (valid: default tas ttas_spin ttas ttas_backoff)" ;;
-	esac
-	[[ "$seen" != *" $s "* ]] || die "strategy \"$s\" appears twice in STRATEGIES"
-	seen="$seen$s "
-done
-# the first strategy is the baseline of the ratios
-read -r base others <<<"$STRATEGIES"
+# --- the variants -------------------------------------------------------------
+# A study compares variants, the first the baseline.  Each has a name, the
+# patch files applied after the project's series (none: the server of
+# PG_CONFIG) and server settings; vname[i], vpatches[i] (absolute paths,
+# one a line), vsettings[i] ("name = 'value'" lines) and vstrategy[i] (its
+# pg_lockstat.spin_strategy, if it sets one).  STRATEGIES="a b" is the
+# shorthand of VARIANTS="a: pg_lockstat.spin_strategy=a; b: ...".
+strategies_valid="default tas ttas_spin ttas ttas_backoff"
+vname=() vpatches=() vsettings=() vstrategy=()
+VARIANTS=${VARIANTS:-}
+if [ -n "$VARIANTS" ]; then
+	[ -z "${STRATEGIES:-}" ] || die "give STRATEGIES or VARIANTS, not both (a strategy is the setting pg_lockstat.spin_strategy=<strategy> of a variant)"
+	noun=variant
+	IFS=';' read -r -a specs <<<"$VARIANTS"
+	for spec in "${specs[@]}"; do
+		[[ "$spec" =~ ^[[:space:]]*$ ]] && continue
+		name=${spec%%:*}
+		items=""
+		[[ "$spec" != *:* ]] || items=${spec#*:}
+		name="${name#"${name%%[![:space:]]*}"}"
+		name="${name%"${name##*[![:space:]]}"}"
+		[[ "$name" =~ ^[a-z0-9][a-z0-9_-]{0,30}$ ]] || \
+			die "VARIANTS: bad variant name \"$name\" in \"$spec\" (lower-case letters, digits, _ and -, at most 31; the form is \"name: patch-file ... setting=value ...; name: ...\")"
+		for n in "${vname[@]+"${vname[@]}"}"; do
+			[ "$n" != "$name" ] || die "VARIANTS: variant \"$name\" appears twice"
+		done
+		patches_of="" settings_of="" strategy_of="" names_of=" "
+		set -f
+		for item in $items; do
+			if [[ "$item" == *=* ]]; then
+				sname=${item%%=*}
+				sval=${item#*=}
+				[[ "$sname" =~ ^[a-z_][a-z0-9_.]*$ ]] || \
+					die "VARIANTS: variant $name: bad setting name \"$sname\" in \"$item\" (name=value, the name in lower case)"
+				[ -n "$sval" ] && [[ "$sval" != *[\'\\\"#]* ]] || \
+					die "VARIANTS: variant $name: bad value in \"$item\" (not empty, no quotes, backslashes or #)"
+				[[ "$names_of" != *" $sname "* ]] || die "VARIANTS: variant $name sets $sname twice"
+				names_of="$names_of$sname "
+				if [ "$sname" = pg_lockstat.spin_strategy ]; then
+					[[ " $strategies_valid " == *" $sval "* ]] || \
+						die "VARIANTS: variant $name: unknown strategy \"$sval\" (valid: $strategies_valid)"
+					strategy_of=$sval
+				fi
+				settings_of="$settings_of$sname = '$sval'"$'\n'
+			elif [ -n "${RUN_STUDY_BUILDS:-}" ]; then
+				# the second pass, as the unprivileged user: the
+				# patches were read and built by the first
+				patches_of="$patches_of$item"$'\n'
+			else
+				case $item in
+					/*) f=$item ;;
+					*) f=$caller_pwd/$item
+					   [ -f "$f" ] || f=$top/$item ;;
+				esac
+				[ -f "$f" ] && [ -r "$f" ] || \
+					die "VARIANTS: variant $name: patch file \"$item\" not found (relative to $caller_pwd or to $top)"
+				f=$(cd "$(dirname "$f")" && pwd -P)/$(basename "$f")
+				patches_of="$patches_of$f"$'\n'
+			fi
+		done
+		set +f
+		vname+=("$name")
+		vpatches+=("$patches_of")
+		vsettings+=("$settings_of")
+		vstrategy+=("$strategy_of")
+	done
+	[ ${#vname[@]} -gt 0 ] || die "VARIANTS is empty"
+else
+	noun=strategy
+	STRATEGIES=${STRATEGIES:-tas ttas_spin ttas}
+	for s in $STRATEGIES; do
+		[[ " $strategies_valid " == *" $s "* ]] || \
+			die "unknown strategy \"$s\" in STRATEGIES (valid: $strategies_valid)"
+		for n in "${vname[@]+"${vname[@]}"}"; do
+			[ "$n" != "$s" ] || die "strategy \"$s\" appears twice in STRATEGIES"
+		done
+		vname+=("$s")
+		vpatches+=("")
+		vsettings+=("pg_lockstat.spin_strategy = '$s'"$'\n')
+		vstrategy+=("$s")
+	done
+	[ ${#vname[@]} -gt 0 ] || die "STRATEGIES is empty"
+fi
+nvariants=${#vname[@]}
+names="${vname[*]}"
+# the first variant is the baseline of the ratios
+read -r base others <<<"$names"
 # built-in pgbench scripts, or bench/workloads/<name>.sql, whose header
 # says what it stresses and may give a "-- pgbench-options:" line and
 # "-- server-settings: name = value" lines
@@ -135,6 +234,143 @@ esac
 [ -x "$stats" ] || die "$stats is missing"
 /usr/bin/python3 -c 'import numpy, scipy.stats' 2>/dev/null || \
 	die "the statistics of the report need /usr/bin/python3 with numpy and scipy (apt-get install python3-scipy)"
+
+# --- the builds --------------------------------------------------------------
+# Variants without patches run the server of PG_CONFIG (the base build).
+# Each distinct list of patches is one build: the base's source, configure
+# flags and core patch series plus the patches, built by
+# scripts/build-server.sh (cached by the hash of its patches) into
+# build/variants/<hash>/, with pg_lockstat built and installed into it from
+# a copy of the checkout's sources (build/variants/<hash>-ext/).  Every
+# variant's patches are first applied to a copy of the files they touch,
+# taken from the base's patched source tree: a patch that does not apply
+# stops the study before any build, naming the patch, the file and the
+# hunk.  All of this happens before the first run, as the calling user
+# (root's builds go to root's cache); the unprivileged second pass gets
+# the result in RUN_STUDY_BUILDS: one line per variant, "<bindir> <build
+# key> <description>".
+vbin=() vkey=() vbuild=()
+major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
+base_key=$(cat "$bindir/../.pg_lockstat_build_key" 2>/dev/null || true)
+if [ -n "${RUN_STUDY_BUILDS:-}" ]; then
+	i=0
+	while read -r b k d; do
+		vbin[i]=$b vkey[i]=$k vbuild[i]=$d
+		i=$(( i + 1 ))
+	done <<<"$RUN_STUDY_BUILDS"
+	[ $i = "$nvariants" ] || die "internal: RUN_STUDY_BUILDS has $i variants, VARIANTS $nvariants"
+else
+	need_build=0
+	for i in "${!vname[@]}"; do
+		[ -z "${vpatches[i]}" ] || need_build=1
+	done
+	if [ $need_build = 1 ]; then
+		base_src=$(cat "$bindir/../.pg_lockstat_build_src" 2>/dev/null || true)
+		[ -n "$base_key" ] && [ -d "$base_src" ] && [ -f "$base_src/../key.txt" ] || \
+			die "variants with patches are built like the base server, so PG_CONFIG must be a server built by scripts/build-server.sh (as make run does); $PG_CONFIG is not"
+		base_keytxt=$base_src/../key.txt
+		[ -d "$top/patches/pg$major" ] || die "PostgreSQL $major has no core patch series in $top/patches/pg$major"
+		series=$(ls "$top"/patches/pg"$major"/*.patch)
+		[ "$(sha256sum $series | cut -d' ' -f1)" = "$(sed -n 's/^patch \([0-9a-f]*\) .*/\1/p' "$base_keytxt")" ] || \
+			die "the base server $bindir/.. was built with another core patch series than $top/patches/pg$major; rebuild it first (make server)"
+		# check every variant's patches before building any
+		for i in "${!vname[@]}"; do
+			[ -n "${vpatches[i]}" ] || continue
+			mapfile -t plist < <(printf '%s' "${vpatches[i]}")
+			tmp=$(mktemp -d /tmp/pg_lockstat-patch.XXXXXX)
+			# the files the patches name (-p1), copied from the base's tree
+			awk '/^(---|\+\+\+) / { f = $2; if (f != "/dev/null") { sub(/^[^\/]*\//, "", f); print f } }' \
+				"${plist[@]}" | sort -u | while read -r f; do
+				[ -f "$base_src/$f" ] || continue
+				mkdir -p "$tmp/$(dirname "$f")" && cp "$base_src/$f" "$tmp/$f"
+			done
+			for p in "${plist[@]}"; do
+				# no fuzz: a hunk whose context lines do not all match
+				# could land in the wrong place (offsets are fine)
+				if ! out=$(patch -d "$tmp" -p1 --batch --forward --fuzz=0 -i "$p" 2>&1); then
+					rm -rf "$tmp"
+					why=$(awk '
+						/^patching file / { f = substr($0, 15); gsub(/\047/, "", f) }
+						/^Hunk #[0-9]+ FAILED/ { sub(/\.$/, "", $0); n++; printf "%s%s of %s", (n > 1 ? "; " : ""), $0, f }
+						/^can.t find file to patch|Reversed \(or previously applied\)|malformed patch|Only garbage/ && !n { n++; printf "%s", $0 }
+						END { if (!n) printf "patch failed" }' <<<"$out")
+					echo "$me: patch -p1 --forward --fuzz=0 -i $p, after the series and the variant's patches before it:" >&2
+					sed 's/^/    /' <<<"$out" >&2
+					die "variant ${vname[i]}: $p does not apply after the core series of PostgreSQL $major: $why; nothing was built"
+				fi
+			done
+			rm -rf "$tmp"
+		done
+		# what the base was built from
+		build_env=(PG_MAJOR="$major")
+		grep -q -- '--enable-cassert' "$base_keytxt" && build_env+=(CASSERT=1) || build_env+=(CASSERT=)
+		build_env+=(EXTRA_CFLAGS="$(sed -n 's/^extra-cflags //p' "$base_keytxt")")
+		cache=$(cd "$base_src/../../.." && pwd -P)
+		if [ -w "$cache/builds" ]; then
+			build_env+=(PG_CACHE_DIR="$cache")
+		else
+			# another user's cache: the base's tarball, extracted into ours
+			sha=$(sed -n 's/^source tarball-sha256 //p' "$base_keytxt")
+			tarball=""
+			for st in "$cache"/src/*.stamp; do
+				[ -n "$sha" ] && [ "$(sed -n 's/^sha256=//p' "$st" 2>/dev/null)" = "$sha" ] || continue
+				tarball=$cache/downloads/$(sed -n 's/^tarball=//p' "$st")
+			done
+			[ -n "$tarball" ] && [ -r "$tarball" ] || \
+				die "cannot find the source tarball the base server was built from (in $cache, not writable by $(id -un)); run make run as the user who built it"
+			build_env+=(PG_SOURCE="$tarball")
+		fi
+	fi
+	for i in "${!vname[@]}"; do
+		if [ -z "${vpatches[i]}" ]; then
+			vbin[i]=$bindir vkey[i]=${base_key:-unknown} vbuild[i]="the base server (PG_CONFIG)"
+			continue
+		fi
+		mapfile -t plist < <(printf '%s' "${vpatches[i]}")
+		h=$( { echo "$base_key"; sha256sum "${plist[@]}" | cut -d' ' -f1; } | sha256sum | cut -c1-12)
+		vdir=$VARIANT_DIR/$h
+		vbuild[i]="the series + $(for p in "${plist[@]}"; do printf '%s ' "$(basename "$p")"; done)"
+		vbuild[i]=${vbuild[i]% }
+		vbin[i]=$vdir/bin
+		for j in $(seq 0 $(( i - 1 ))); do
+			[ "${vbin[j]}" = "$vdir/bin" ] && vkey[i]=${vkey[j]}
+		done
+		[ -z "${vkey[i]:-}" ] || continue	# built for an earlier variant
+		echo "$me: building variant ${vname[i]} (${vbuild[i]}) into $vdir" >&2
+		blog=$(mktemp /tmp/pg_lockstat-build.XXXXXX)
+		rc=0
+		env "${build_env[@]}" PATCHES="$series ${plist[*]}" STOCK= \
+			scripts/build-server.sh "$vdir" 2>&1 | tee "$blog" | sed 's/^/    /' >&2 || rc=$?
+		if [ $rc -ne 0 ]; then
+			log_named=$(sed -n 's/.*(\(full \)\{0,1\}log: \([^)]*\)).*/\2/p' "$blog" | tail -n 1)
+			rm -f "$blog"
+			die "building variant ${vname[i]} failed${log_named:+; its build log is $log_named}; nothing was run"
+		fi
+		rm -f "$blog"
+		vkey[i]=$(cat "$vdir/.pg_lockstat_build_key")
+		[ "$("$vdir/bin/postgres" --version)" = "$("$bindir/postgres" --version)" ] || \
+			die "variant ${vname[i]} was built from another PostgreSQL than the base: $("$vdir/bin/postgres" --version)"
+		# pg_lockstat, built against this server's headers
+		ext=$vdir-ext
+		elog=$VARIANT_DIR/$h-ext.log
+		if [ "$(cat "$ext/.server_key" 2>/dev/null)" != "${vkey[i]}" ]; then
+			rm -rf "$ext"
+		fi
+		mkdir -p "$ext"
+		cp -a "$top/Makefile" "$top/pg_lockstat.control" "$top/extension" "$top/tools" "$ext/" || \
+			die "copying the pg_lockstat sources to $ext failed"
+		echo "$me: installing pg_lockstat into variant ${vname[i]}'s server (log: $elog)" >&2
+		env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ext" PG_CONFIG="$vdir/bin/pg_config" install >"$elog" 2>&1 || \
+			die "building pg_lockstat for variant ${vname[i]} failed; see $elog"
+		echo "${vkey[i]}" >"$ext/.server_key"
+	done
+	if [ "$(id -u)" = 0 ]; then
+		# the unprivileged second pass reads these
+		[ ! -d "$VARIANT_DIR" ] || chmod -R a+rX "$VARIANT_DIR"
+		RUN_STUDY_BUILDS=$(for i in "${!vname[@]}"; do echo "${vbin[i]} ${vkey[i]} ${vbuild[i]}"; done)
+		export RUN_STUDY_BUILDS
+	fi
+fi
 
 # --- as root, run the rest as the unprivileged user -----------------------
 if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
@@ -288,15 +524,29 @@ if [ -n "$workload_settings" ]; then
 		echo "$workload_settings"
 	} >>"$data/postgresql.conf"
 fi
+# the settings of the variant that runs, rewritten before each start
+{
+	echo "# the settings of the variant that runs (bench/run-study.sh)"
+	echo "include 'variant.conf'"
+} >>"$data/postgresql.conf"
+: >"$data/variant.conf"
 
+# start_server <label> [<variant number>]: start the server of that
+# variant (default: the base server) with its settings in variant.conf
 start_server() {
-	local lines
-	at="server start (strategy $1)"
+	local lines bin=$bindir
+	at="server start ($1)"
+	if [ -n "${2:-}" ]; then
+		bin=${vbin[$2]}
+		printf '%s' "${vsettings[$2]}" >"$data/variant.conf"
+	else
+		: >"$data/variant.conf"
+	fi
 	lines=0
 	[ ! -f "$log" ] || lines=$(wc -l <"$log")
 	# set first: a server that failed to start in time may still be running
 	server_running=1
-	if ! pg_ctl -D "$data" -l "$log" -w -t 120 start >/dev/null 9>&-; then
+	if ! "$bin/pg_ctl" -D "$data" -l "$log" -w -t 120 start >/dev/null 9>&-; then
 		tail -n +$(( lines + 1 )) "$log" >"$rundir/server-start.log" 2>/dev/null
 		show_log "$rundir/server-start.log"
 		rm -f "$rundir/server-start.log"
@@ -319,10 +569,12 @@ stop_server() {
 	echo "server: $(postgres --version)"
 	echo "pgbench: $(pgbench --version)"
 	echo "pg_lockstat: $(git -c safe.directory='*' -C "$top" describe --always --dirty 2>/dev/null || echo unknown)"
-	major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 	echo "core patch: patches/pg$major $(sha256sum "$top"/patches/pg"$major"/*.patch | cut -c1-12 | tr '\n' ' ')"
+	for i in "${!vname[@]}"; do
+		echo "$noun ${vname[i]}: ${vbin[i]%/bin}, build ${vkey[i]}, ${vbuild[i]}"
+	done
 } >"$rundir/versions.txt"
-echo "SCALE=$SCALE STRATEGIES=\"$STRATEGIES\" CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS" \
+echo "SCALE=$SCALE ${VARIANTS:+VARIANTS=\"$VARIANTS\"}${VARIANTS:-STRATEGIES=\"$names\"} CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS" \
 	>"$rundir/commands.txt"
 if [ -n "$workload_settings" ]; then
 	{
@@ -331,12 +583,12 @@ if [ -n "$workload_settings" ]; then
 	} >"$rundir/settings.txt"
 fi
 
-start_server default
+start_server setup
 at="CREATE EXTENSION pg_lockstat"
 psql_q -c "CREATE EXTENSION pg_lockstat" || die "$at failed"
 at="creating the result tables"
 echo "strategy,clients,round,second,tps" >"$rundir/persec.csv"
-psql_q -c "CREATE TABLE study_runs (strategy text, clients int, round int, position int, tps float8, seconds float8)
+psql_q -c "CREATE TABLE study_runs (strategy text, clients int, round int, position int, tps float8, seconds float8, transactions bigint)
 	       ;CREATE TABLE study_locks (strategy text, clients int, round int, LIKE pg_lwlock_stats)
 	       ;CREATE TABLE study_spins (strategy text, clients int, round int, LIKE pg_spinlock_stats)" || \
 	die "$at failed"
@@ -352,11 +604,11 @@ stop_server
 
 # --- the plan ----------------------------------------------------------------
 at="drawing the strategy order"
-order=$("$stats" order "$SEED" "$REPEAT" $STRATEGIES) || die "$at failed"
+order=$("$stats" order "$SEED" "$REPEAT" $names) || die "$at failed"
 at="drawing the client order"
 client_order=$("$stats" clients "$SEED" "$REPEAT" $CLIENTS) || die "$at failed"
 mapfile -t round_clients <<<"$client_order"
-nstrat=$(echo $STRATEGIES | wc -w)
+nstrat=$(echo $names | wc -w)
 nclients=$(echo $CLIENTS | wc -w)
 # estimated seconds: a server start and stop about 3 s, a run about 1 s
 # more than its DURATION (connections, counter reset and recording)
@@ -367,9 +619,29 @@ done_cost=0
 hms() { printf '%dm%02ds' $(( $1 / 60 )) $(( $1 % 60 )); }
 
 echo "pg_lockstat study: workload $WORKLOAD ($workload_args${workload_settings:+; ${workload_settings//$'\n'/, }}), scale $SCALE, ${DURATION}s per run, $nproc CPUs"
-echo "plan: $REPEAT rounds x $nstrat strategies x $nclients client counts ($CLIENTS) = $(( REPEAT * nstrat * nclients )) runs of ${DURATION}s;" \
+echo "plan: $REPEAT rounds x $nstrat ${noun/%y/ie}s x $nclients client counts ($CLIENTS) = $(( REPEAT * nstrat * nclients )) runs of ${DURATION}s;" \
 	"$(( REPEAT * nstrat )) server starts, each followed by a ${WARMUP}s warm-up run at $max_clients clients that is not recorded;" \
-	"baseline $base; strategy order seeded by SEED=$SEED; estimated $(hms "$total_cost")"
+	"baseline $base; $noun order seeded by SEED=$SEED; estimated $(hms "$total_cost")"
+if [ -n "$VARIANTS" ]; then
+	# the builds, each once, and what each variant runs
+	nb=0 seen_bins=" "
+	for i in "${!vname[@]}"; do
+		if [[ "$seen_bins" != *" ${vbin[i]} "* ]]; then
+			nb=$(( nb + 1 ))
+			seen_bins="$seen_bins${vbin[i]} "
+			echo "build $nb: ${vbuild[i]}: ${vbin[i]%/bin} (build key ${vkey[i]})"
+		fi
+	done
+	for i in "${!vname[@]}"; do
+		b=0 n=0
+		for u in $seen_bins; do
+			n=$(( n + 1 ))
+			[ "$u" != "${vbin[i]}" ] || b=$n
+		done
+		st=${vsettings[i]%$'\n'}
+		echo "variant ${vname[i]}: build $b${st:+, settings ${st//$'\n'/, }}"
+	done
+fi
 r=0
 while read -r round_order; do
 	r=$(( r + 1 ))
@@ -385,17 +657,37 @@ while read -r round_order; do
 	pos=0
 	for s in $round_order; do
 		pos=$(( pos + 1 ))
-		sed -i '/^pg_lockstat.spin_strategy/d' "$data/postgresql.conf"
-		echo "pg_lockstat.spin_strategy = '$s'" >>"$data/postgresql.conf"
-		start_server "$s"
-		at="checking the strategy in force ($s)"
-		inforce=$(psql_q -c "SELECT spin_strategy FROM pg_lockstat_status") || die "$at failed"
-		[ "$inforce" = "$s" ] || die "$at failed: strategy $s requested but $inforce in force"
+		for v in "${!vname[@]}"; do
+			[ "${vname[v]}" != "$s" ] || break
+		done
+		start_server "$noun $s" "$v"
+		# the server that runs is the variant's build, with its settings
+		at="checking the server of $noun $s"
+		pid=$(head -n 1 "$data/postmaster.pid" 2>/dev/null) || die "$at failed: no postmaster.pid"
+		exe=$(readlink -f "/proc/$pid/exe" 2>/dev/null || true)
+		if [ -n "$exe" ] && [ "$(head -c 4 "${vbin[v]}/postgres" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+			[ "$exe" = "$(readlink -f "${vbin[v]}/postgres")" ] || \
+				die "$at failed: $exe runs, not ${vbin[v]}/postgres"
+		fi
+		at="checking the settings in force ($noun $s)"
+		while read -r sname _ sval; do
+			[ -n "$sname" ] || continue
+			sval=${sval#\'}
+			sval=${sval%\'}
+			from=$(psql_q -c "SELECT sourcefile FROM pg_settings WHERE name = '$sname'") || die "$at failed"
+			[ -n "$from" ] || die "$at failed: the server has no setting $sname (see $log)"
+			[[ "$from" == */variant.conf ]] || \
+				die "$at failed: $sname = '$sval' is not in force (a bad value? see $log)"
+		done <<<"${vsettings[v]}"
+		if [ -n "${vstrategy[v]}" ]; then
+			inforce=$(psql_q -c "SELECT spin_strategy FROM pg_lockstat_status") || die "$at failed"
+			[ "$inforce" = "${vstrategy[v]}" ] || die "$at failed: strategy ${vstrategy[v]} requested but $inforce in force"
+		fi
 		if [ $r = 1 ]; then
-			# the settings each strategy's server ran with
-			at="saving the server settings ($s)"
+			# the settings each variant's server ran with
+			at="saving the server settings ($noun $s)"
 			{
-				echo "-- strategy $s"
+				echo "-- $noun $s"
 				psql_q -c "SELECT name, setting, unit, source FROM pg_settings WHERE source NOT IN ('default', 'override') ORDER BY name"
 			} >>"$rundir/settings.txt" || die "$at failed"
 		fi
@@ -404,7 +696,7 @@ while read -r round_order; do
 			out=$rundir/pgbench-$s-warmup-$r.log
 			cmd="pgbench -n $workload_args -c $max_clients -j $j -T $WARMUP postgres"
 			echo "[$s] $cmd (warm-up)" >>"$rundir/commands.txt"
-			at="pgbench (strategy $s, warm-up, round $r)"
+			at="pgbench ($noun $s, warm-up, round $r)"
 			rc=0
 			run_bg "$out" $cmd || rc=$?
 			if [ $rc -ne 0 ]; then
@@ -415,7 +707,7 @@ while read -r round_order; do
 		done_cost=$(( done_cost + slot_cost ))
 		for c in ${round_clients[r - 1]}; do
 			j=${THREADS:-$(( c < nproc ? c : nproc ))}
-			point="strategy $s, $c clients, round $r"
+			point="$noun $s, $c clients, round $r"
 			at="pg_lockstat_reset() ($point)"
 			psql_q -c "SELECT pg_lockstat_reset()" >/dev/null || die "$at failed"
 			out=$rundir/pgbench-$s-$c-$r.log
@@ -432,6 +724,8 @@ while read -r round_order; do
 			fi
 			tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$out" | head -n 1)
 			[ -n "$tps" ] || die "$at failed: no tps in its output; see $out"
+			xacts=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$out" | head -n 1)
+			[ -n "$xacts" ] || die "$at failed: no number of transactions in its output; see $out"
 			elapsed=$(awk -v t0="$t0" -v t1="$t1" 'BEGIN { printf "%.3f", t1 - t0 }')
 			# the per-second tps of -P 1: "progress: 1.0 s, 1234.5 tps, ..."
 			awk -v s="$s" -v c="$c" -v r="$r" '
@@ -440,13 +734,13 @@ while read -r round_order; do
 			at="recording the results ($point)"
 			psql_q -c "INSERT INTO study_locks SELECT '$s', $c, $r, * FROM pg_lwlock_stats" \
 				-c "INSERT INTO study_spins SELECT '$s', $c, $r, * FROM pg_spinlock_stats" \
-				-c "INSERT INTO study_runs VALUES ('$s', $c, $r, $pos, $tps, $elapsed)" || \
+				-c "INSERT INTO study_runs VALUES ('$s', $c, $r, $pos, $tps, $elapsed, $xacts)" || \
 				die "$at failed"
 			done_cost=$(( done_cost + run_cost ))
 			spent=$(( SECONDS - started ))
 			left=$(( spent * (total_cost - done_cost) / (done_cost > 0 ? done_cost : 1) ))
-			printf '%s: round %d/%d  strategy %-9s clients %4d  %6.1f s  %10.1f tps  elapsed %s, remaining %s\n' \
-				"$me" "$r" "$REPEAT" "$s" "$c" "$elapsed" "$tps" "$(hms "$spent")" "$(hms "$left")" >&2
+			printf '%s: round %d/%d  %s %-9s clients %4d  %6.1f s  %10.1f tps  elapsed %s, remaining %s\n' \
+				"$me" "$r" "$REPEAT" "$noun" "$s" "$c" "$elapsed" "$tps" "$(hms "$spent")" "$(hms "$left")" >&2
 		done
 		stop_server
 	done
@@ -460,13 +754,20 @@ psql_q -c "\\copy (SELECT * FROM study_runs ORDER BY round, position, clients) T
 	die "$at failed: writing runs.csv, locks.csv and spins.csv"
 
 echo
-"$stats" --strategies "$STRATEGIES" --threshold "$THRESHOLD" \
+"$stats" --strategies "$names" --threshold "$THRESHOLD" \
 	--points "$rundir/points.csv" --dat-dir "$rundir" "$rundir/runs.csv" || \
 	die "$at failed: bench/study_stats.py on runs.csv"
-
-for s in $STRATEGIES; do
+if [ -n "$others" ]; then
+	# (m) why: the lock counts per 1000 transactions, variant against base
 	echo
-	echo "(b) top 10 LWLocks by blocks: strategy $s, $max_clients clients, sum of $REPEAT rounds"
+	"$stats" mechanism --variants "$names" --csv "$rundir/mechanism.csv" \
+		"$rundir/runs.csv" "$rundir/locks.csv" "$rundir/spins.csv" || \
+		die "$at failed: bench/study_stats.py mechanism"
+fi
+
+for s in $names; do
+	echo
+	echo "(b) top 10 LWLocks by blocks: $noun $s, $max_clients clients, sum of $REPEAT rounds"
 	psql -X -q -v ON_ERROR_STOP=1 -P footer=off -c "
 		SELECT tranche AS lock, sum(sh_acquires + ex_acquires) AS acquires,
 		       sum(blocks) AS \"Blk\", sum(spin_delays) AS \"SpinDelay\",
@@ -487,9 +788,9 @@ for s in $STRATEGIES; do
 done
 # (c) the spin-wait call sites of pg_spinlock_stats; tas_attempts and
 # unlocked_skips are NULL outside s_lock() and under spin_strategy default
-for s in $STRATEGIES; do
+for s in $names; do
 	echo
-	echo "(c) top 10 spin-wait call sites by contended waits: strategy $s, $max_clients clients, sum of $REPEAT rounds"
+	echo "(c) top 10 spin-wait call sites by contended waits: $noun $s, $max_clients clients, sum of $REPEAT rounds"
 	sites=$(psql_q -c "SELECT count(DISTINCT (file, line, func)) FROM study_spins
 		WHERE strategy = '$s' AND clients = $max_clients AND contended > 0") || \
 		die "$at failed: table (c) of $s"
@@ -512,7 +813,7 @@ for s in $STRATEGIES; do
 done
 # per strategy: share of all blocks and of all spin delays of its top 5
 # tranches (by blocks plus spin delays over the whole study), per client count
-for s in $STRATEGIES; do
+for s in $names; do
 	psql_q -F ' ' -c "
 		WITH per AS (
 			SELECT clients, tranche, sum(blocks) AS blk, sum(spin_delays) AS spin
@@ -561,7 +862,7 @@ else
 	fi
 	# tps against clients, one line per strategy, with min-max bars
 	plot=""
-	for s in $STRATEGIES; do
+	for s in $names; do
 		plot="$plot${plot:+, }'$rundir/tps-$s.dat' using 1:2:3:4 with yerrorlines title '$s'"
 	done
 	if gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/tps.png';
@@ -584,7 +885,7 @@ else
 		done
 		[ -n "$lines" ] || continue
 		if gnuplot -e "set terminal png size 900,600 noenhanced; set output '$rundir/$png';
-			set datafile separator ','; set title 'strategy $s, $c clients: tps per second of each round (the runs split into two groups)';
+			set datafile separator ','; set title '$noun $s, $c clients: tps per second of each round (the runs split into two groups)';
 			set xlabel 'second'; set ylabel 'tps'; set yrange [0:*]; set grid; set key outside right;
 			plot $lines" 2>>"$rundir/gnuplot.log"; then
 			plots="$plots${plots:+, }$png"
@@ -594,7 +895,7 @@ else
 		fi
 	done < <(awk -F, 'NR > 1 && $7 == "t" { print $1 "," $2 }' "$rundir/points.csv")
 	# lock shares: one image per strategy, blocks above, spin delays below
-	for s in $STRATEGIES; do
+	for s in $names; do
 		dat=$rundir/locks-$s.dat
 		[ -s "$dat" ] || continue
 		lines=""
@@ -603,7 +904,7 @@ else
 			lines="$lines${lines:+, }'$dat' using (\$1 == $r ? \$2 : 1/0):COL with linespoints title '$name'"
 		done
 		if gnuplot -e "set terminal png size 900,800 noenhanced; set output '$rundir/locks-$s.png';
-			set multiplot layout 2,1 title 'top LWLocks, strategy $s: share per client count';
+			set multiplot layout 2,1 title 'top LWLocks, $noun $s: share per client count';
 			set logscale x 2; set xrange $xrange;
 			set yrange [0:100]; set grid; set key outside right;
 			set ylabel 'Blk %'; plot ${lines//COL/4};
@@ -618,4 +919,4 @@ else
 fi
 
 echo
-echo "results: $rundir/ (runs.csv, points.csv, persec.csv, locks.csv, spins.csv, ${plots:+$plots, }settings.txt, machine.txt, versions.txt, commands.txt)"
+echo "results: $rundir/ (runs.csv, points.csv, ${others:+mechanism.csv, }persec.csv, locks.csv, spins.csv, ${plots:+$plots, }settings.txt, machine.txt, versions.txt, commands.txt)"

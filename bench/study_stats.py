@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 #
 # study_stats.py - the statistics of "make run", from a runs.csv alone
+#   (and, for the mechanism form, its locks.csv and spins.csv)
 #
 # Reads the runs.csv of a study (one row per pgbench run: strategy,
 # clients, round, tps; other columns are ignored) and, per point (strategy
@@ -41,9 +42,29 @@
 # "-" when the observed ratio is within the threshold: no number of rounds
 # makes it a difference.
 #
+# Mechanism (the fourth form).  Each count of a run is taken per 1000
+# transactions of that run (pgbench's transactions actually processed):
+# 1000 count / transactions, a tranche or call site absent from a run
+# counting 0.  Rates are paired by round as the tps are: over the rounds in
+# which both the variant and the baseline ran at that client count, the
+# per-round ratio variant / base if the base's rate is above 0 in every one
+# of them, else the per-round difference variant - base; then the median
+# of these and its order-statistics interval as above, at --confidence for
+# each row, not corrected for the number of rows (with many rows some
+# intervals exclude no change by chance: the table explains a verdict of
+# table (a), it is not one), min-max below the minimum rounds.  A row is
+# marked * when its interval (of coverage at least the level) lies wholly
+# above or below 1 (ratio) or 0 (difference).  Rows zero in every paired
+# run of both sides are left out; the others are sorted by the size of the
+# change, |ln((median_v + 1) / (median_b + 1))|, median_v and median_b the
+# medians of each side's rates over the paired rounds (ties: by kind, name,
+# measure): the 1 (one event, or ms, per 1000 transactions) keeps a change
+# from 0 to a rare event below a doubling of a frequent one.
+#
 # Usage: study_stats.py [options] runs.csv
 #        study_stats.py order SEED ROUNDS STRATEGY...
 #        study_stats.py clients SEED ROUNDS CLIENTS...
+#        study_stats.py mechanism [options] runs.csv locks.csv spins.csv
 #   The second form prints the strategy order of each round, one round a
 #   line: the rows of a Williams design for n strategies (a Latin square
 #   whose first row is 0, 1, n-1, 2, n-2, ... and whose rows are its
@@ -84,13 +105,40 @@
 #   runs.csv has a position column, the median ratio of each strategy to
 #   the baseline by the position it ran in within its round (all client
 #   counts together: a trend means drift within rounds), on stdout.
-# Exit status: 0; 1 on an unreadable or malformed runs.csv or bad options
-#   ("study_stats: error: ..." on stderr).
+#   The fourth form compares the LWLock and spin-wait counts of each variant
+#   (the column strategy of the three files) with the baseline's, per client
+#   count, per 1000 transactions (see Mechanism above).  runs.csv must have
+#   the column transactions (> 0 in every run); each row of locks.csv
+#   (tranche, sh_acquires, ex_acquires, blocks, wait_time in ms) and of
+#   spins.csv (file, line, func, contended, spins) must belong to a run of
+#   runs.csv.  The rows: per tranche (its name) the measures acquires
+#   (sh_acquires + ex_acquires), blocks and wait_ms (wait_time); per
+#   spin-wait call site ("func file:line") contended and spins.
+#   --variants "A B C"    variants in report order, the first one the
+#                         baseline (default: order of first appearance in
+#                         runs.csv); at least 2, each with runs, and
+#                         every variant of runs.csv (as --strategies)
+#   --confidence C        confidence level of each interval (default 0.95)
+#   --top N               rows shown per variant and client count (default
+#                         10), by the size of the change
+#   --csv FILE            write every row as CSV: variant, clients, kind
+#                         (lwlock or spin), name, measure, rounds,
+#                         base_median, variant_median (the medians of the
+#                         rates), stat (ratio or diff), median, ci_low,
+#                         ci_high, coverage, change (the sort key), marker
+#   Output: for each variant but the baseline and each client count, the
+#   table (m) of its top rows: lock or call site, measure, the baseline's
+#   and the variant's median rate, the median ratio ("x2.013") or
+#   difference ("+1.25"), its interval and the marker, with the number of
+#   rows left out, on stdout.
+# Exit status: 0; 1 on an unreadable or malformed runs.csv (locks.csv,
+#   spins.csv) or bad options ("study_stats: error: ..." on stderr).
 #
 
 import argparse
 import csv
 import math
+import os
 import sys
 
 import numpy
@@ -103,14 +151,19 @@ class InputError(Exception):
     pass
 
 
-def read_runs(path, positions=None):
+def read_runs(path, positions=None, transactions=None):
     """Rows of runs.csv as (strategy, clients, round, tps) tuples.  With a
     dict "positions", also the position column, if the file has one:
-    positions[(strategy, clients, round)] = position."""
+    positions[(strategy, clients, round)] = position.  With a dict
+    "transactions", also the transactions column, which the file must then
+    have, each a positive number: transactions[(strategy, clients, round)]
+    = transactions."""
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
             need = ("strategy", "clients", "round", "tps")
+            if transactions is not None:
+                need += ("transactions",)
             missing = [c for c in need if c not in (reader.fieldnames or [])]
             if missing:
                 raise InputError("%s: missing column%s %s" % (
@@ -125,11 +178,27 @@ def read_runs(path, positions=None):
                 except (TypeError, ValueError):
                     raise InputError("%s line %d: bad clients, round, "
                                      "position or tps" % (path, line))
+                if transactions is not None:
+                    t = number(r["transactions"])
+                    if t is None or t <= 0:
+                        raise InputError("%s line %d: transactions %s: not a "
+                                         "positive number"
+                                         % (path, line, r["transactions"]))
+                    transactions[rows[-1][:3]] = t
     except OSError as e:
         raise InputError("cannot read %s: %s" % (path, e.strerror))
     if not rows:
         raise InputError("%s has no runs" % path)
     return rows
+
+
+def number(text):
+    """The finite number a CSV field holds, or None."""
+    try:
+        x = float(text)
+    except (TypeError, ValueError):
+        return None
+    return x if math.isfinite(x) else None
 
 
 def min_rounds(confidence):
@@ -164,6 +233,8 @@ def cv(values):
 
 BIMODAL_MIN_RUNS = 5
 BIMODAL_FALSE_ALARMS = 0.01
+# the floor of the mechanism table's sort key, per 1000 transactions
+CHANGE_FLOOR = 1.0
 BIMODAL_DRAWS = 20000
 
 
@@ -617,11 +688,257 @@ def client_order(argv):
     return 0
 
 
+# --- mechanism: lock and spin counts per transaction, variant against base ---
+
+# The measures of each kind of row: (name, columns summed), and the columns
+# that name the row.
+MECHANISM_KINDS = (
+    ("lwlock", ("tranche",),
+     (("acquires", ("sh_acquires", "ex_acquires")),
+      ("blocks", ("blocks",)),
+      ("wait_ms", ("wait_time",)))),
+    ("spin", ("func", "file", "line"),
+     (("contended", ("contended",)),
+      ("spins", ("spins",)))),
+)
+
+MECHANISM_COLUMNS = ["variant", "clients", "kind", "name", "measure",
+                     "rounds", "base_median", "variant_median", "stat",
+                     "median", "ci_low", "ci_high", "coverage", "change",
+                     "marker"]
+
+
+def read_counts(path, kind, runs, counts):
+    """Add the rows of locks.csv (kind "lwlock") or spins.csv (kind "spin")
+    to counts[(strategy, clients, round)][(kind, name, measure)], summed
+    over the rows of the same name in a run: the name is the tranche, or
+    "func file:line" for a spin-wait call site.  Every row must belong to a
+    run of runs (a dict keyed by (strategy, clients, round))."""
+    names, measures = [(k[1], k[2]) for k in MECHANISM_KINDS
+                       if k[0] == kind][0]
+    need = ["strategy", "clients", "round"] + list(names)
+    for m, cols in measures:
+        need += [c for c in cols if c not in need]
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in need if c not in (reader.fieldnames or [])]
+            if missing:
+                raise InputError("%s: missing column%s %s" % (
+                    path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+            for line, r in enumerate(reader, start=2):
+                try:
+                    run = (r["strategy"], int(r["clients"]), int(r["round"]))
+                except (TypeError, ValueError):
+                    raise InputError("%s line %d: bad clients or round"
+                                     % (path, line))
+                if run not in runs:
+                    raise InputError("%s line %d: no run of %s, %d clients, "
+                                     "round %d in runs.csv" % ((path, line)
+                                                               + run))
+                if kind == "lwlock":
+                    name = r["tranche"]
+                else:
+                    name = "%s %s:%s" % (r["func"], r["file"], r["line"])
+                mine = counts.setdefault(run, {})
+                for m, cols in measures:
+                    total = 0.0
+                    for c in cols:
+                        x = number(r[c])
+                        if x is None or x < 0:
+                            raise InputError("%s line %d: %s %s: not a "
+                                             "non-negative number"
+                                             % (path, line, c, r[c]))
+                        total += x
+                    key = (kind, name, m)
+                    mine[key] = mine.get(key, 0.0) + total
+    except OSError as e:
+        raise InputError("cannot read %s: %s" % (path, e.strerror))
+
+
+def mechanism_analyse(transactions, counts, variants, confidence):
+    """One dict per variant other than the baseline and client count of
+    that variant: its paired rounds and its rows, sorted by the size of the
+    change.  Each row holds the columns of MECHANISM_COLUMNS."""
+    base = variants[0]
+    points = []
+    for v in variants[1:]:
+        for c in sorted({c for (s, c, r) in transactions if s == v}):
+            rounds = sorted(r for (s, c2, r) in transactions
+                            if s == v and c2 == c
+                            and (base, c, r) in transactions)
+            keys = set()
+            for r in rounds:
+                for s in (base, v):
+                    keys.update(counts.get((s, c, r), {}))
+            rows = []
+            for key in keys:
+                rate = {}
+                for s in (base, v):
+                    rate[s] = [1000 * counts.get((s, c, r), {}).get(key, 0.0)
+                               / transactions[(s, c, r)] for r in rounds]
+                rb, rv = rate[base], rate[v]
+                if not any(rb) and not any(rv):
+                    continue
+                if all(x > 0 for x in rb):
+                    stat, none = "ratio", 1.0
+                    values = [a / b for a, b in zip(rv, rb)]
+                else:
+                    stat, none = "diff", 0.0
+                    values = [a - b for a, b in zip(rv, rb)]
+                med, lo, hi, cov = median_ci(values, confidence)
+                mb, mv = float(numpy.median(rb)), float(numpy.median(rv))
+                marked = cov >= confidence and (lo > none or hi < none)
+                rows.append({
+                    "variant": v, "clients": c, "kind": key[0],
+                    "name": key[1], "measure": key[2],
+                    "rounds": len(rounds), "base_median": mb,
+                    "variant_median": mv, "stat": stat, "median": med,
+                    "ci_low": lo, "ci_high": hi, "coverage": cov,
+                    "change": abs(math.log((mv + CHANGE_FLOOR) / (mb + CHANGE_FLOOR))),
+                    "marker": "*" if marked else "",
+                })
+            rows.sort(key=lambda q: (-q["change"], q["kind"], q["name"],
+                                     q["measure"]))
+            points.append({"variant": v, "clients": c, "rounds": rounds,
+                           "rows": rows})
+    return points
+
+
+def rate_fmt(x, sign=False):
+    """A rate per 1000 transactions: 2 decimals from 1 on, 2 significant
+    digits below (at most 6 decimals)."""
+    if x == 0 or abs(x) >= 1:
+        digits = 2
+    else:
+        digits = min(6, 1 - math.floor(math.log10(abs(x))))
+    return ("%+.*f" if sign else "%.*f") % (digits, x)
+
+
+def mechanism_report(points, variants, confidence, top, csv_name):
+    base = variants[0]
+    level = "%g%%" % (100 * confidence)
+    for i, p in enumerate(points):
+        if i:
+            print()
+        where = "(m) mechanism: %s against %s, %d clients: " % (
+            p["variant"], base, p["clients"])
+        n = len(p["rounds"])
+        if not n:
+            print(where + "no round in which both ran")
+            continue
+        rows = p["rows"]
+        if not rows:
+            print(where + "no LWLock or spin-wait call site counted in the "
+                  "%d round%s in common" % (n, "" if n == 1 else "s"))
+            continue
+        print(where + "per 1000 transactions, median over %d round%s of the "
+              "paired ratio (difference where the base is 0 in some round), "
+              "%s interval not corrected for the %d rows: the table "
+              "explains, the verdicts of table (a) decide; * the interval "
+              "excludes no change"
+              % (n, "" if n == 1 else "s", level, len(rows)))
+        out = []
+        for q in rows[:top]:
+            if q["stat"] == "ratio":
+                stat = "x%.3f" % q["median"]
+                ci = "[%.3f, %.3f]" % (q["ci_low"], q["ci_high"])
+            else:
+                stat = rate_fmt(q["median"], True)
+                ci = "[%s, %s]" % (rate_fmt(q["ci_low"], True),
+                                   rate_fmt(q["ci_high"], True))
+            out.append([q["name"], q["measure"], rate_fmt(q["base_median"]),
+                        rate_fmt(q["variant_median"]), stat, ci,
+                        q["marker"]])
+        print(table(["lock or call site", "measure", base, p["variant"],
+                     "ratio/diff", level + " interval", "*"], out,
+                    [False, False, True, True, True, True, False]))
+        if len(rows) > top:
+            print("(%d more rows %s)" % (
+                len(rows) - top, "in " + csv_name if csv_name
+                else "not shown; --csv FILE writes every row"))
+        if rows[0]["coverage"] < confidence:
+            print("fewer than %d rounds: the intervals are min-max, of "
+                  "coverage %.1f%% only, and mark nothing"
+                  % (min_rounds(confidence), 100 * rows[0]["coverage"]))
+
+
+def write_mechanism(points, path):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(MECHANISM_COLUMNS)
+        for p in points:
+            for q in p["rows"]:
+                w.writerow(["%.6g" % q[k] if isinstance(q[k], float)
+                            else q[k] for k in MECHANISM_COLUMNS])
+
+
+def mechanism(argv):
+    """The mechanism form (see the header)."""
+    ap = argparse.ArgumentParser(prog=ME + " mechanism")
+    ap.add_argument("runs")
+    ap.add_argument("locks")
+    ap.add_argument("spins")
+    ap.add_argument("--variants")
+    ap.add_argument("--confidence", type=float, default=0.95)
+    ap.add_argument("--top", type=int, default=10)
+    ap.add_argument("--csv")
+    a = ap.parse_args(argv)
+    try:
+        if not 0 < a.confidence < 1:
+            raise InputError("--confidence must lie between 0 and 1")
+        if a.top < 1:
+            raise InputError("--top must be at least 1")
+        transactions = {}
+        rows = read_runs(a.runs, transactions=transactions)
+        have = set()
+        for r in rows:
+            if r[:3] in have:
+                raise InputError("two runs for strategy %s, %d clients, "
+                                 "round %d" % r[:3])
+            have.add(r[:3])
+        seen = []
+        for r in rows:
+            if r[0] not in seen:
+                seen.append(r[0])
+        variants = a.variants.split() if a.variants else seen
+        unknown = [s for s in seen if s not in variants]
+        if unknown:
+            raise InputError("%s has variants not in --variants: %s"
+                             % (a.runs, " ".join(unknown)))
+        absent = [s for s in variants if s not in seen]
+        if absent:
+            raise InputError("%s has no runs of %s" % (a.runs,
+                                                       " ".join(absent)))
+        twice = [s for i, s in enumerate(variants) if s in variants[:i]]
+        if twice:
+            raise InputError("--variants names %s twice" % " ".join(twice))
+        if len(variants) < 2:
+            raise InputError("mechanism needs at least 2 variants, the "
+                             "baseline and another; %s has %s only"
+                             % (a.runs, " ".join(variants)))
+        counts = {}
+        read_counts(a.locks, "lwlock", transactions, counts)
+        read_counts(a.spins, "spin", transactions, counts)
+        points = mechanism_analyse(transactions, counts, variants,
+                                   a.confidence)
+    except InputError as e:
+        print("%s: error: %s" % (ME, e), file=sys.stderr)
+        return 1
+    mechanism_report(points, variants, a.confidence, a.top,
+                     os.path.basename(a.csv) if a.csv else None)
+    if a.csv:
+        write_mechanism(points, a.csv)
+    return 0
+
+
 def main(argv):
     if argv and argv[0] == "order":
         return order(argv[1:])
     if argv and argv[0] == "clients":
         return client_order(argv[1:])
+    if argv and argv[0] == "mechanism":
+        return mechanism(argv[1:])
     ap = argparse.ArgumentParser(prog=ME)
     ap.add_argument("runs")
     ap.add_argument("--strategies")

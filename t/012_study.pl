@@ -79,8 +79,12 @@ like($stderr,
 my @studies = glob("$run_dir/2*");
 is(scalar(@studies), 1, 'one study directory');
 my $runs = slurp_file("$studies[0]/runs.csv");
-like($runs, qr/^strategy,clients,round,position,tps,seconds\n/, 'runs.csv has the round and the position');
-is(scalar(() = $runs =~ /^(tas|ttas),[12],[12],[12],[\d.]+,[\d.]+$/mg), 8, 'runs.csv has a row per run');
+like($runs, qr/^strategy,clients,round,position,tps,seconds,transactions\n/,
+	'runs.csv has the round, the position and the transactions');
+is(scalar(() = $runs =~ /^(tas|ttas),[12],[12],[12],[\d.]+,[\d.]+,[1-9]\d*$/mg), 8, 'runs.csv has a row per run');
+# pgbench's tps is its transactions over the DURATION = 1 s it ran
+ok( !(grep { my @f = split /,/; $f[6] / $f[4] < 0.8 || $f[6] / $f[4] > 1.2 } grep { /^t/ } split /\n/, $runs),
+	'the transactions of each run are its tps times its second');
 foreach my $r (1, 2)
 {
 	my @in = split / /, $order[ $r - 1 ];

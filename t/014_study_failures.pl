@@ -154,7 +154,7 @@ left_clean('initdb fails', $dir, 'initdb.log');
 # max_connections is CLIENTS + 10, and the server accepts at most 262143
 ($status, $out, $err, $dir) = run_study("$top/bench/run-study.sh", 'CLIENTS=300000');
 is($status, 1, 'the server does not start: exit status 1');
-like($err, qr/^run-study: error: server start \(strategy default\) failed; see \S+server\.log$/m,
+like($err, qr/^run-study: error: server start \(setup\) failed; see \S+server\.log$/m,
 	'the server does not start: the message names the step');
 like($err, qr/^    .*"max_connections"/m, 'and quotes the server log');
 left_clean('the server does not start', $dir, 'server.log', 'initdb.log');

@@ -1,0 +1,186 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# "make run VARIANTS=..." (bench/run-study.sh) with real builds, in
+# miniature.  A tiny patch, made here from the base server's own patched
+# source so that it fits every major, takes ProcArrayLock a second time in
+# GetSnapshotData(): one more shared acquisition per snapshot.
+#   - A patch that does not apply (a context line changed) stops the study
+#     before any build, naming the patch, the hunk and the file; so do bad
+#     VARIANTS (names, settings, files) and STRATEGIES given with VARIANTS.
+#   - The base against the patched variant: the patched server is built
+#     (scripts/build-server.sh, cached by the hash of its patches) with
+#     pg_lockstat installed into it, before the first run; the plan shows
+#     both builds; each variant's runs ran its own build; and the mechanism
+#     table and mechanism.csv show the patch's effect, exact counting that
+#     needs no fast machine: ProcArray acquisitions per 1000 transactions
+#     twice the base's.
+#   - An A/A study, two variants with the same patch and settings, is one
+#     build and says "no difference".
+#   - A variant's setting that the server does not take stops the study,
+#     naming the setting.
+# The builds go to the cache of the user running the test (in CI, the
+# unprivileged user's home): the first run of this file on a machine builds
+# one server, 2 to 5 minutes; later runs find it in the cache.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Cwd qw(getcwd);
+use File::Basename qw(basename);
+
+my $top = getcwd();
+my $script = "$top/bench/run-study.sh";
+my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+my $run_dir = "$tmp/run";
+my $variant_dir = "$tmp/variants";
+
+my $bindir = `$pg_config --bindir`;
+chomp $bindir;
+my $base_src = slurp_file("$bindir/../.pg_lockstat_build_src");
+chomp $base_src;
+
+# The tiny patch: diff -u of procarray.c before and after the change.
+my $file = 'src/backend/storage/ipc/procarray.c';
+my $orig = slurp_file("$base_src/$file");
+(my $changed = $orig) =~
+  s/(going to set MyProc->xmin\.\n\t \*\/\n\tLWLockAcquire\(ProcArrayLock, LW_SHARED\);\n)/$1\tLWLockRelease(ProcArrayLock);\n\tLWLockAcquire(ProcArrayLock, LW_SHARED);\n/
+  or die "no GetSnapshotData anchor in $base_src/$file";
+mkdir("$tmp/a") && mkdir("$tmp/b") or die $!;
+append_to_file("$tmp/a/procarray.c", $orig);
+append_to_file("$tmp/b/procarray.c", $changed);
+my $diff;
+IPC::Run::run(
+	[
+		'diff', '-u', '--label', "a/$file", '--label', "b/$file",
+		"$tmp/a/procarray.c", "$tmp/b/procarray.c"
+	],
+	'>', \$diff);
+like($diff, qr/^\+\tLWLockRelease\(ProcArrayLock\);$/m, 'the test patch is made');
+my $patch = "$tmp/procarray-twice.patch";
+append_to_file($patch, $diff);
+# the same with its last context line before the change altered: no fuzz
+# may let it apply elsewhere
+(my $bad_diff = $diff) =~ s/^ \tLWLockAcquire\(ProcArrayLock, LW_SHARED\);$/ \tLWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);/m
+  or die;
+my $bad_patch = "$tmp/procarray-stale.patch";
+append_to_file($bad_patch, $bad_diff);
+my ($hunk_line) = $diff =~ /^@@ -(\d+),/m;
+
+my @env = (
+	"PG_CONFIG=$pg_config", "RUN_DIR=$run_dir", "VARIANT_DIR=$variant_dir",
+	'SCALE=1', 'CLIENTS=1', 'DURATION=1', 'REPEAT=2', 'WARMUP=0', 'SEED=5',
+	'STRATEGIES=');
+
+sub run_study
+{
+	my ($out, $err);
+	my $ok = IPC::Run::run([ 'env', @env, @_, $script ], '>', \$out, '2>', \$err);
+	return ($ok, $out, $err);
+}
+
+sub studies { return sort glob("$run_dir/2*"); }
+
+# --- refused before anything starts ------------------------------------------
+my ($ok, $out, $err) = run_study("VARIANTS=base; stale: $bad_patch");
+ok(!$ok, 'a patch that does not apply: the study fails');
+like($err,
+	qr/^run-study: error: variant stale: \Q$bad_patch\E does not apply after the core series of PostgreSQL \d+: Hunk #1 FAILED at $hunk_line of \Q$file\E; nothing was built$/m,
+	'the message names the patch, the hunk and the file');
+unlike($err, qr/building variant|build-server/, 'no build was started');
+ok(!-e $variant_dir, 'nothing was written for the builds');
+is(scalar(my @none = studies()), 0, 'no cluster was made');
+
+foreach my $bad (
+	[ 'VARIANTS=Base', qr/bad variant name "Base"/ ],
+	[ 'VARIANTS=a; a', qr/variant "a" appears twice/ ],
+	[ "VARIANTS=a; b: $tmp/missing.patch", qr/variant b: patch file "\Q$tmp\E\/missing\.patch" not found/ ],
+	[ 'VARIANTS=a; b: pg_lockstat.spin_strategy=bogus', qr/variant b: unknown strategy "bogus"/ ],
+	[ 'VARIANTS=a; b: Work_Mem=1MB', qr/variant b: bad setting name "Work_Mem"/ ],
+	[ "VARIANTS=a; b: work_mem='1MB'", qr/variant b: bad value/ ],
+	[ 'VARIANTS=a; b: work_mem=1MB work_mem=2MB', qr/variant b sets work_mem twice/ ],
+	[ ' ; ', qr/VARIANTS is empty/, 1 ])
+{
+	my ($arg, $re, $raw) = @$bad;
+	($ok, $out, $err) = run_study($raw ? "VARIANTS=$arg" : $arg);
+	ok(!$ok, "$arg is refused");
+	like($err, qr/^run-study: error: VARIANTS.*$re|^run-study: error: $re/m, "$arg: the message says why");
+}
+($ok, $out, $err) = run_study('VARIANTS=a; b', 'STRATEGIES=tas ttas');
+ok(!$ok, 'STRATEGIES and VARIANTS together are refused');
+like($err, qr/give STRATEGIES or VARIANTS, not both/, 'and the message says so');
+is(scalar(my @none2 = studies()), 0, 'no cluster was made for any of them');
+
+# --- the base against the patched variant ------------------------------------
+($ok, $out, $err) = run_study("VARIANTS=base; twice: $patch");
+ok($ok, 'a study of the base against a patched variant succeeds') or diag($err);
+like($err,
+	qr/run-study: building variant twice \(the series \+ procarray-twice\.patch\) into \Q$variant_dir\E\/\w+\n(.*\n)*run-study: installing pg_lockstat into variant twice's server(.*\n)*run-study: cluster in /,
+	'the variant is built, and pg_lockstat installed into it, before the cluster is made');
+my ($vdir) = $err =~ /into (\Q$variant_dir\E\/\w+)\n/;
+like($out,
+	qr/^build 1: the base server \(PG_CONFIG\): \S+ \(build key [\w.-]+\)\nbuild 2: the series \+ procarray-twice\.patch: \Q$vdir\E \(build key [\w.-]+\)\nvariant base: build 1\nvariant twice: build 2$/m,
+	'the plan shows both builds and which variant runs which');
+my ($study) = studies();
+like(slurp_file("$study/versions.txt"),
+	qr/^variant twice: \Q$vdir\E, build [\w.-]+, the series \+ procarray-twice\.patch$/m,
+	'versions.txt names the build of each variant');
+like(slurp_file("$study/settings.txt"), qr/^-- variant base\n(.*\n)*-- variant twice$/m,
+	'settings.txt has the settings of each variant');
+my @starts = slurp_file("$study/server.log") =~ /starting (PostgreSQL [^\n]*)/g;
+is(scalar(@starts), 2 + 2 * 2, 'the server started for the setup, each run and the report');
+
+like($out,
+	qr/^\(m\) mechanism: twice against base, 1 clients: per 1000 transactions, median over 2 rounds/m,
+	'the mechanism table is printed');
+like($out, qr/^ ProcArray\s+\| acquires \|\s+[\d.]+ \|\s+[\d.]+ \|\s+x(1\.9\d\d|2\.0\d\d) \|/m,
+	'and shows ProcArray acquisitions per transaction doubled');
+my %rows;
+foreach my $line (split /\n/, slurp_file("$study/mechanism.csv"))
+{
+	my @f = split /,/, $line;
+	$rows{"$f[0]/$f[1]/$f[2]/$f[3]/$f[4]"} = \@f;
+}
+my $pa = $rows{'twice/1/lwlock/ProcArray/acquires'};
+ok($pa, 'mechanism.csv has the ProcArray acquisitions of the variant');
+is($pa->[8], 'ratio', 'as a ratio');
+# one more acquisition per snapshot, at least one snapshot per
+# transaction; the background processes add a few per 1000
+ok($pa->[10] > 1.9 && $pa->[11] < 2.1,
+	"its interval lies near 2: [$pa->[10], $pa->[11]] (base $pa->[6], variant $pa->[7] per 1000 transactions)");
+ok($pa->[6] >= 1000, "the base takes at least one per transaction: $pa->[6] per 1000");
+my $runs = slurp_file("$study/runs.csv");
+like($runs, qr/^strategy,clients,round,position,tps,seconds,transactions\ntwice|base/,
+	'runs.csv has the transactions of each run');
+like($out, qr/^results: .*mechanism\.csv/m, 'the results line names mechanism.csv');
+
+# --- an A/A study: the same patch twice is one build ---------------------------
+($ok, $out, $err) = run_study("VARIANTS=x: $patch; y: $patch pg_lockstat.hold_sample_every=4999");
+ok($ok, 'an A/A study succeeds') or diag($err);
+like($out, qr/^build 1: the series \+ procarray-twice\.patch: \Q$vdir\E /m,
+	'it runs the build made before');
+unlike($out, qr/^build 2/m, 'and only that one');
+like($out, qr/^variant x: build 1\nvariant y: build 1, settings pg_lockstat\.hold_sample_every = '4999'$/m,
+	'both variants run it, y with its setting');
+unlike($err, qr/build-server: building/, 'nothing was built again');
+my $aa = (studies())[-1];
+my ($aa_point) = grep { /^y,1,/ } split /\n/, slurp_file("$aa/points.csv");
+like($aa_point, qr/,no difference,/, 'the A/A point says "no difference"');
+like(slurp_file("$aa/settings.txt"),
+	qr/^-- variant y\n(.*\n)*pg_lockstat\.hold_sample_every\|4999\|\|configuration file$/m,
+	'and y ran with its setting');
+
+# --- a setting the server does not take -------------------------------------
+($ok, $out, $err) = run_study('VARIANTS=a; b: pg_lockstat.no_such_setting=1');
+ok(!$ok, 'a setting unknown to the server: the study fails');
+like($err, qr/^run-study: error: checking the settings in force \(variant b\) failed: the server has no setting pg_lockstat\.no_such_setting/m,
+	'naming the setting');
+($ok, $out, $err) = run_study('VARIANTS=a; b: work_mem=lots');
+ok(!$ok, 'a bad value: the study fails');
+like($err, qr/^run-study: error: server start \(variant b\) failed; see \S+server\.log$/m,
+	'at the server start of that variant');
+like($err, qr/work_mem/, 'and quotes the server log');
+
+done_testing();
