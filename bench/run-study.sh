@@ -574,7 +574,8 @@ stop_server() {
 		echo "$noun ${vname[i]}: ${vbin[i]%/bin}, build ${vkey[i]}, ${vbuild[i]}"
 	done
 } >"$rundir/versions.txt"
-echo "SCALE=$SCALE ${VARIANTS:+VARIANTS=\"$VARIANTS\"}${VARIANTS:-STRATEGIES=\"$names\"} CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS" \
+if [ -n "$VARIANTS" ]; then compared="VARIANTS=\"$VARIANTS\""; else compared="STRATEGIES=\"$names\""; fi
+echo "SCALE=$SCALE $compared CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS" \
 	>"$rundir/commands.txt"
 if [ -n "$workload_settings" ]; then
 	{
@@ -754,7 +755,7 @@ psql_q -c "\\copy (SELECT * FROM study_runs ORDER BY round, position, clients) T
 	die "$at failed: writing runs.csv, locks.csv and spins.csv"
 
 echo
-"$stats" --strategies "$names" --threshold "$THRESHOLD" \
+"$stats" --strategies "$names" --noun "$noun" --threshold "$THRESHOLD" \
 	--points "$rundir/points.csv" --dat-dir "$rundir" "$rundir/runs.csv" || \
 	die "$at failed: bench/study_stats.py on runs.csv"
 if [ -n "$others" ]; then

@@ -99,6 +99,8 @@
 #                         ratio-<s>.dat (clients, ratio, ci_low, ci_high)
 #                         and, where some are bimodal, bimodal-<s>.dat
 #                         (clients, ratio)
+#   --noun N              strategy (default) or variant: what the report's
+#                         headings and columns call the compared servers
 # Output: table (a), the noise table, the drift table (per point, the
 #   median tps of the last third of the rounds over that of the first
 #   third: far from 1 means the machine drifted during the study) and, if
@@ -233,6 +235,9 @@ def cv(values):
 
 BIMODAL_MIN_RUNS = 5
 BIMODAL_FALSE_ALARMS = 0.01
+# what the report calls the compared servers (--noun): "strategy", or
+# "variant" for make run VARIANTS=
+NOUN = "strategy"
 # the floor of the mechanism table's sort key, per 1000 transactions
 CHANGE_FLOOR = 1.0
 BIMODAL_DRAWS = 20000
@@ -431,10 +436,11 @@ def report(points, strategies, threshold, confidence, ratio_confidence,
     level = "%g%%" % (100 * confidence)
     rlevel = "%.4g%%" % (100 * ratio_confidence)
     print("(a) tps per client count: median over rounds and %s interval "
-          "(order statistics); for each strategy the ratio of its tps to %s's "
+          "(order statistics); for each %s the ratio of its tps to %s's "
           "in the same round: median, %s interval, verdict (threshold %g%%); "
           "%d round%s; * bimodal (two groups of runs)"
-          % (level, base, rlevel, 100 * threshold, nr, "" if nr == 1 else "s"))
+          % (level, NOUN, base, rlevel, 100 * threshold, nr,
+             "" if nr == 1 else "s"))
     rows = []
     for c in sorted({p["clients"] for p in points}):
         for p in [p for p in points if p["clients"] == c]:
@@ -452,7 +458,7 @@ def report(points, strategies, threshold, confidence, ratio_confidence,
                 ("-" if need is None else str(need))
                 if p["verdict"] == "no difference" else "",
             ])
-    print(table(["clients", "strategy", "tps", level + " CI", "ratio",
+    print(table(["clients", NOUN, "tps", level + " CI", "ratio",
                  rlevel + " CI", "verdict", "rounds needed"], rows,
                 [True, False, True, True, True, True, False, True]))
     low = [p for p in points if p["ratio"] is not None
@@ -484,9 +490,9 @@ def report(points, strategies, threshold, confidence, ratio_confidence,
     else:
         print("collapse: points whose runs fall into two groups (split test "
               "in log tps, %g%% false alarms per point): bad runs (the lower "
-              "group) of each strategy and of %s, and Fisher's exact test of "
+              "group) of each %s and of %s, and Fisher's exact test of "
               "the two counts; their ratios get the verdict bimodal"
-              % (100 * BIMODAL_FALSE_ALARMS, base))
+              % (100 * BIMODAL_FALSE_ALARMS, NOUN, base))
         rows = []
         for c in split:
             b = [q for q in points if q["strategy"] == base
@@ -503,7 +509,7 @@ def report(points, strategies, threshold, confidence, ratio_confidence,
             if len(strategies) == 1 and b:
                 rows.append([str(c), base, "%d of %d" % (b[0]["bad_runs"],
                                                        b[0]["n"]), "", ""])
-        print(table(["clients", "strategy", "bad runs", base + " bad runs",
+        print(table(["clients", NOUN, "bad runs", base + " bad runs",
                      "Fisher p"], rows, [True, False, True, True, True]))
 
     print()
@@ -550,7 +556,8 @@ def drift_and_positions(rows, positions, strategies):
     npos = max(positions.values())
     print()
     print("position: median ratio to %s in the same round by the position "
-          "the strategy ran in (number of ratios), all client counts" % base)
+          "the %s ran in (number of ratios), all client counts"
+          % (base, NOUN))
     out = []
     for s in strategies[1:]:
         by = {}
@@ -562,7 +569,7 @@ def drift_and_positions(rows, positions, strategies):
         out.append([s] + ["%s (%d)" % (fmt(numpy.median(by[q]), 3),
                                         len(by[q])) if q in by else ""
                           for q in range(1, npos + 1)])
-    print(table(["strategy"] + ["position %d" % q
+    print(table([NOUN] + ["position %d" % q
                                 for q in range(1, npos + 1)],
                 out, [False] + [True] * npos))
 
@@ -897,15 +904,7 @@ def mechanism(argv):
                 raise InputError("two runs for strategy %s, %d clients, "
                                  "round %d" % r[:3])
             have.add(r[:3])
-        seen = []
-        for r in rows:
-            if r[0] not in seen:
-                seen.append(r[0])
-        variants = a.variants.split() if a.variants else seen
-        unknown = [s for s in seen if s not in variants]
-        if unknown:
-            raise InputError("%s has variants not in --variants: %s"
-                             % (a.runs, " ".join(unknown)))
+        variants, seen = report_order(rows, a.variants, "variants", a.runs)
         absent = [s for s in variants if s not in seen]
         if absent:
             raise InputError("%s has no runs of %s" % (a.runs,
@@ -932,6 +931,23 @@ def mechanism(argv):
     return 0
 
 
+def report_order(rows, given, what, path):
+    """The names of the rows' first column in report order, and in their
+    order of first appearance: the space-separated list "given" (option
+    --<what>), or without it the order of appearance.  InputError if a
+    name of the rows is not in the list."""
+    seen = []
+    for r in rows:
+        if r[0] not in seen:
+            seen.append(r[0])
+    names = given.split() if given else seen
+    unknown = [s for s in seen if s not in names]
+    if unknown:
+        raise InputError("%s has %s not in --%s: %s"
+                         % (path, what, what, " ".join(unknown)))
+    return names, seen
+
+
 def main(argv):
     if argv and argv[0] == "order":
         return order(argv[1:])
@@ -948,7 +964,11 @@ def main(argv):
                     default="bonferroni")
     ap.add_argument("--points")
     ap.add_argument("--dat-dir")
+    ap.add_argument("--noun", choices=("strategy", "variant"),
+                    default="strategy")
     a = ap.parse_args(argv)
+    global NOUN
+    NOUN = a.noun
     try:
         if not 0 <= a.threshold < 100:
             raise InputError("--threshold must be a percentage in [0, 100)")
@@ -956,15 +976,8 @@ def main(argv):
             raise InputError("--confidence must lie between 0 and 1")
         positions = {}
         rows = read_runs(a.runs, positions)
-        seen = []
-        for r in rows:
-            if r[0] not in seen:
-                seen.append(r[0])
-        strategies = a.strategies.split() if a.strategies else seen
-        unknown = [s for s in seen if s not in strategies]
-        if unknown:
-            raise InputError("%s has strategies not in --strategies: %s"
-                             % (a.runs, " ".join(unknown)))
+        strategies, seen = report_order(rows, a.strategies, "strategies",
+                                        a.runs)
         if strategies[0] not in seen:
             raise InputError("%s has no runs of the baseline %s"
                              % (a.runs, strategies[0]))

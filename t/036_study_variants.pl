@@ -16,8 +16,9 @@
 #     twice the base's.
 #   - An A/A study, two variants with the same patch and settings, is one
 #     build and says "no difference".
-#   - A variant's setting that the server does not take stops the study,
-#     naming the setting.
+#   - A build that fails (a patch that makes configure fail) stops the study
+#     before any cluster, naming the build log; a variant's setting that
+#     the server does not take stops the study, naming the setting.
 # The builds go to the cache of the user running the test (in CI, the
 # unprivileged user's home): the first run of this file on a machine builds
 # one server, 2 to 5 minutes; later runs find it in the cache.
@@ -127,6 +128,8 @@ my ($study) = studies();
 like(slurp_file("$study/versions.txt"),
 	qr/^variant twice: \Q$vdir\E, build [\w.-]+, the series \+ procarray-twice\.patch$/m,
 	'versions.txt names the build of each variant');
+like(slurp_file("$study/commands.txt"), qr/^SCALE=1 VARIANTS="base; twice: \Q$patch\E" CLIENTS="1" /,
+	'commands.txt has the variants as given');
 like(slurp_file("$study/settings.txt"), qr/^-- variant base\n(.*\n)*-- variant twice$/m,
 	'settings.txt has the settings of each variant');
 my @starts = slurp_file("$study/server.log") =~ /starting (PostgreSQL [^\n]*)/g;
@@ -171,6 +174,32 @@ like($aa_point, qr/,no difference,/, 'the A/A point says "no difference"');
 like(slurp_file("$aa/settings.txt"),
 	qr/^-- variant y\n(.*\n)*pg_lockstat\.hold_sample_every\|4999\|\|configuration file$/m,
 	'and y ran with its setting');
+
+# --- a build that fails ------------------------------------------------------
+# a patch that applies, to configure, and makes it fail at once: the build
+# stops within seconds and is not cached
+my $conf = slurp_file("$base_src/configure");
+(my $conf_bad = $conf) =~ s/\A(#! \/bin\/sh\n)/$1echo "configure stopped by the test patch" >&2; exit 1\n/
+  or die "configure does not start with #! /bin/sh";
+append_to_file("$tmp/a/configure", $conf);
+append_to_file("$tmp/b/configure", $conf_bad);
+IPC::Run::run(
+	[
+		'diff', '-u', '--label', 'a/configure', '--label', 'b/configure',
+		"$tmp/a/configure", "$tmp/b/configure"
+	],
+	'>', \$diff);
+my $conf_patch = "$tmp/configure-fails.patch";
+append_to_file($conf_patch, $diff);
+($ok, $out, $err) = run_study("VARIANTS=base; nobuild: $conf_patch");
+ok(!$ok, 'a build that fails: the study fails');
+like($err,
+	qr/^run-study: error: building variant nobuild failed; its build log is (\S+\/build\.log); nothing was run$/m,
+	'naming the build log');
+my ($blog) = $err =~ /its build log is (\S+\/build\.log);/;
+like(slurp_file($blog // '/dev/null'), qr/configure stopped by the test patch/,
+	'which has the reason');
+is(scalar(my @after = studies()), 2, 'and no cluster was made for it');
 
 # --- a setting the server does not take -------------------------------------
 ($ok, $out, $err) = run_study('VARIANTS=a; b: pg_lockstat.no_such_setting=1');
