@@ -79,9 +79,12 @@ set -euo pipefail
 
 me=run-study
 top=$(cd "$(dirname "$0")/.." && pwd)
+self=$top/bench/$(basename "$0")
 # patch files of VARIANTS are relative to the directory of the call
 caller_pwd=$PWD
 cd "$top"
+# the builds of the first pass, for the unprivileged second one only
+[ "${1:-}" = --as-user ] || unset RUN_STUDY_BUILDS
 
 # Every failure prints "run-study: error: <what>" and exits 1; once the
 # cluster exists, <what> is "<step> failed ...", and on_exit stops the server.
@@ -135,7 +138,8 @@ VARIANTS=${VARIANTS:-}
 if [ -n "$VARIANTS" ]; then
 	[ -z "${STRATEGIES:-}" ] || die "give STRATEGIES or VARIANTS, not both (a strategy is the setting pg_lockstat.spin_strategy=<strategy> of a variant)"
 	noun=variant
-	IFS=';' read -r -a specs <<<"$VARIANTS"
+	# a newline separates variants as ";" does
+	IFS=';' read -r -a specs <<<"${VARIANTS//$'\n'/;}"
 	for spec in "${specs[@]}"; do
 		[[ "$spec" =~ ^[[:space:]]*$ ]] && continue
 		name=${spec%%:*}
@@ -151,7 +155,7 @@ if [ -n "$VARIANTS" ]; then
 		patches_of="" settings_of="" strategy_of="" names_of=" "
 		set -f
 		for item in $items; do
-			if [[ "$item" == *=* ]]; then
+			if [[ "$item" =~ ^[A-Za-z_][A-Za-z0-9_.]*= ]]; then
 				sname=${item%%=*}
 				sval=${item#*=}
 				[[ "$sname" =~ ^[a-z_][a-z0-9_.]*$ ]] || \
@@ -159,6 +163,10 @@ if [ -n "$VARIANTS" ]; then
 				[ -n "$sval" ] && [[ "$sval" != *[\'\\\"#]* ]] || \
 					die "VARIANTS: variant $name: bad value in \"$item\" (not empty, no quotes, backslashes or #)"
 				[[ "$names_of" != *" $sname "* ]] || die "VARIANTS: variant $name sets $sname twice"
+				case $sname in
+					port|listen_addresses|unix_socket_directories)
+						die "VARIANTS: variant $name: $sname is set by the study itself (its clients connect through it)" ;;
+				esac
 				names_of="$names_of$sname "
 				if [ "$sname" = pg_lockstat.spin_strategy ]; then
 					[[ " $strategies_valid " == *" $sval "* ]] || \
@@ -171,14 +179,26 @@ if [ -n "$VARIANTS" ]; then
 				# patches were read and built by the first
 				patches_of="$patches_of$item"$'\n'
 			else
+				where=""
 				case $item in
 					/*) f=$item ;;
 					*) f=$caller_pwd/$item
-					   [ -f "$f" ] || f=$top/$item ;;
+					   where=" (relative to $caller_pwd"
+					   [ "$caller_pwd" = "$top" ] || where="$where or to $top"
+					   where="$where)"
+					   [ -e "$f" ] || f=$top/$item ;;
 				esac
-				[ -f "$f" ] && [ -r "$f" ] || \
-					die "VARIANTS: variant $name: patch file \"$item\" not found (relative to $caller_pwd or to $top)"
+				[ -e "$f" ] || \
+					die "VARIANTS: variant $name: patch file \"$item\" not found$where; a setting is name=value, without spaces"
+				[ -f "$f" ] || die "VARIANTS: variant $name: patch file \"$item\" is not a regular file"
+				[ -r "$f" ] || die "VARIANTS: variant $name: patch file \"$item\" cannot be read by $(id -un)"
 				f=$(cd "$(dirname "$f")" && pwd -P)/$(basename "$f")
+				[[ "$f" != *[[:space:]]* ]] || \
+					die "VARIANTS: variant $name: the path of patch file \"$f\" has a space; move or link it elsewhere"
+				grep -q '^+++ ' "$f" || \
+					die "VARIANTS: variant $name: patch file \"$item\" has no unified diff in it (no +++ line)"
+				[[ $'\n'"$patches_of" != *$'\n'"$f"$'\n'* ]] || \
+					die "VARIANTS: variant $name lists patch file \"$item\" twice"
 				patches_of="$patches_of$f"$'\n'
 			fi
 		done
@@ -250,6 +270,13 @@ esac
 # the result in RUN_STUDY_BUILDS: one line per variant, "<bindir> <build
 # key> <description>".
 vbin=() vkey=() vbuild=()
+# until the study's own traps are set (below), an interrupt or a failure
+# of the checks and builds removes their temporary files
+early_tmp=""
+trap 'rm -rf $early_tmp' EXIT
+trap 'echo "$me: interrupted by SIGINT before the study; stopping" >&2; exit 130' INT
+trap 'echo "$me: interrupted by SIGTERM before the study; stopping" >&2; exit 143' TERM
+trap 'echo "$me: interrupted by SIGHUP before the study; stopping" >&2; exit 129' HUP
 major=$("$PG_CONFIG" --version | sed -n 's/^PostgreSQL \([0-9]*\).*/\1/p')
 base_key=$(cat "$bindir/../.pg_lockstat_build_key" 2>/dev/null || true)
 if [ -n "${RUN_STUDY_BUILDS:-}" ]; then
@@ -269,6 +296,10 @@ else
 		[ -n "$base_key" ] && [ -d "$base_src" ] && [ -f "$base_src/../key.txt" ] || \
 			die "variants with patches are built like the base server, so PG_CONFIG must be a server built by scripts/build-server.sh (as make run does); $PG_CONFIG is not"
 		base_keytxt=$base_src/../key.txt
+		grep -q '^patch ' "$base_keytxt" || \
+			die "the base server $bindir/.. has no core patch series (an unpatched build); variants are built on the base's series, so PG_CONFIG must be a server built with it (make server)"
+		! grep -q '^arch ' "$base_keytxt" || \
+			die "the base server $bindir/.. is a cross build ($(sed -n 's/^arch //p' "$base_keytxt")); variants with patches are built for this machine only"
 		[ -d "$top/patches/pg$major" ] || die "PostgreSQL $major has no core patch series in $top/patches/pg$major"
 		series=$(ls "$top"/patches/pg"$major"/*.patch)
 		[ "$(sha256sum $series | cut -d' ' -f1)" = "$(sed -n 's/^patch \([0-9a-f]*\) .*/\1/p' "$base_keytxt")" ] || \
@@ -278,8 +309,9 @@ else
 			[ -n "${vpatches[i]}" ] || continue
 			mapfile -t plist < <(printf '%s' "${vpatches[i]}")
 			tmp=$(mktemp -d /tmp/pg_lockstat-patch.XXXXXX)
+			early_tmp=$tmp
 			# the files the patches name (-p1), copied from the base's tree
-			awk '/^(---|\+\+\+) / { f = $2; if (f != "/dev/null") { sub(/^[^\/]*\//, "", f); print f } }' \
+			awk '/^(---|\+\+\+) / { f = $2; sub(/\r$/, "", f); if (f != "/dev/null") { sub(/^[^\/]*\//, "", f); print f } }' \
 				"${plist[@]}" | sort -u | while read -r f; do
 				[ -f "$base_src/$f" ] || continue
 				mkdir -p "$tmp/$(dirname "$f")" && cp "$base_src/$f" "$tmp/$f"
@@ -306,7 +338,7 @@ else
 		grep -q -- '--enable-cassert' "$base_keytxt" && build_env+=(CASSERT=1) || build_env+=(CASSERT=)
 		build_env+=(EXTRA_CFLAGS="$(sed -n 's/^extra-cflags //p' "$base_keytxt")")
 		cache=$(cd "$base_src/../../.." && pwd -P)
-		if [ -w "$cache/builds" ]; then
+		if [ -O "$cache/builds" ]; then
 			build_env+=(PG_CACHE_DIR="$cache")
 		else
 			# another user's cache: the base's tarball, extracted into ours
@@ -338,6 +370,7 @@ else
 		[ -z "${vkey[i]:-}" ] || continue	# built for an earlier variant
 		echo "$me: building variant ${vname[i]} (${vbuild[i]}) into $vdir" >&2
 		blog=$(mktemp /tmp/pg_lockstat-build.XXXXXX)
+		early_tmp=$blog
 		rc=0
 		env "${build_env[@]}" PATCHES="$series ${plist[*]}" STOCK= \
 			scripts/build-server.sh "$vdir" 2>&1 | tee "$blog" | sed 's/^/    /' >&2 || rc=$?
@@ -357,7 +390,12 @@ else
 			rm -rf "$ext"
 		fi
 		mkdir -p "$ext"
-		cp -a "$top/Makefile" "$top/pg_lockstat.control" "$top/extension" "$top/tools" "$ext/" || \
+		# the sources only, not the checkout's objects (built against the
+		# base's headers); the copy keeps their times, so that a second
+		# study recompiles only what changed
+		tar -C "$top" --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+			--exclude=tools/pg_lockstat_top/pg_lockstat_top \
+			-cf - Makefile pg_lockstat.control extension tools | tar -C "$ext" -xf - || \
 			die "copying the pg_lockstat sources to $ext failed"
 		echo "$me: installing pg_lockstat into variant ${vname[i]}'s server (log: $elog)" >&2
 		env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ext" PG_CONFIG="$vdir/bin/pg_config" install >"$elog" 2>&1 || \
@@ -375,7 +413,7 @@ fi
 # --- as root, run the rest as the unprivileged user -----------------------
 if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
 	mkdir -p "$RUN_DIR"
-	AS_USER_WRITABLE="$RUN_DIR" RUN_DIR="$RUN_DIR" exec scripts/as-user.sh "$0" --as-user
+	AS_USER_WRITABLE="$RUN_DIR" RUN_DIR="$RUN_DIR" exec scripts/as-user.sh "$self" --as-user
 fi
 
 export PATH="$bindir:$PATH"
@@ -675,10 +713,14 @@ while read -r round_order; do
 			[ -n "$sname" ] || continue
 			sval=${sval#\'}
 			sval=${sval%\'}
-			from=$(psql_q -c "SELECT sourcefile FROM pg_settings WHERE name = '$sname'") || die "$at failed"
-			[ -n "$from" ] || die "$at failed: the server has no setting $sname (see $log)"
-			[[ "$from" == */variant.conf ]] || \
-				die "$at failed: $sname = '$sval' is not in force (a bad value? see $log)"
+			known=$(psql_q -c "SELECT count(*) FROM pg_settings WHERE name = '$sname'") || die "$at failed"
+			[ "$known" = 1 ] || die "$at failed: the server has no setting $sname (see $log)"
+			# pg_file_settings: whether the file's line is the value in
+			# force (a session may still override it: application_name)
+			state=$(psql_q -c "SELECT applied, coalesce(error, '') FROM pg_file_settings
+				WHERE name = '$sname' AND sourcefile LIKE '%/variant.conf'") || die "$at failed"
+			[ "$state" = "t|" ] || \
+				die "$at failed: $sname = '$sval' is not in force${state:+ (${state#*|})}; see $log"
 		done <<<"${vsettings[v]}"
 		if [ -n "${vstrategy[v]}" ]; then
 			inforce=$(psql_q -c "SELECT spin_strategy FROM pg_lockstat_status") || die "$at failed"

@@ -94,6 +94,9 @@ unlike($err, qr/building variant|build-server/, 'no build was started');
 ok(!-e $variant_dir, 'nothing was written for the builds');
 is(scalar(my @none = studies()), 0, 'no cluster was made');
 
+append_to_file("$tmp/empty.patch", '');
+mkdir("$tmp/sp ace") or die;
+append_to_file("$tmp/sp ace/x.patch", $diff);
 foreach my $bad (
 	[ 'VARIANTS=Base', qr/bad variant name "Base"/ ],
 	[ 'VARIANTS=a; a', qr/variant "a" appears twice/ ],
@@ -102,12 +105,45 @@ foreach my $bad (
 	[ 'VARIANTS=a; b: Work_Mem=1MB', qr/variant b: bad setting name "Work_Mem"/ ],
 	[ "VARIANTS=a; b: work_mem='1MB'", qr/variant b: bad value/ ],
 	[ 'VARIANTS=a; b: work_mem=1MB work_mem=2MB', qr/variant b sets work_mem twice/ ],
-	[ ' ; ', qr/VARIANTS is empty/, 1 ])
+	[ ' ; ', qr/VARIANTS is empty/, 1 ],
+	# a newline separates variants too: the second line is checked
+	[ "VARIANTS=base\n b: $tmp/missing.patch", qr/variant b: patch file "\Q$tmp\E\/missing\.patch" not found/ ],
+	[ "VARIANTS=a; b: $tmp", qr/variant b: patch file "\Q$tmp\E" is not a regular file/ ],
+	[ "VARIANTS=a; b: $tmp/empty.patch", qr/variant b: patch file "\Q$tmp\E\/empty\.patch" has no unified diff in it/ ],
+	[ "VARIANTS=a; b: $patch $patch", qr/variant b lists patch file "\Q$patch\E" twice/ ],
+	[ 'VARIANTS=a; b: port=5999', qr/variant b: port is set by the study itself/ ],
+	[ 'VARIANTS=a; b: work_mem=64 MB', qr/variant b: patch file "MB" not found .*; a setting is name=value, without spaces/ ])
 {
 	my ($arg, $re, $raw) = @$bad;
 	($ok, $out, $err) = run_study($raw ? "VARIANTS=$arg" : $arg);
 	ok(!$ok, "$arg is refused");
 	like($err, qr/^run-study: error: VARIANTS.*$re|^run-study: error: $re/m, "$arg: the message says why");
+}
+# a patch in a directory whose path has a space, relative to the call's
+# directory: build-server.sh could not take it
+{
+	my ($o, $e);
+	IPC::Run::run([ 'env', @env, 'VARIANTS=a; b: x.patch', $script ],
+		'>', \$o, '2>', \$e, init => sub { chdir("$tmp/sp ace") or die $!; });
+	like($e, qr/^run-study: error: VARIANTS: variant b: the path of patch file "\Q$tmp\E\/sp ace\/x\.patch" has a space/m,
+		'a patch path with a space is refused before any build');
+}
+# a stale patch after a good one in CRLF line ends: only the stale one is
+# refused (patch strips the CRs, and so must the list of files it touches)
+(my $crlf = $diff) =~ s/\n/\r\n/g;
+append_to_file("$tmp/crlf.patch", $crlf);
+($ok, $out, $err) = run_study("VARIANTS=base; c: $tmp/crlf.patch; stale: $bad_patch");
+like($err, qr/^run-study: error: variant stale: /m, 'a patch with CRLF line ends passes the check');
+# a caller's RUN_STUDY_BUILDS is not taken for the result of builds
+($ok, $out, $err) = run_study("VARIANTS=base; t: $tmp/missing.patch",
+	"RUN_STUDY_BUILDS=$bindir k1 the base\n$bindir k2 fake");
+like($err, qr/variant t: patch file "\Q$tmp\E\/missing\.patch" not found/,
+	'RUN_STUDY_BUILDS from the caller is ignored: the patch is still checked');
+if ($ENV{STOCK_PG_CONFIG})
+{
+	($ok, $out, $err) = run_study("VARIANTS=base; t: $patch", "PG_CONFIG=$ENV{STOCK_PG_CONFIG}");
+	like($err, qr/has no core patch series \(an unpatched build\)/,
+		'patched variants on an unpatched base: the message says so');
 }
 ($ok, $out, $err) = run_study('VARIANTS=a; b', 'STRATEGIES=tas ttas');
 ok(!$ok, 'STRATEGIES and VARIANTS together are refused');
@@ -121,6 +157,10 @@ like($err,
 	qr/run-study: building variant twice \(the series \+ procarray-twice\.patch\) into \Q$variant_dir\E\/\w+\n(.*\n)*run-study: installing pg_lockstat into variant twice's server(.*\n)*run-study: cluster in /,
 	'the variant is built, and pg_lockstat installed into it, before the cluster is made');
 my ($vdir) = $err =~ /into (\Q$variant_dir\E\/\w+)\n/;
+# compiled against the variant's own headers, not linked from the
+# checkout's objects (which a copy of the tree would carry along)
+like(slurp_file("$vdir-ext.log"), qr/ -c -o extension\/lockstat_lwlock\.o extension\/lockstat_lwlock\.c/,
+	'pg_lockstat is compiled for the variant');
 like($out,
 	qr/^build 1: the base server \(PG_CONFIG\): \S+ \(build key [\w.-]+\)\nbuild 2: the series \+ procarray-twice\.patch: \Q$vdir\E \(build key [\w.-]+\)\nvariant base: build 1\nvariant twice: build 2$/m,
 	'the plan shows both builds and which variant runs which');
@@ -200,8 +240,13 @@ my ($blog) = $err =~ /its build log is (\S+\/build\.log);/;
 like(slurp_file($blog // '/dev/null'), qr/configure stopped by the test patch/,
 	'which has the reason');
 is(scalar(my @after = studies()), 2, 'and no cluster was made for it');
+ok(!(grep { -O $_ } glob('/tmp/pg_lockstat-patch.* /tmp/pg_lockstat-build.*')),
+	'no temporary files of the checks or builds are left');
 
 # --- a setting the server does not take -------------------------------------
+# a setting that psql overrides in its session is still in force from the file
+($ok, $out, $err) = run_study('VARIANTS=a; b: application_name=variant_b');
+ok($ok, 'a setting that the client overrides (application_name) is accepted') or diag($err);
 ($ok, $out, $err) = run_study('VARIANTS=a; b: pg_lockstat.no_such_setting=1');
 ok(!$ok, 'a setting unknown to the server: the study fails');
 like($err, qr/^run-study: error: checking the settings in force \(variant b\) failed: the server has no setting pg_lockstat\.no_such_setting/m,
