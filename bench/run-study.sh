@@ -386,7 +386,11 @@ else
 		# pg_lockstat, built against this server's headers
 		ext=$vdir-ext
 		elog=$VARIANT_DIR/$h-ext.log
-		if [ "$(cat "$ext/.server_key" 2>/dev/null)" != "${vkey[i]}" ]; then
+		# .pg_lockstat_ext_key: the server key this copy was built for,
+		# and how ("sources 2": from the sources only; a directory
+		# without it, or for another server, starts over)
+		ext_key="sources 2 ${vkey[i]}"
+		if [ "$(cat "$ext/.pg_lockstat_ext_key" 2>/dev/null)" != "$ext_key" ]; then
 			rm -rf "$ext"
 		fi
 		mkdir -p "$ext"
@@ -400,7 +404,7 @@ else
 		echo "$me: installing pg_lockstat into variant ${vname[i]}'s server (log: $elog)" >&2
 		env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$ext" PG_CONFIG="$vdir/bin/pg_config" install >"$elog" 2>&1 || \
 			die "building pg_lockstat for variant ${vname[i]} failed; see $elog"
-		echo "${vkey[i]}" >"$ext/.server_key"
+		echo "$ext_key" >"$ext/.pg_lockstat_ext_key"
 	done
 	if [ "$(id -u)" = 0 ]; then
 		# the unprivileged second pass reads these
