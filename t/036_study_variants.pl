@@ -200,6 +200,12 @@ like($runs, qr/^strategy,clients,round,position,tps,seconds,transactions\ntwice|
 like($out, qr/^results: .*mechanism\.csv/m, 'the results line names mechanism.csv');
 
 # --- an A/A study: the same patch twice is one build ---------------------------
+# Its pg_lockstat copy is made again if it is not stamped as made from the
+# sources for this server: here one with a stale object newer than its
+# source, as a copy that carried the checkout's objects along left it
+unlink("$vdir-ext/.pg_lockstat_ext_key") or die $!;
+append_to_file("$vdir-ext/extension/lockstat_lwlock.o", 'not an object');
+utime(undef, undef, "$vdir-ext/extension/lockstat_lwlock.o") or die $!;
 ($ok, $out, $err) = run_study("VARIANTS=x: $patch; y: $patch pg_lockstat.hold_sample_every=4999");
 ok($ok, 'an A/A study succeeds') or diag($err);
 like($out, qr/^build 1: the series \+ procarray-twice\.patch: \Q$vdir\E /m,
@@ -208,6 +214,8 @@ unlike($out, qr/^build 2/m, 'and only that one');
 like($out, qr/^variant x: build 1\nvariant y: build 1, settings pg_lockstat\.hold_sample_every = '4999'$/m,
 	'both variants run it, y with its setting');
 unlike($err, qr/build-server: building/, 'nothing was built again');
+like(slurp_file("$vdir-ext.log"), qr/ -c -o extension\/lockstat_lwlock\.o extension\/lockstat_lwlock\.c/,
+	'but a pg_lockstat copy not stamped for it is compiled again');
 my $aa = (studies())[-1];
 my ($aa_point) = grep { /^y,1,/ } split /\n/, slurp_file("$aa/points.csv");
 like($aa_point, qr/,no difference,/, 'the A/A point says "no difference"');
