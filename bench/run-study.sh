@@ -647,7 +647,7 @@ stop_server
 
 # --- the plan ----------------------------------------------------------------
 at="drawing the strategy order"
-order=$("$stats" order "$SEED" "$REPEAT" $names) || die "$at failed"
+order=$("$stats" order --noun "$noun" "$SEED" "$REPEAT" $names) || die "$at failed"
 at="drawing the client order"
 client_order=$("$stats" clients "$SEED" "$REPEAT" $CLIENTS) || die "$at failed"
 mapfile -t round_clients <<<"$client_order"

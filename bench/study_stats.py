@@ -62,7 +62,7 @@
 # from 0 to a rare event below a doubling of a frequent one.
 #
 # Usage: study_stats.py [options] runs.csv
-#        study_stats.py order SEED ROUNDS STRATEGY...
+#        study_stats.py order [--noun strategy|variant] SEED ROUNDS STRATEGY...
 #        study_stats.py clients SEED ROUNDS CLIENTS...
 #        study_stats.py mechanism [options] runs.csv locks.csv spins.csv
 #   The second form prints the strategy order of each round, one round a
@@ -647,11 +647,19 @@ def order_period(n):
 
 
 def order(argv):
-    """Print the strategy order of each round (see the header)."""
+    """Print the strategy order of each round (see the header); a leading
+    "--noun variant" (or "--noun strategy", the default) names what the
+    warning speaks of."""
     import random
+    plural = "strategies"
+    if argv[:1] == ["--noun"] and argv[1:2] in (["strategy"], ["variant"]):
+        plural = "variants" if argv[1] == "variant" else plural
+        argv = argv[2:]
     if len(argv) < 3 or not argv[0].isdigit() or not argv[1].isdigit() \
             or int(argv[1]) < 1:
-        print("usage: %s order SEED ROUNDS STRATEGY..." % ME, file=sys.stderr)
+        print("usage: %s order [--noun strategy|variant] SEED ROUNDS "
+              "STRATEGY..." % ME,
+              file=sys.stderr)
         return 1
     rng = random.Random(int(argv[0]))
     rounds = int(argv[1])
@@ -673,9 +681,10 @@ def order(argv):
         what = "predecessors" if rest % n == 0 else \
             "positions and predecessors"
         print("%s: warning: %d rounds are not a multiple of %d, the period of "
-              "the balanced order for %d strategies: over the last %d rounds "
-              "the strategies' %s are not balanced; use a multiple of %d"
-              % (ME, rounds, period, n, rest, what, period), file=sys.stderr)
+              "the balanced order for %d %s: over the last %d rounds "
+              "the %s' %s are not balanced; use a multiple of %d"
+              % (ME, rounds, period, n, plural, rest, plural, what, period),
+              file=sys.stderr)
     return 0
 
 

@@ -789,6 +789,12 @@ like(
 my (undef, $err8) = order_err(411481, 8, @three);
 like($err8, qr/last 2 rounds the strategies' positions and predecessors are not balanced/,
 	'order: and 8 rounds one about positions too');
+my ($rounds9v, $err9v) = order_err('--noun', 'variant', 411481, 9, @three);
+my ($rounds9) = order_err(411481, 9, @three);
+like($err9v, qr/balanced order for 3 variants: over the last 3 rounds the variants' predecessors/,
+	'order --noun variant: the warning speaks of variants');
+is(join(';', map { "@$_" } @$rounds9v), join(';', map { "@$_" } @$rounds9),
+	'order --noun variant: and the order is the same');
 
 # client counts: a permutation per round, replayed by the seed, and not
 # the same order in every round
