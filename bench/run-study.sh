@@ -353,6 +353,7 @@ else
 			build_env+=(PG_SOURCE="$tarball")
 		fi
 	fi
+	declare -A key_of=()	# build directory -> its build key, once built
 	for i in "${!vname[@]}"; do
 		if [ -z "${vpatches[i]}" ]; then
 			vbin[i]=$bindir vkey[i]=${base_key:-unknown} vbuild[i]="the base server (PG_CONFIG)"
@@ -364,10 +365,10 @@ else
 		vbuild[i]="the series + $(for p in "${plist[@]}"; do printf '%s ' "$(basename "$p")"; done)"
 		vbuild[i]=${vbuild[i]% }
 		vbin[i]=$vdir/bin
-		for j in $(seq 0 $(( i - 1 ))); do
-			[ "${vbin[j]}" = "$vdir/bin" ] && vkey[i]=${vkey[j]}
-		done
-		[ -z "${vkey[i]:-}" ] || continue	# built for an earlier variant
+		if [ -n "${key_of[$vdir]:-}" ]; then	# built for an earlier variant
+			vkey[i]=${key_of[$vdir]}
+			continue
+		fi
 		echo "$me: building variant ${vname[i]} (${vbuild[i]}) into $vdir" >&2
 		blog=$(mktemp /tmp/pg_lockstat-build.XXXXXX)
 		early_tmp=$blog
@@ -381,6 +382,7 @@ else
 		fi
 		rm -f "$blog"
 		vkey[i]=$(cat "$vdir/.pg_lockstat_build_key")
+		key_of[$vdir]=${vkey[i]}
 		[ "$("$vdir/bin/postgres" --version)" = "$("$bindir/postgres" --version)" ] || \
 			die "variant ${vname[i]} was built from another PostgreSQL than the base: $("$vdir/bin/postgres" --version)"
 		# pg_lockstat, built against this server's headers
@@ -667,22 +669,15 @@ echo "plan: $REPEAT rounds x $nstrat ${noun/%y/ie}s x $nclients client counts ($
 	"baseline $base; $noun order seeded by SEED=$SEED; estimated $(hms "$total_cost")"
 if [ -n "$VARIANTS" ]; then
 	# the builds, each once, and what each variant runs
-	nb=0 seen_bins=" "
+	declare -A build_no=()	# bindir -> its number in the plan
 	for i in "${!vname[@]}"; do
-		if [[ "$seen_bins" != *" ${vbin[i]} "* ]]; then
-			nb=$(( nb + 1 ))
-			seen_bins="$seen_bins${vbin[i]} "
-			echo "build $nb: ${vbuild[i]}: ${vbin[i]%/bin} (build key ${vkey[i]})"
-		fi
+		[ -z "${build_no[${vbin[i]}]:-}" ] || continue
+		build_no[${vbin[i]}]=$(( ${#build_no[@]} + 1 ))
+		echo "build ${build_no[${vbin[i]}]}: ${vbuild[i]}: ${vbin[i]%/bin} (build key ${vkey[i]})"
 	done
 	for i in "${!vname[@]}"; do
-		b=0 n=0
-		for u in $seen_bins; do
-			n=$(( n + 1 ))
-			[ "$u" != "${vbin[i]}" ] || b=$n
-		done
 		st=${vsettings[i]%$'\n'}
-		echo "variant ${vname[i]}: build $b${st:+, settings ${st//$'\n'/, }}"
+		echo "variant ${vname[i]}: build ${build_no[${vbin[i]}]}${st:+, settings ${st//$'\n'/, }}"
 	done
 fi
 r=0

@@ -166,10 +166,7 @@ def read_runs(path, positions=None, transactions=None):
             need = ("strategy", "clients", "round", "tps")
             if transactions is not None:
                 need += ("transactions",)
-            missing = [c for c in need if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError("%s: missing column%s %s" % (
-                    path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+            require_columns(path, reader, need)
             rows = []
             for line, r in enumerate(reader, start=2):
                 try:
@@ -192,6 +189,15 @@ def read_runs(path, positions=None, transactions=None):
     if not rows:
         raise InputError("%s has no runs" % path)
     return rows
+
+
+def require_columns(path, reader, need):
+    """InputError naming the columns of "need" that the csv.DictReader
+    "reader" of the file "path" lacks."""
+    missing = [c for c in need if c not in (reader.fieldnames or [])]
+    if missing:
+        raise InputError("%s: missing column%s %s" % (
+            path, "s" if len(missing) > 1 else "", ", ".join(missing)))
 
 
 def number(text):
@@ -738,10 +744,7 @@ def read_counts(path, kind, runs, counts):
     try:
         with open(path, newline="") as f:
             reader = csv.DictReader(f)
-            missing = [c for c in need if c not in (reader.fieldnames or [])]
-            if missing:
-                raise InputError("%s: missing column%s %s" % (
-                    path, "s" if len(missing) > 1 else "", ", ".join(missing)))
+            require_columns(path, reader, need)
             for line, r in enumerate(reader, start=2):
                 try:
                     run = (r["strategy"], int(r["clients"]), int(r["round"]))
@@ -811,7 +814,8 @@ def mechanism_analyse(transactions, counts, variants, confidence):
                     "rounds": len(rounds), "base_median": mb,
                     "variant_median": mv, "stat": stat, "median": med,
                     "ci_low": lo, "ci_high": hi, "coverage": cov,
-                    "change": abs(math.log((mv + CHANGE_FLOOR) / (mb + CHANGE_FLOOR))),
+                    "change": abs(math.log((mv + CHANGE_FLOOR)
+                                           / (mb + CHANGE_FLOOR))),
                     "marker": "*" if marked else "",
                 })
             rows.sort(key=lambda q: (-q["change"], q["kind"], q["name"],
