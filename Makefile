@@ -56,7 +56,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock server-lwlock-stats install installcheck test test-all test-cassert \
-	test-exec-backend test-asan test-arch run bench-cost bench-overhead check-series clean distclean
+	test-exec-backend test-asan test-arch run bench-cost check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -183,15 +183,6 @@ test-arch: test-arch-args all
 	fi; \
 	if [ -n "$$failed" ]; then echo "test-arch: FAILED for$$failed" >&2; exit 1; fi
 
-# What pg_lockstat costs: callgrind instructions and interleaved pgbench
-# pairs against stock; writes bench/results/overhead.md; fails if a goal is
-# missed.
-bench-overhead: all server-stock server-lwlock-stats
-	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
-		STOCK_PG_CONFIG=$(BUILD_DIR)-stock/bin/pg_config \
-		LWLOCK_STATS_PG_CONFIG=$(BUILD_DIR)-lwlock-stats/bin/pg_config \
-		bench-overhead
-
 # Memory-safety variants, each a server build of its own (cached): the whole
 # suite on an --enable-cassert build, and on an EXEC_BACKEND build, where
 # every child process re-executes the server and must re-attach shared
@@ -254,7 +245,7 @@ include $(PGXS)
 # that no object keeps an old struct layout.
 $(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h
 
-.PHONY: test test-module run bench-cost bench-overhead
+.PHONY: test test-module run bench-cost
 
 # The client pg_lockstat_top has a Makefile of its own (PGXS takes PROGRAM
 # and MODULE_big from the same OBJS); it is built by "all" and installed
@@ -286,24 +277,18 @@ test: all install test-module
 	UPGRADE_FROM_PG_CONFIG=$(UPGRADE_FROM_PG_CONFIG) \
 	REGRESS="$(REGRESS)" scripts/run-tests.sh
 
-bench-overhead: all install
-	@PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
-	LWLOCK_STATS_PG_CONFIG=$(LWLOCK_STATS_PG_CONFIG) \
-	PAIRS="$(PAIRS)" PAIR_CLIENTS="$(PAIR_CLIENTS)" DURATION="$(DURATION)" SCALE="$(SCALE)" \
-	bench/overhead.sh; rc=$$?; \
-	if [ -f build/overhead/overhead.md ]; then cp build/overhead/overhead.md bench/results/overhead.md; fi; \
-	exit $$rc
-
 # instructions per LWLock acquisition, with valgrind --tool=callgrind
 bench-cost: all install
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
 	LWLOCK_STATS_PG_CONFIG=$(LWLOCK_STATS_PG_CONFIG) \
 	bench/callgrind-cost.sh
 
+# the study: the Python package bench/lockstudy, run by Debian's python3
+# (numpy, scipy, psycopg2), its parameters from the make variables
 run: all install
 	@PG_CONFIG=$(PG_CONFIG) \
 	SCALE="$(SCALE)" STRATEGIES="$(STRATEGIES)" VARIANTS="$(VARIANTS)" CLIENTS="$(CLIENTS)" \
 	DURATION="$(DURATION)" WARMUP="$(WARMUP)" WORKLOAD="$(WORKLOAD)" THREADS="$(THREADS)" \
 	REPEAT="$(REPEAT)" SEED="$(SEED)" THRESHOLD="$(THRESHOLD)" \
-	bench/run-study.sh
+	PYTHONPATH="$(CURDIR)/bench" /usr/bin/python3 -m lockstudy run
 endif

@@ -11,7 +11,7 @@
 # root.
 #
 # Environment: PG_CONFIG (required), REGRESS (test names; "none" skips
-# pg_regress), PROVE_TESTS (optional subset of t/*.pl), PROVE_FLAGS,
+# pg_regress and pytest), PROVE_TESTS (optional subset of t/*.pl), PROVE_FLAGS,
 # STOCK_PG_CONFIG (unpatched server for t/005), UPGRADE_FROM_PG_CONFIG (a
 # patched server of an older major with pg_lockstat installed, for t/032),
 # TEST_OUTDIR (default build/test).
@@ -62,6 +62,19 @@ else
 			echo "run-tests: pg_regress failed; first lines of $outdir/regress/regression.diffs:" >&2
 			head -n 60 "$outdir/regress/regression.diffs" >&2
 		fi
+	fi
+fi
+
+# The study harness's own tests (bench/tests, pytest): its statistics,
+# parsing and report, without a server.  Debian's python3 has pytest,
+# numpy, scipy and psycopg2 (scripts/deps.sh).
+# (Left out with REGRESS=none, as make test-arch runs: they test no server.)
+if [ "$regress" != none ]; then
+	echo "run-tests: study harness (pytest bench/tests)"
+	if ! PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
+		"$top/bench/tests"; then
+		status=1
+		echo "run-tests: pytest bench/tests failed" >&2
 	fi
 fi
 

@@ -1,9 +1,9 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# The study harness behind "make run" (bench/run-study.sh), in miniature:
-# it prints the plan, runs rounds of every strategy in the order that SEED
+# The study harness behind "make run" (bench/lockstudy), in miniature:
+# it prints the plan, runs rounds of every variant in the order that SEED
 # replays, prints table (a) with the baseline's tps and the other
-# strategy's ratio, interval and verdict, the noise, the top-10 lock
+# variant's ratio, interval and verdict, the noise, the top-10 lock
 # tables with real counts and the spin-wait tables, saves the CSVs and
 # plots, leaves no server running, refuses bad parameters with a message
 # naming the parameter, and refuses a second run while one holds the lock.
@@ -16,8 +16,9 @@ use warnings FATAL => 'all';
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Cwd qw(getcwd);
+use LockStatTest;
 
-my $script = getcwd() . '/bench/run-study.sh';
+my @study = LockStatTest::study_command();
 my $run_dir = PostgreSQL::Test::Utils::tempdir;
 my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
 
@@ -27,16 +28,16 @@ my @env = (
 	'CLIENTS=1 2', 'DURATION=1', 'REPEAT=2', 'WARMUP=1', 'SEED=7');
 
 my ($stdout, $stderr);
-my $ok = IPC::Run::run([ 'env', @env, $script ], '>', \$stdout, '2>', \$stderr);
+my $ok = IPC::Run::run([ 'env', @env, @study, 'run' ], '>', \$stdout, '2>', \$stderr);
 ok($ok, 'a small study succeeds') or diag($stderr);
 like($stdout,
-	qr/^plan: 2 rounds x 2 strategies x 2 client counts \(1 2\) = 8 runs of 1s; 4 server starts, each followed by a 1s warm-up run at 2 clients that is not recorded; baseline tas; strategy order seeded by SEED=7; estimated \d+m\d\ds$/m,
+	qr/^plan: 2 rounds x 2 variants x 2 client counts \(1 2\) = 8 runs of 1s; 4 server starts, each followed by a 1s warm-up run at 2 clients that is not recorded; baseline tas; variant order seeded by SEED=7; estimated \d+m\d\ds$/m,
 	'prints the plan');
 my ($order_out, $order_err);
-IPC::Run::run([ getcwd() . '/bench/study_stats.py', 'order', 7, 2, 'tas', 'ttas' ],
+IPC::Run::run([ 'env', @study, 'order', 7, 2, 'tas', 'ttas' ],
 	'>', \$order_out, '2>', \$order_err) or die $order_err;
 my @order = split /\n/, $order_out;
-IPC::Run::run([ getcwd() . '/bench/study_stats.py', 'clients', 7, 2, 1, 2 ],
+IPC::Run::run([ 'env', @study, 'clients', 7, 2, 1, 2 ],
 	'>', \$order_out, '2>', \$order_err) or die $order_err;
 my @clients = split /\n/, $order_out;
 like($stdout,
@@ -61,7 +62,7 @@ like($stdout, qr/^noise: coefficient of variation of tps across rounds \(%\)\n\s
 	'the noise table');
 like(
 	$stdout,
-	qr/\(b\) top 10 LWLocks by blocks: strategy ttas, 2 clients, sum of 2 rounds/,
+	qr/\(b\) top 10 LWLocks by blocks: variant ttas, 2 clients, sum of 2 rounds/,
 	'prints table (b) for the highest client count');
 like($stdout, qr/^\s+BufferMapping\s+\|\s+[1-9]\d*\s+\|/m,
 	'table (b) shows real locks with nonzero acquisitions');
@@ -70,16 +71,16 @@ like(
 	qr/^\s+lock\s+\|\s+acquires \|.*\|\s+wait ms \|\s+hold samples \|\s+mean hold us \|\s+max hold us\s*$/m,
 	'table (b) has the sampled holds: their number, mean and longest hold');
 like($stdout,
-	qr/^\(c\) top 10 spin-wait call sites by contended waits: strategy ttas, 2 clients, sum of 2 rounds\n(no contended spin waits|\s+func\s+\|\s+site\s+\|\s+contended \|\s+spins \|\s+delays \|\s+wait ms \|\s+TAS attempts \|\s+unlocked skips \|\s+skips\/contended\s*)$/m,
+	qr/^\(c\) top 10 spin-wait call sites by contended waits: variant ttas, 2 clients, sum of 2 rounds\n(no contended spin waits|\s+func\s+\|\s+site\s+\|\s+contended \|\s+spins \|\s+delays \|\s+wait ms \|\s+TAS attempts \|\s+unlocked skips \|\s+skips\/contended\s*)$/m,
 	'prints table (c) for the highest client count');
 like($stderr,
-	qr/^run-study: round 2\/2  strategy ttas\s+clients\s+2\s+[\d.]+ s\s+[\d.]+ tps  elapsed \d+m\d\ds, remaining \d+m\d\ds$/m,
+	qr/^lockstudy: round 2\/2  variant ttas\s+clients\s+2\s+[\d.]+ s\s+[\d.]+ tps  elapsed \d+m\d\ds, remaining \d+m\d\ds$/m,
 	'a progress line per run, with elapsed and remaining time');
 
 my @studies = glob("$run_dir/2*");
 is(scalar(@studies), 1, 'one study directory');
 my $runs = slurp_file("$studies[0]/runs.csv");
-like($runs, qr/^strategy,clients,round,position,tps,seconds,transactions\n/,
+like($runs, qr/^variant,clients,round,position,tps,seconds,transactions\n/,
 	'runs.csv has the round, the position and the transactions');
 is(scalar(() = $runs =~ /^(tas|ttas),[12],[12],[12],[\d.]+,[\d.]+,[1-9]\d*$/mg), 8, 'runs.csv has a row per run');
 # pgbench's tps is its transactions over the DURATION = 1 s it ran
@@ -97,10 +98,10 @@ foreach my $r (1, 2)
 like(slurp_file("$studies[0]/locks.csv"), qr/^ttas,2,2,\d+,BufferMapping,/m,
 	'locks.csv has the lock deltas of each run');
 like(slurp_file("$studies[0]/spins.csv"),
-	qr/^strategy,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
+	qr/^variant,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
 	'spins.csv has the pg_spinlock_stats columns');
 my $points = slurp_file("$studies[0]/points.csv");
-like($points, qr/^strategy,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed,bad_runs,fisher_p\n/,
+like($points, qr/^variant,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed,bad_runs,fisher_p\n/,
 	'points.csv has the columns ratio, ci_low, ci_high and verdict, then bad_runs and fisher_p');
 like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,[tf],[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,no difference,\d*,0,1$/m,
 	'points.csv: median, min, max, collapse flag, noise, the ratio with its interval and verdict, no bad runs, Fisher p 1');
@@ -110,15 +111,15 @@ foreach my $f ('settings.txt', 'machine.txt', 'versions.txt', 'commands.txt')
 }
 like(
 	slurp_file("$studies[0]/settings.txt"),
-	qr/^-- strategy (tas|ttas)\n(.*\n)*pg_lockstat\.spin_strategy\|\1\|.*\n(.*\n)*-- strategy (?!\1)(tas|ttas)\n(.*\n)*pg_lockstat\.spin_strategy\|\4\|/m,
-	'settings.txt has each strategy\'s server settings');
+	qr/^-- variant (tas|ttas)\n(.*\n)*pg_lockstat\.spin_strategy\|\1\|.*\n(.*\n)*-- variant (?!\1)(tas|ttas)\n(.*\n)*pg_lockstat\.spin_strategy\|\4\|/m,
+	'settings.txt has each variant\'s server settings');
 my $commands = slurp_file("$studies[0]/commands.txt");
 like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 /m,
 	'commands.txt has the exact pgbench commands');
 like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 -j \d+ -T 1 postgres \(warm-up\)$/m,
 	'and the warm-up runs');
 like($commands, qr/^SCALE=1 .* REPEAT=2 SEED=7 THRESHOLD=2 /m, 'and the parameters');
-# each round's measured runs, per strategy, in that round's client order
+# each round's measured runs, per variant, in that round's client order
 my ($round, @seen) = (0);
 foreach my $line (split /\n/, $commands)
 {
@@ -128,12 +129,12 @@ foreach my $line (split /\n/, $commands)
 }
 is( join('; ', map { "@{ $seen[$_] }" } 1, 2),
 	join('; ', map { "$clients[$_ - 1] $clients[$_ - 1]" } 1, 2),
-	'the runs of each round follow its client order, for both strategies');
+	'the runs of each round follow its client order, for both variants');
 # the per-second tps of -P 1: a header, then rows of a run of the study
-# (strategy, clients, round), a second of the run (at most DURATION = 1)
+# (variant, clients, round), a second of the run (at most DURATION = 1)
 # and a tps
 my @persec = split /\n/, slurp_file("$studies[0]/persec.csv");
-is(shift(@persec), 'strategy,clients,round,second,tps', 'persec.csv: its header');
+is(shift(@persec), 'variant,clients,round,second,tps', 'persec.csv: its header');
 is( scalar(grep { !/^(tas|ttas),(1|2),(1|2),1(\.0)?,\d+(\.\d+)?$/ } @persec),
 	0, 'persec.csv: every row is a second of one of the runs, with its tps');
 cmp_ok(scalar(@persec), '<=', 8, 'persec.csv: at most one second of each of the 8 runs of 1 s');
@@ -146,10 +147,10 @@ foreach my $png ('tps.png', 'ratio.png')
 }
 like(slurp_file("$studies[0]/ratio-ttas.dat"), qr/^1 [\d.]+ [\d.]+ [\d.]+\n2 [\d.]+ [\d.]+ [\d.]+\n$/,
 	'ratio.png is drawn from the ratio and interval per client count');
-foreach my $strategy ('tas', 'ttas')
+foreach my $variant ('tas', 'ttas')
 {
-	ok(-s "$studies[0]/locks-$strategy.png",
-		"locks-$strategy.png (lock shares per client count) is drawn");
+	ok(-s "$studies[0]/locks-$variant.png",
+		"locks-$variant.png (lock shares per client count) is drawn");
 }
 ok(!-e "$studies[0]/data", 'the cluster data directory is removed');
 
@@ -161,7 +162,7 @@ ok( IPC::Run::run(
 		[
 			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$evict_dir", 'SCALE=1',
 			'STRATEGIES=ttas', 'CLIENTS=16', 'DURATION=3', 'REPEAT=1',
-			'WARMUP=1', 'WORKLOAD=eviction', $script
+			'WARMUP=1', 'WORKLOAD=eviction', @study, 'run'
 		],
 		'>', \$stdout, '2>', \$stderr),
 	'the eviction workload runs') or diag($stderr);
@@ -171,7 +172,7 @@ my ($evict_study) = glob("$evict_dir/2*");
 like(slurp_file("$evict_study/settings.txt"),
 	qr/^-- server-settings of the workload eviction \(in postgresql\.conf\)\nshared_buffers = 1MB\n(.*\n)*shared_buffers\|128\|8kB\|configuration file$/m,
 	'settings.txt records the workload\'s settings, and the server ran with them');
-my ($table_c) = $stdout =~ /^(\(c\) top 10 spin-wait call sites by contended waits: strategy ttas, 16 clients, sum of 1 rounds\n(?:.+\n)+)/m;
+my ($table_c) = $stdout =~ /^(\(c\) top 10 spin-wait call sites by contended waits: variant ttas, 16 clients, sum of 1 rounds\n(?:.+\n)+)/m;
 ok(defined $table_c, 'table (c) is printed') or diag($stdout);
 my @contended = ($table_c // '') =~ /^\s+\w+\s+\|\s+\S+\.c:\d+\s+\|\s+(\d+)\s+\|/mg;
 ok(@contended && $contended[0] > 0,
@@ -187,7 +188,7 @@ ok( IPC::Run::run(
 		[
 			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$sinval_dir", 'SCALE=1',
 			'STRATEGIES=default', 'CLIENTS=2', 'DURATION=1', 'REPEAT=1',
-			'WARMUP=0', 'WORKLOAD=sinval', $script
+			'WARMUP=0', 'WORKLOAD=sinval', @study, 'run'
 		],
 		'>', \$stdout, '2>', \$stderr),
 	'the sinval workload runs') or diag($stderr);
@@ -199,17 +200,17 @@ foreach my $bad ('CLIENTS=1 x', 'STRATEGIES=bogus', 'STRATEGIES=tas ttas tas', '
 	'WORKLOAD=nope', 'SCALE=-1', 'REPEAT=0', 'WARMUP=-1', 'SEED=x', 'THRESHOLD=100')
 {
 	my ($out, $err);
-	my $ret = IPC::Run::run([ 'env', @env, $bad, $script ], '>', \$out, '2>', \$err);
+	my $ret = IPC::Run::run([ 'env', @env, $bad, @study, 'run' ], '>', \$out, '2>', \$err);
 	my ($name) = $bad =~ /^(\w+)=/;
 	ok(!$ret, "$bad is refused");
-	like($err, qr/run-study: error: .*$name/, "the message names $name");
+	like($err, qr/lockstudy: error: .*$name/, "the message names $name");
 }
 
 # a second study while one holds the lock is refused
 open(my $lock, '>', "$run_dir/.lock") or die $!;
 flock($lock, 2) or die $!;
 my ($out, $err);
-ok(!IPC::Run::run([ 'env', @env, $script ], '>', \$out, '2>', \$err),
+ok(!IPC::Run::run([ 'env', @env, @study, 'run' ], '>', \$out, '2>', \$err),
 	'a second study is refused while one runs');
 like($err, qr/another make run is in progress/, 'and says so');
 close($lock);

@@ -1,8 +1,8 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# How the study harness behind "make run" (bench/run-study.sh) fails.  A
+# How the study harness behind "make run" (bench/lockstudy) fails.  A
 # failing step (initdb, server start, pgbench, recording the counters) or a
-# bad PG_CONFIG ends with exit status 1 and "run-study: error: <step>
+# bad PG_CONFIG ends with exit status 1 and "lockstudy: error: <step>
 # failed"; an interrupt stops a running pgbench at once and exits 130
 # (SIGINT, to the process group as Ctrl-C sends it or to the script alone)
 # or 143 (SIGTERM).  Every time, no server or pgbench is left running, the
@@ -19,6 +19,7 @@ use Cwd qw(getcwd);
 use Fcntl qw(:flock);
 use POSIX ();
 use Time::HiRes qw(usleep);
+use LockStatTest;
 
 my $top = getcwd();
 my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
@@ -32,7 +33,7 @@ my @env = (
 my $fake_top = PostgreSQL::Test::Utils::tempdir;
 mkdir("$fake_top/bench") or die;
 mkdir("$fake_top/bench/workloads") or die;
-symlink("$top/bench/$_", "$fake_top/bench/$_") or die foreach ('run-study.sh', 'study_stats.py');
+symlink("$top/bench/lockstudy", "$fake_top/bench/lockstudy") or die;
 symlink("$top/$_", "$fake_top/$_") or die foreach ('scripts', 'patches');
 foreach my $w (glob("$top/bench/workloads/*.sql"))
 {
@@ -108,13 +109,15 @@ sub lock_free
 
 sub studies { return glob("$run_dir/2*"); }
 
-# Run a study to its end: (exit status, stdout, stderr, its directory).
+# Run a study to its end, with the package of the checkout $top (the real
+# one, or the copy with failing workloads): (exit status, stdout, stderr,
+# its directory).
 sub run_study
 {
-	my ($script, @more) = @_;
+	my ($package_top, @more) = @_;
 	my %before = map { $_ => 1 } studies();
 	my ($out, $err) = ('', '');
-	IPC::Run::run([ 'env', @env, @more, $script ],
+	IPC::Run::run([ 'env', @env, @more, LockStatTest::study_command($package_top), 'run' ],
 		'<', \undef, '>', \$out, '2>', \$err);
 	my $status = $? >> 8;
 	my ($dir) = grep { !$before{$_} } studies();
@@ -135,35 +138,35 @@ sub left_clean
 my ($status, $out, $err, $dir);
 
 # --- parameter: a PG_CONFIG that cannot be run -------------------------------
-($status, $out, $err) = run_study("$top/bench/run-study.sh", 'PG_CONFIG=/nonexistent/pg_config');
+($status, $out, $err) = run_study($top, 'PG_CONFIG=/nonexistent/pg_config');
 is($status, 1, 'a PG_CONFIG that cannot be run: exit status 1');
-like($err, qr/^run-study: error: PG_CONFIG="\/nonexistent\/pg_config" cannot be run/m,
+like($err, qr/^lockstudy: error: PG_CONFIG="\/nonexistent\/pg_config" cannot be run/m,
 	'the message names PG_CONFIG');
 is(scalar(my @none = studies()), 0, 'nothing is started');
 
 # --- initdb fails (a locale that does not exist) -------------------------------
 ($status, $out, $err, $dir) =
-  run_study("$top/bench/run-study.sh", 'LC_ALL=xx_XX.nonexistent', 'LANG=xx_XX.nonexistent');
+  run_study($top, 'LC_ALL=xx_XX.nonexistent', 'LANG=xx_XX.nonexistent');
 is($status, 1, 'initdb fails: exit status 1');
-like($err, qr/^run-study: error: initdb failed \(exit status 1\); see \S+initdb\.log$/m,
+like($err, qr/^lockstudy: error: initdb failed \(exit status 1\); see \S+initdb\.log$/m,
 	'initdb fails: the message names the step');
 like($err, qr/^    initdb: error: invalid locale settings/m, 'and quotes the reason');
 left_clean('initdb fails', $dir, 'initdb.log');
 
 # --- the server does not start -------------------------------------------------
 # max_connections is CLIENTS + 10, and the server accepts at most 262143
-($status, $out, $err, $dir) = run_study("$top/bench/run-study.sh", 'CLIENTS=300000');
+($status, $out, $err, $dir) = run_study($top, 'CLIENTS=300000');
 is($status, 1, 'the server does not start: exit status 1');
-like($err, qr/^run-study: error: server start \(setup\) failed; see \S+server\.log$/m,
+like($err, qr/^lockstudy: error: server start \(setup\) failed; see \S+server\.log$/m,
 	'the server does not start: the message names the step');
 like($err, qr/^    .*"max_connections"/m, 'and quotes the server log');
 left_clean('the server does not start', $dir, 'server.log', 'initdb.log');
 
 # --- pgbench fails -------------------------------------------------------------
-($status, $out, $err, $dir) = run_study("$fake_top/bench/run-study.sh", 'WORKLOAD=divzero');
+($status, $out, $err, $dir) = run_study($fake_top, 'WORKLOAD=divzero');
 is($status, 1, 'pgbench fails: exit status 1');
 like($err,
-	qr/^run-study: error: pgbench \(strategy default, 1 clients, round 1\) failed \(exit status 2\); see \S+pgbench-default-1-1\.log$/m,
+	qr/^lockstudy: error: pgbench \(variant default, 1 clients, round 1\) failed \(exit status 2\); see \S+pgbench-default-1-1\.log$/m,
 	'pgbench fails: the message names the step and the round');
 like($err, qr/^    pgbench: error: .*division by zero/m, 'and quotes the error');
 left_clean('pgbench fails', $dir, 'pgbench-default-1-1.log', 'server.log');
@@ -172,19 +175,19 @@ like(slurp_file("$dir/server.log"), qr/received immediate shutdown request/,
 
 # --- the warm-up run fails ------------------------------------------------------
 ($status, $out, $err, $dir) =
-  run_study("$fake_top/bench/run-study.sh", 'WORKLOAD=divzero', 'WARMUP=1');
+  run_study($fake_top, 'WORKLOAD=divzero', 'WARMUP=1');
 is($status, 1, 'the warm-up run fails: exit status 1');
 like($err,
-	qr/^run-study: error: pgbench \(strategy default, warm-up, round 1\) failed \(exit status 2\); see \S+pgbench-default-warmup-1\.log$/m,
+	qr/^lockstudy: error: pgbench \(variant default, warm-up, round 1\) failed \(exit status 2\); see \S+pgbench-default-warmup-1\.log$/m,
 	'the warm-up run fails: the message names the step and the round');
 left_clean('the warm-up run fails', $dir, 'pgbench-default-warmup-1.log', 'server.log');
 
 # --- recording the counters (psql) fails ---------------------------------------
-($status, $out, $err, $dir) = run_study("$fake_top/bench/run-study.sh", 'WORKLOAD=dropext');
+($status, $out, $err, $dir) = run_study($fake_top, 'WORKLOAD=dropext');
 is($status, 1, 'recording the counters fails: exit status 1');
 like($err, qr/^ERROR:  relation "pg_lwlock_stats" does not exist/m, 'psql says why');
 like($err,
-	qr/^run-study: error: recording the results \(strategy default, 1 clients, round 1\) failed$/m,
+	qr/^lockstudy: error: recording the results \(variant default, 1 clients, round 1\) failed$/m,
 	'recording the counters fails: the message names the step');
 left_clean('recording the counters fails', $dir, 'server.log');
 
@@ -201,7 +204,7 @@ sub interrupt
 	# a bound on a hang, restarted for the end of the study below
 	my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
 	my $h = IPC::Run::start(
-		[ 'env', @env, 'DURATION=3600', "$top/bench/run-study.sh" ],
+		[ 'env', @env, 'DURATION=3600', LockStatTest::study_command($top), 'run' ],
 		'<', \undef, '>', \$sout, '2>', \$serr,
 		init => sub {
 			# a process group of its own, and signals as a terminal has them
@@ -236,9 +239,9 @@ sub interrupt
 	if ($how eq 'group')
 	{
 		# meanwhile, a second study is refused, naming the running one
-		my ($st2, $out2, $err2) = run_study("$top/bench/run-study.sh");
+		my ($st2, $out2, $err2) = run_study($top);
 		is($st2, 1, 'a second study while one runs: exit status 1');
-		like($err2, qr/^run-study: error: another make run is in progress \(pid $pid\)/m,
+		like($err2, qr/^lockstudy: error: another make run is in progress \(pid $pid\)/m,
 			'a second study while one runs: refused, naming the running one');
 	}
 
@@ -250,7 +253,7 @@ sub interrupt
 	my $raw = $h->full_result(0);
 	is(($raw & 127) ? "signal " . ($raw & 127) : "exit status " . ($raw >> 8),
 		"exit status $expect", "$what: exit status $expect");
-	like($serr, qr/^run-study: interrupted by SIG$sig during pgbench \(strategy default, 1 clients, round 1\); stopping$/m,
+	like($serr, qr/^lockstudy: interrupted by SIG$sig during pgbench \(variant default, 1 clients, round 1\); stopping$/m,
 		"$what: says so, naming the step");
 	ok(gone($pgbench), "$what: pgbench is stopped");
 	ok(gone($postmaster), "$what: the server is stopped");
@@ -269,10 +272,10 @@ interrupt('TERM', 'script', 143);
 my $bin = PostgreSQL::Test::Utils::tempdir;
 append_to_file("$bin/gnuplot", "#!/bin/sh\necho 'gnuplot: simulated failure' >&2\nexit 1\n");
 chmod(0755, "$bin/gnuplot") or die;
-($status, $out, $err, $dir) = run_study("$top/bench/run-study.sh", "PATH=$bin:$ENV{PATH}");
+($status, $out, $err, $dir) = run_study($top, "PATH=$bin:$ENV{PATH}");
 is($status, 0, 'a study after the failures runs, and a failing gnuplot is not fatal')
   or diag($err);
-like($err, qr/^run-study: warning: plotting tps\.png failed, no plot; see \S+gnuplot\.log$/m,
+like($err, qr/^lockstudy: warning: plotting tps\.png failed, no plot; see \S+gnuplot\.log$/m,
 	'a failing gnuplot: a warning');
 ok(-s "$dir/runs.csv" && !-e "$dir/tps.png", 'the CSVs are saved, no tps.png');
 like($out, qr/^results: \S+ \(runs\.csv, points\.csv, persec\.csv, locks\.csv, spins\.csv, settings\.txt, /m,

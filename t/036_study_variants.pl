@@ -1,6 +1,6 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# "make run VARIANTS=..." (bench/run-study.sh) with real builds, in
+# "make run VARIANTS=..." (bench/lockstudy) with real builds, in
 # miniature.  A tiny patch, made here from the base server's own patched
 # source so that it fits every major, takes ProcArrayLock a second time in
 # GetSnapshotData(): one more shared acquisition per snapshot.
@@ -30,9 +30,10 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 use Cwd qw(getcwd);
 use File::Basename qw(basename);
+use LockStatTest;
 
 my $top = getcwd();
-my $script = "$top/bench/run-study.sh";
+my @study = LockStatTest::study_command();
 my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
 my $tmp = PostgreSQL::Test::Utils::tempdir;
 my $run_dir = "$tmp/run";
@@ -78,7 +79,7 @@ my @env = (
 sub run_study
 {
 	my ($out, $err);
-	my $ok = IPC::Run::run([ 'env', @env, @_, $script ], '>', \$out, '2>', \$err);
+	my $ok = IPC::Run::run([ 'env', @env, @_, @study, 'run' ], '>', \$out, '2>', \$err);
 	return ($ok, $out, $err);
 }
 
@@ -88,7 +89,7 @@ sub studies { return sort glob("$run_dir/2*"); }
 my ($ok, $out, $err) = run_study("VARIANTS=base; stale: $bad_patch");
 ok(!$ok, 'a patch that does not apply: the study fails');
 like($err,
-	qr/^run-study: error: variant stale: \Q$bad_patch\E does not apply after the core series of PostgreSQL \d+: Hunk #1 FAILED at $hunk_line of \Q$file\E; nothing was built$/m,
+	qr/^lockstudy: error: variant stale: \Q$bad_patch\E does not apply after the core series of PostgreSQL \d+: Hunk #1 FAILED at $hunk_line of \Q$file\E; nothing was built$/m,
 	'the message names the patch, the hunk and the file');
 unlike($err, qr/building variant|build-server/, 'no build was started');
 ok(!-e $variant_dir, 'nothing was written for the builds');
@@ -117,15 +118,15 @@ foreach my $bad (
 	my ($arg, $re, $raw) = @$bad;
 	($ok, $out, $err) = run_study($raw ? "VARIANTS=$arg" : $arg);
 	ok(!$ok, "$arg is refused");
-	like($err, qr/^run-study: error: VARIANTS.*$re|^run-study: error: $re/m, "$arg: the message says why");
+	like($err, qr/^lockstudy: error: VARIANTS.*$re|^lockstudy: error: $re/m, "$arg: the message says why");
 }
 # a patch in a directory whose path has a space, relative to the call's
 # directory: build-server.sh could not take it
 {
 	my ($o, $e);
-	IPC::Run::run([ 'env', @env, 'VARIANTS=a; b: x.patch', $script ],
+	IPC::Run::run([ 'env', @env, 'VARIANTS=a; b: x.patch', @study, 'run' ],
 		'>', \$o, '2>', \$e, init => sub { chdir("$tmp/sp ace") or die $!; });
-	like($e, qr/^run-study: error: VARIANTS: variant b: the path of patch file "\Q$tmp\E\/sp ace\/x\.patch" has a space/m,
+	like($e, qr/^lockstudy: error: VARIANTS: variant b: the path of patch file "\Q$tmp\E\/sp ace\/x\.patch" has a space/m,
 		'a patch path with a space is refused before any build');
 }
 # a stale patch after a good one in CRLF line ends: only the stale one is
@@ -133,7 +134,7 @@ foreach my $bad (
 (my $crlf = $diff) =~ s/\n/\r\n/g;
 append_to_file("$tmp/crlf.patch", $crlf);
 ($ok, $out, $err) = run_study("VARIANTS=base; c: $tmp/crlf.patch; stale: $bad_patch");
-like($err, qr/^run-study: error: variant stale: /m, 'a patch with CRLF line ends passes the check');
+like($err, qr/^lockstudy: error: variant stale: /m, 'a patch with CRLF line ends passes the check');
 # a caller's RUN_STUDY_BUILDS is not taken for the result of builds
 ($ok, $out, $err) = run_study("VARIANTS=base; t: $tmp/missing.patch",
 	"RUN_STUDY_BUILDS=$bindir k1 the base\n$bindir k2 fake");
@@ -154,7 +155,7 @@ is(scalar(my @none2 = studies()), 0, 'no cluster was made for any of them');
 ($ok, $out, $err) = run_study("VARIANTS=base; twice: $patch");
 ok($ok, 'a study of the base against a patched variant succeeds') or diag($err);
 like($err,
-	qr/run-study: building variant twice \(the series \+ procarray-twice\.patch\) into \Q$variant_dir\E\/\w+\n(.*\n)*run-study: installing pg_lockstat into variant twice's server(.*\n)*run-study: cluster in /,
+	qr/lockstudy: building variant twice \(the series \+ procarray-twice\.patch\) into \Q$variant_dir\E\/\w+\n(.*\n)*lockstudy: installing pg_lockstat into variant twice's server(.*\n)*lockstudy: cluster in /,
 	'the variant is built, and pg_lockstat installed into it, before the cluster is made');
 my ($vdir) = $err =~ /into (\Q$variant_dir\E\/\w+)\n/;
 # compiled against the variant's own headers, not linked from the
@@ -173,7 +174,8 @@ like(slurp_file("$study/commands.txt"), qr/^SCALE=1 VARIANTS="base; twice: \Q$pa
 like(slurp_file("$study/settings.txt"), qr/^-- variant base\n(.*\n)*-- variant twice$/m,
 	'settings.txt has the settings of each variant');
 my @starts = slurp_file("$study/server.log") =~ /starting (PostgreSQL [^\n]*)/g;
-is(scalar(@starts), 2 + 2 * 2, 'the server started for the setup, each run and the report');
+is(scalar(@starts), 1 + 2 * 2,
+	'the server started for the setup and each run (the report needs none)');
 
 like($out,
 	qr/^\(m\) mechanism: twice against base, 1 clients: per 1000 transactions, median over 2 rounds/m,
@@ -195,7 +197,7 @@ ok($pa->[10] > 1.9 && $pa->[11] < 2.1,
 	"its interval lies near 2: [$pa->[10], $pa->[11]] (base $pa->[6], variant $pa->[7] per 1000 transactions)");
 ok($pa->[6] >= 1000, "the base takes at least one per transaction: $pa->[6] per 1000");
 my $runs = slurp_file("$study/runs.csv");
-like($runs, qr/^strategy,clients,round,position,tps,seconds,transactions\ntwice|base/,
+like($runs, qr/^variant,clients,round,position,tps,seconds,transactions\n(twice|base),/,
 	'runs.csv has the transactions of each run');
 like($out, qr/^results: .*mechanism\.csv/m, 'the results line names mechanism.csv');
 
@@ -242,7 +244,7 @@ append_to_file($conf_patch, $diff);
 ($ok, $out, $err) = run_study("VARIANTS=base; nobuild: $conf_patch");
 ok(!$ok, 'a build that fails: the study fails');
 like($err,
-	qr/^run-study: error: building variant nobuild failed; its build log is (\S+\/build\.log); nothing was run$/m,
+	qr/^lockstudy: error: building variant nobuild failed; its build log is (\S+\/build\.log); nothing was run$/m,
 	'naming the build log');
 my ($blog) = $err =~ /its build log is (\S+\/build\.log);/;
 like(slurp_file($blog // '/dev/null'), qr/configure stopped by the test patch/,
@@ -257,11 +259,11 @@ ok(!(grep { -O $_ } glob('/tmp/pg_lockstat-patch.* /tmp/pg_lockstat-build.*')),
 ok($ok, 'a setting that the client overrides (application_name) is accepted') or diag($err);
 ($ok, $out, $err) = run_study('VARIANTS=a; b: pg_lockstat.no_such_setting=1');
 ok(!$ok, 'a setting unknown to the server: the study fails');
-like($err, qr/^run-study: error: checking the settings in force \(variant b\) failed: the server has no setting pg_lockstat\.no_such_setting/m,
+like($err, qr/^lockstudy: error: checking the settings in force \(variant b\) failed: the server has no setting pg_lockstat\.no_such_setting/m,
 	'naming the setting');
 ($ok, $out, $err) = run_study('VARIANTS=a; b: work_mem=lots');
 ok(!$ok, 'a bad value: the study fails');
-like($err, qr/^run-study: error: server start \(variant b\) failed; see \S+server\.log$/m,
+like($err, qr/^lockstudy: error: server start \(variant b\) failed; see \S+server\.log$/m,
 	'at the server start of that variant');
 like($err, qr/work_mem/, 'and quotes the server log');
 

@@ -32,6 +32,19 @@ use PostgreSQL::Test::Utils ();
 
 use LockStatTest::Arch;
 
+# The command of the study harness behind "make run" (bench/lockstudy,
+# run by Debian's python3), for "env": the package's directory on
+# PYTHONPATH, then the program; the subcommand (run, order, ...) follows.
+# $top (default: the current directory, the checkout) is where the package
+# is found, and so the checkout the study takes its workloads and scripts
+# from.
+sub study_command
+{
+	my ($top) = @_;
+	$top //= Cwd::getcwd();
+	return ("PYTHONPATH=$top/bench", '/usr/bin/python3', '-m', 'lockstudy');
+}
+
 # The major version of the server under test (from PG_CONFIG, which
 # scripts/run-tests.sh sets, else the pg_config on PATH), e.g. 15 or 18.
 sub server_major

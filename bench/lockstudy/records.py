@@ -1,0 +1,160 @@
+"""What a study writes: its directory, its lock, the rows of its runs.
+
+The lock of RUN_DIR (one study at a time), the directory of a study, the
+rows recorded after each run (kept in memory, written as runs.csv,
+locks.csv and spins.csv at the end, in a fixed order) and the metadata
+files machine.txt and versions.txt.
+
+Calls builds and spec.
+"""
+
+import csv
+import fcntl
+import io
+import os
+import subprocess
+import time
+from typing import Dict, List, Sequence, TextIO, Tuple
+
+from . import builds, spec
+
+
+class LockError(Exception):
+    """RUN_DIR's lock or directory cannot be had; the message says why."""
+
+
+def take_lock(run_dir: str) -> TextIO:
+    """The lock of RUN_DIR, held until the study's process ends; the file
+    keeps the holder's pid."""
+    path = os.path.join(run_dir, ".lock")
+    try:
+        f = open(path, "a+")
+    except OSError:
+        raise LockError("cannot open the lock file %s" % path)
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.readline().strip()
+        raise LockError(
+            "another make run is in progress%s: lock %s is held; wait for it "
+            "to end or interrupt it"
+            % (" (pid %s)" % holder if holder else "", path))
+    f.truncate(0)
+    f.write("%d\n" % os.getpid())
+    f.flush()
+    return f
+
+
+def new_rundir(run_dir: str) -> str:
+    """build/run/<timestamp>, -2, -3, ... for a study of the same second."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    path, n = os.path.join(run_dir, stamp), 1
+    while os.path.exists(path):
+        n += 1
+        path = os.path.join(run_dir, "%s-%d" % (stamp, n))
+    try:
+        os.mkdir(path)
+    except OSError:
+        raise LockError("cannot create %s" % path)
+    return path
+
+
+class Recorder:
+    """What the runs recorded, in memory until the study writes its files:
+    the runs, and the CSV lines of pg_lwlock_stats and pg_spinlock_stats
+    with the key they are sorted by."""
+
+    def __init__(self):
+        self.runs: List[Tuple] = []
+        self.header: Dict[str, str] = {}
+        self.lines: Dict[str, List[Tuple[tuple, str]]] = {"locks": [],
+                                                          "spins": []}
+
+    def copy(self, cur, view: str, kind: str, key: Tuple[str, int, int],
+             order: Sequence[str]) -> None:
+        """The rows of a view as COPY writes them (PostgreSQL's own text of
+        every value), each with its sort key: the run, then the columns of
+        order, largest first."""
+        sql = cur.mogrify("COPY (SELECT %s::text AS variant, %s::int AS "
+                          "clients, %s::int AS round, * FROM " + view +
+                          ") TO STDOUT WITH (FORMAT csv, HEADER)", key)
+        buf = io.StringIO()
+        cur.copy_expert(sql.decode(), buf)
+        lines = buf.getvalue().splitlines()
+        header = next(csv.reader([lines[0]]))
+        self.header.setdefault(kind, lines[0])
+        at = [header.index(c) for c in order]
+        for line in lines[1:]:
+            row = next(csv.reader([line]))
+            self.lines[kind].append((key + tuple(-int(row[i] or 0)
+                                                 for i in at), line))
+
+    def write(self, rundir: str) -> None:
+        """runs.csv (by round, position, clients), locks.csv and spins.csv
+        (by variant, clients, round, then the most blocks or contended)."""
+        runs = sorted(self.runs, key=lambda r: (r[2], r[3], r[1]))
+        with open(os.path.join(rundir, "runs.csv"), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["variant", "clients", "round", "position", "tps",
+                        "seconds", "transactions"])
+            w.writerows(runs)
+        for kind in ("locks", "spins"):
+            with open(os.path.join(rundir, kind + ".csv"), "w") as f:
+                f.write(self.header.get(kind, "") + "\n")
+                for _, line in sorted(self.lines[kind], key=lambda x: x[0]):
+                    f.write(line + "\n")
+
+
+def pg_float(text: str) -> str:
+    """A number as PostgreSQL's float8 prints it: no trailing zeros, no
+    ".0" on a whole number (runs.csv had its values from a float8 column)."""
+    x = float(text)
+    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+
+
+def machine_lines(nproc: int) -> List[str]:
+    """machine.txt: the CPUs, the kernel, the memory."""
+    cpu = _first("/proc/cpuinfo", "model name").split(":", 1)[-1].strip()
+    mem = _first("/proc/meminfo", "MemTotal").split(":", 1)[-1].strip()
+    u = os.uname()
+    return ["nproc: %d" % nproc, "cpu: " + cpu,
+            "kernel: %s %s %s %s" % (u.sysname, u.release, u.version,
+                                     u.machine),
+            "memory: " + mem]
+
+
+def versions_lines(study: spec.Study, top: str,
+                   variant_builds: Sequence[builds.Build]) -> List[str]:
+    """versions.txt: the server, pgbench, this checkout, the core series
+    (the start of each patch's SHA-256) and each variant's build."""
+    major = builds.server_major(study.bindir)
+    series = builds.series(top, major)
+    lines = ["server: " + _output(["postgres", "--version"]),
+             "pgbench: " + _output(["pgbench", "--version"]),
+             "pg_lockstat: " + (_output(
+                 ["git", "-c", "safe.directory=*", "-C", top, "describe",
+                  "--always", "--dirty"]) or "unknown"),
+             "core patch: patches/pg%s %s" % (major, "".join(
+                 builds.sha256(p)[:12] + " " for p in series))]
+    for v, b in zip(study.variants, variant_builds):
+        lines.append("variant %s: %s, build %s, %s"
+                     % (v.name, b.prefix, b.key, b.description))
+    return lines
+
+
+def _first(path: str, prefix: str) -> str:
+    try:
+        with open(path) as f:
+            return next((line.strip() for line in f
+                         if line.startswith(prefix)), "")
+    except OSError:
+        return ""
+
+
+def _output(cmd: List[str]) -> str:
+    try:
+        return subprocess.run(cmd, capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""

@@ -1,0 +1,303 @@
+"""The tps side of the study's report, as text and files.
+
+From the runs of runs.csv: table (a) (per client count the baseline's
+median tps and interval, every other variant's paired ratio with its
+interval, verdict and the rounds that would resolve it), the line on the
+number of comparisons and their correction, the collapse table, the noise
+table, the drift table and, when the runs have positions, the table of
+the ratio by position; and the files points.csv (one row per point) and
+the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
+text is the one bench/study_stats.py printed with --noun variant.
+
+Calls stats (the numbers), tables (their layout) and data (Run,
+InputError, the checks of the runs against the variants).
+"""
+
+import csv
+import math
+import os
+import types
+from typing import Dict, List, NamedTuple, Optional, Sequence
+
+from . import data, stats
+from .tables import fmt, table
+
+NOUN = "variant"
+# the corrections for the number of comparisons, and their names in the text
+CORRECTIONS = types.MappingProxyType({"bonferroni": "Bonferroni",
+                                      "none": "no correction"})
+# the columns of points.csv, in order
+COLUMNS = ("variant", "clients", "n", "median", "lo", "hi", "bifurcated",
+           "cv", "tps_ci_low", "tps_ci_high", "pairs", "ratio", "ci_low",
+           "ci_high", "coverage", "verdict", "rounds_needed", "bad_runs",
+           "fisher_p")
+# the float columns of points.csv written to 6 significant digits; the
+# other floats (tps) get 3 decimals
+SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p")
+
+
+class TpsReport(NamedTuple):
+    """The report of a study's tps: its text (ending in a newline), the
+    points (dicts with the keys of COLUMNS, in report order), the variants
+    in report order (the first the baseline), the number of comparisons and
+    the confidence level each ratio interval was taken at."""
+    text: str
+    points: List[stats.Point]
+    variants: List[str]
+    comparisons: int
+    ratio_confidence: float
+
+
+def tps_report(runs: List[data.Run], variants: Optional[List[str]],
+               threshold_pct: float, confidence: float = 0.95,
+               correction: str = "bonferroni",
+               source: str = "runs.csv") -> TpsReport:
+    """The report of the runs: variants in report order, the first the
+    baseline (None or empty: their order of first appearance; a variant
+    listed without runs is left out, but not the baseline), the verdict
+    threshold in percent, the confidence level of each tps interval and of
+    the study's ratio intervals together, and the correction (bonferroni:
+    with m comparisons each ratio interval at 1 - (1 - confidence) / m;
+    none: each at confidence).  InputError for a threshold, confidence or
+    correction out of range, a variant of the runs not in the list, a
+    baseline without runs, two runs of one variant, client count and round;
+    source names the runs' file in its messages."""
+    if not 0 <= threshold_pct < 100:
+        raise data.InputError("--threshold must be a percentage in [0, 100)")
+    if not 0 < confidence < 1:
+        raise data.InputError("--confidence must lie between 0 and 1")
+    if correction not in CORRECTIONS:
+        raise data.InputError("--correction must be %s"
+                              % " or ".join(CORRECTIONS))
+    # the list is --variants on the command line, as in the mechanism form
+    order, seen = data.report_order(runs, variants, "variants", source)
+    if order[0] not in seen:
+        raise data.InputError("%s has no runs of the baseline %s"
+                              % (source, order[0]))
+    order = [s for s in order if s in seen]
+    ncomparisons = stats.comparisons((r.key for r in runs), order)
+    ratio_confidence = confidence
+    if correction == "bonferroni" and ncomparisons > 1:
+        ratio_confidence = 1 - (1 - confidence) / ncomparisons
+    index = data.index_runs(runs)
+    tps = {k: r.tps for k, r in index.items()}
+    threshold = threshold_pct / 100
+    points = stats.analyse(tps, order, threshold, confidence,
+                           ratio_confidence)
+    positions = {k: r.position for k, r in index.items()
+                 if r.position is not None}
+    sections = [
+        table_a(points, order, threshold, confidence, ratio_confidence,
+                ncomparisons, CORRECTIONS[correction]),
+        collapse_table(points, order),
+        noise_table(points, order),
+        drift_table(tps, order),
+    ]
+    if positions and len(order) > 1:
+        sections.append(position_table(tps, positions, order))
+    return TpsReport("\n\n".join(sections) + "\n", points, order,
+                     ncomparisons, ratio_confidence)
+
+
+def _level(confidence: float, ratio: bool = False) -> str:
+    """A confidence level in percent, as the headings show it."""
+    return ("%.4g%%" if ratio else "%g%%") % (100 * confidence)
+
+
+def table_a(points: Sequence[stats.Point], variants: Sequence[str],
+            threshold: float, confidence: float, ratio_confidence: float,
+            ncomparisons: int, correction: str) -> str:
+    """Table (a) and the lines under it: the min-max intervals, the
+    comparisons and their correction (named by correction), the meaning
+    of "rounds needed"."""
+    base = variants[0]
+    nr = max(p["n"] for p in points)
+    level, rlevel = _level(confidence), _level(ratio_confidence, True)
+    out = ["(a) tps per client count: median over rounds and %s interval "
+           "(order statistics); for each %s the ratio of its tps to %s's "
+           "in the same round: median, %s interval, verdict (threshold "
+           "%g%%); %d round%s; * bimodal (two groups of runs)"
+           % (level, NOUN, base, rlevel, 100 * threshold, nr,
+              "" if nr == 1 else "s")]
+    rows = [_row_a(p, base) for c in sorted({p["clients"] for p in points})
+            for p in points if p["clients"] == c]
+    out.append(table(["clients", NOUN, "tps", level + " CI", "ratio",
+                      rlevel + " CI", "verdict", "rounds needed"], rows,
+                     [True, False, True, True, True, True, False, True]))
+    low = [p for p in points if p["ratio"] is not None
+           and p["coverage"] < ratio_confidence]
+    if low:
+        out.append("fewer than %d rounds: the intervals are min-max, of "
+                   "coverage %.1f%% only, and give no verdict"
+                   % (stats.min_rounds(ratio_confidence),
+                      100 * low[0]["coverage"]))
+    if ncomparisons > 0:
+        # a false verdict needs an interval that misses the true ratio;
+        # intervals too short to give a verdict give none
+        bound = sum(1 - p["coverage"] for p in points
+                    if p["ratio"] is not None
+                    and p["coverage"] >= ratio_confidence)
+        out.append("comparisons: %d; %s: each ratio interval at %s, so that "
+                   "the chance of at least one false verdict in the study "
+                   "is at most %.2f%% (the sum of the intervals' exact "
+                   "non-coverage)" % (ncomparisons, correction, rlevel,
+                                      100 * bound))
+    out.append("rounds needed: rounds that would resolve the ratio "
+               "observed, at the noise observed; - within the threshold")
+    return "\n".join(out)
+
+
+def _row_a(p: stats.Point, base: str) -> List[str]:
+    """The cells of a point's row of table (a)."""
+    ratio = p["ratio"] is not None
+    need = p["rounds_needed"]
+    return [
+        str(p["clients"]), p["variant"],
+        fmt(p["median"]) + (" *" if p["bifurcated"] else ""),
+        fmt(p["tps_ci_low"]) + "-" + fmt(p["tps_ci_high"])
+        if p["variant"] == base else "",
+        fmt(p["ratio"], 3) if ratio else "",
+        fmt(p["ci_low"], 3) + "-" + fmt(p["ci_high"], 3) if ratio else "",
+        p["verdict"],
+        ("-" if need is None else str(need))
+        if p["verdict"] == "no difference" else "",
+    ]
+
+
+def _runs_of(p: stats.Point) -> str:
+    """A point's bad runs of its runs, as the collapse table shows them."""
+    return "%d of %d" % (p["bad_runs"], p["n"])
+
+
+def collapse_table(points: Sequence[stats.Point],
+                   variants: Sequence[str]) -> str:
+    """The collapse test's result: a line when no point's runs split, else
+    per client count where some do, each variant's bad runs against the
+    baseline's and Fisher's exact test of the two counts."""
+    base = variants[0]
+    false_alarms = 100 * stats.BIMODAL_FALSE_ALARMS
+    split = sorted({p["clients"] for p in points if p["bifurcated"]})
+    if not split:
+        return ("collapse: no point's runs fall into two groups (split test "
+                "in log tps, %g%% false alarms per point of single-peaked "
+                "runs; needs %d runs)"
+                % (false_alarms, stats.BIMODAL_MIN_RUNS))
+    bases = {p["clients"]: p for p in points if p["variant"] == base}
+    rows = []
+    for c in split:
+        b = bases.get(c)
+        rows += [[str(c), p["variant"], _runs_of(p),
+                  _runs_of(b) if b else "", fmt(p["fisher_p"], 3)]
+                 for p in points if p["clients"] == c
+                 and p["variant"] != base]
+        # a study of the baseline alone still shows its split points
+        if len(variants) == 1 and b:
+            rows.append([str(c), base, _runs_of(b), "", ""])
+    return ("collapse: points whose runs fall into two groups (split test "
+            "in log tps, %g%% false alarms per point): bad runs (the lower "
+            "group) of each %s and of %s, and Fisher's exact test of the two "
+            "counts; their ratios get the verdict bimodal\n"
+            % (false_alarms, NOUN, base)
+            + table(["clients", NOUN, "bad runs", base + " bad runs",
+                     "Fisher p"], rows, [True, False, True, True, True]))
+
+
+def _per_point_table(title: str, clients: Sequence[int],
+                     variants: Sequence[str], cells: Dict) -> str:
+    """A title and a table of one row per client count and one column per
+    variant, cells[(variant, clients)] the text of a cell (empty when
+    absent)."""
+    rows = [[str(c)] + [cells.get((s, c), "") for s in variants]
+            for c in clients]
+    return title + "\n" + table(["clients"] + list(variants), rows,
+                                [True] * (len(variants) + 1))
+
+
+def noise_table(points: Sequence[stats.Point],
+                variants: Sequence[str]) -> str:
+    """The coefficient of variation of each point, in percent."""
+    return _per_point_table(
+        "noise: coefficient of variation of tps across rounds (%)",
+        sorted({p["clients"] for p in points}), variants,
+        {(p["variant"], p["clients"]): fmt(100 * p["cv"], 1)
+         for p in points})
+
+
+def drift_table(tps: Dict[stats.RunKey, float],
+                variants: Sequence[str]) -> str:
+    """Per point, the median tps of the last third of the rounds over that
+    of the first third (stats.drift)."""
+    return _per_point_table(
+        "drift: median tps of the last third of the rounds over the first "
+        "third, per point",
+        sorted({c for (s, c, r) in tps if s in variants}), variants,
+        {k: fmt(x, 3) for k, x in stats.drift(tps, variants).items()})
+
+
+def position_table(tps: Dict[stats.RunKey, float],
+                   positions: Dict[stats.RunKey, int],
+                   variants: Sequence[str]) -> str:
+    """Per variant but the baseline, the median ratio to the baseline by
+    the position it ran in within its round (stats.position_ratios), with
+    the number of ratios; at least 2 variants."""
+    npos = max(positions.values())
+    by = stats.position_ratios(tps, positions, variants)
+    rows = [[s] + ["%s (%d)" % (fmt(by[s][q][0], 3), by[s][q][1])
+                   if q in by[s] else "" for q in range(1, npos + 1)]
+            for s in variants[1:]]
+    return ("position: median ratio to %s in the same round by the position "
+            "the %s ran in (number of ratios), all client counts\n"
+            % (variants[0], NOUN)
+            + table([NOUN] + ["position %d" % q for q in range(1, npos + 1)],
+                    rows, [False] + [True] * npos))
+
+
+def _csv_value(key: str, v) -> str:
+    """A value of a point as points.csv writes it."""
+    if isinstance(v, bool):
+        return "t" if v else "f"
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return "%.6g" % v if key in SIGNIFICANT else "%.3f" % v
+    return "" if v is None else str(v)
+
+
+def write_points(points: Sequence[stats.Point], path: str) -> None:
+    """Write the points as CSV, the columns of COLUMNS."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for p in points:
+            w.writerow([_csv_value(k, p[k]) for k in COLUMNS])
+
+
+def write_dat(points: Sequence[stats.Point], variants: Sequence[str],
+              directory: str) -> None:
+    """Write the gnuplot data of each variant into directory: tps-<v>.dat
+    (clients, median, min, max); for the variants but the baseline
+    ratio-<v>.dat (clients, ratio, ci_low, ci_high) and, where some of its
+    points are bimodal, bimodal-<v>.dat (clients, ratio)."""
+    for s in variants:
+        mine = [p for p in points if p["variant"] == s]
+        split = [p for p in mine if p["verdict"] == "bimodal"
+                 and p["ratio"] is not None]
+        if split:
+            _write_lines(directory, "bimodal-%s.dat" % s,
+                         ["%d %.6f" % (p["clients"], p["ratio"])
+                          for p in split])
+        _write_lines(directory, "tps-%s.dat" % s,
+                     ["%d %.3f %.3f %.3f" % (p["clients"], p["median"],
+                                             p["lo"], p["hi"])
+                      for p in mine])
+        if s != variants[0]:
+            _write_lines(directory, "ratio-%s.dat" % s,
+                         ["%d %.6f %.6f %.6f" % (p["clients"], p["ratio"],
+                                                 p["ci_low"], p["ci_high"])
+                          for p in mine if p["ratio"] is not None])
+
+
+def _write_lines(directory: str, name: str, lines: Sequence[str]) -> None:
+    """Write the lines, each ending in a newline, to directory/name."""
+    with open(os.path.join(directory, name), "w") as f:
+        f.write("".join(line + "\n" for line in lines))

@@ -1,0 +1,504 @@
+"""The lock side of the study's report: table (m) and mechanism.csv, from
+runs.csv, locks.csv and spins.csv; tables (b) and (c) and the lock shares
+of the plots (locks-<variant>.dat), from locks.csv and spins.csv.
+
+(m) compares each variant's LWLock and spin-wait counts per 1000
+transactions with the baseline's; lockstudy.mechanism holds its
+statistics.  (b), (c) and the lock shares were SQL queries printed by
+psql; they are computed here as PostgreSQL computed them (see "SQL's
+arithmetic" below) and printed as psql printed them, byte for byte.
+
+The public API:
+    mechanism_report(runs, locks_path, spins_path, variants=None,
+                     confidence=0.95, top=10, csv_name=None,
+                     runs_path="runs.csv") -> (text, points): reads
+        locks.csv and spins.csv, checks the options and the variants
+    mechanism_text(points, base, confidence, top, csv_name) -> its text
+    write_mechanism(points, path): mechanism.csv
+    read_locks(path), read_spins(path) -> rows for the functions below
+    top_locks(locks_rows, variant, clients, rounds, top=10) -> (b)
+    top_spins(spins_rows, variant, clients, rounds, top=10) -> (c)
+    top_tables(locks_rows, spins_rows, variants, clients, rounds) -> the
+        (b) of every variant, then the (c) of every variant
+    lock_shares(locks_rows, variant, top=5) -> locks-<variant>.dat
+
+Calls lockstudy.mechanism, lockstudy.stats (min_rounds), lockstudy.tables
+(table, psql_aligned, psql_unaligned) and lockstudy.data.
+"""
+
+import csv
+import math
+from decimal import ROUND_HALF_UP, Context, Decimal
+from typing import (Any, Callable, Dict, Iterable, List, Optional, Sequence,
+                    Tuple)
+
+from .data import (InputError, Run, RunKey, index_runs, number,
+                   read_rows, report_order)
+from .mechanism import COLUMNS, Counts, Point, Row, analyse
+from .stats import min_rounds
+from .tables import psql_aligned, psql_unaligned, table
+
+# The rows of (m), per kind: the columns that name a row, and each measure
+# with the columns summed into it.
+MECHANISM_KINDS = (
+    ("lwlock", ("tranche",),
+     (("acquires", ("sh_acquires", "ex_acquires")),
+      ("blocks", ("blocks",)),
+      ("wait_ms", ("wait_time",)))),
+    ("spin", ("func", "file", "line"),
+     (("contended", ("contended",)),
+      ("spins", ("spins",)))),
+)
+
+# The columns of locks.csv and spins.csv that (b), (c) and the lock shares
+# read: text, bigint (read as Decimal: sums of bigint are numeric) and
+# double precision (read as float).
+LOCK_COLUMNS = (("tranche",),
+                ("sh_acquires", "ex_acquires", "blocks", "spin_delays",
+                 "sh_hold_samples", "ex_hold_samples"),
+                ("wait_time", "sh_hold_time", "ex_hold_time",
+                 "max_ex_hold_time", "max_sh_hold_time"))
+SPIN_COLUMNS = (("func", "file", "line"),
+                ("contended", "spins", "delays", "tas_attempts",
+                 "unlocked_skips"),
+                ("wait_time",))
+# the column names of (b) and (c)
+LOCK_HEADER = ("lock", "acquires", "Blk", "SpinDelay", "Blk %",
+               "SpinDelay %", "wait ms", "hold samples", "mean hold us",
+               "max hold us")
+SPIN_HEADER = ("func", "site", "contended", "spins", "delays", "wait ms",
+               "TAS attempts", "unlocked skips", "skips/contended")
+
+StatRows = List[Tuple[RunKey, Dict[str, Any]]]
+
+
+# --- (m) -------------------------------------------------------------------
+
+def read_counts(path: str, kind: str, transactions: Dict[RunKey, float],
+                counts: Counts) -> None:
+    """Add the rows of locks.csv (kind "lwlock") or spins.csv (kind
+    "spin") to counts[run][(kind, name, measure)], summed over the rows
+    of one name in a run: the tranche, or "func file:line" for a
+    spin-wait call site.  Every row must belong to a run of transactions
+    and hold non-negative numbers."""
+    names, measures = [k[1:] for k in MECHANISM_KINDS if k[0] == kind][0]
+    need = list(names)
+    for _, cols in measures:
+        need += [c for c in cols if c not in need]
+    for line, run, r in read_rows(path, need):
+        if run not in transactions:
+            raise InputError("%s line %d: no run of %s, %d clients, round %d "
+                             "in runs.csv" % ((path, line) + run))
+        name = r["tranche"] if kind == "lwlock" else \
+            "%s %s:%s" % (r["func"], r["file"], r["line"])
+        mine = counts.setdefault(run, {})
+        for measure, cols in measures:
+            total = 0.0
+            for c in cols:
+                x = number(r[c])
+                if x is None or x < 0:
+                    raise InputError("%s line %d: %s %s: not a non-negative "
+                                     "number" % (path, line, c, r[c]))
+                total += x
+            key = (kind, name, measure)
+            mine[key] = mine.get(key, 0.0) + total
+
+
+def run_transactions(runs: Iterable[Run],
+                     runs_path: str) -> Dict[RunKey, float]:
+    """The transactions of each run; InputError for two runs of one key
+    or a run without them (runs.csv read without need_transactions)."""
+    out: Dict[RunKey, float] = {}
+    for key, run in index_runs(runs).items():
+        if run.transactions is None:
+            raise InputError("%s: missing column transactions" % runs_path)
+        out[key] = run.transactions
+    return out
+
+
+def mechanism_variants(runs: Sequence[Run], given: Optional[Sequence[str]],
+                       runs_path: str) -> List[str]:
+    """The variants of (m) in report order, the first the baseline: given
+    (option --variants), or the order of first appearance in runs.csv.
+    InputError unless they are at least 2, each named once, with runs,
+    and every variant of runs.csv among them."""
+    names, seen = report_order(runs, given, "variants", runs_path)
+    absent = [v for v in names if v not in seen]
+    if absent:
+        raise InputError("%s has no runs of %s" % (runs_path,
+                                                   " ".join(absent)))
+    twice = [v for i, v in enumerate(names) if v in names[:i]]
+    if twice:
+        raise InputError("--variants names %s twice" % " ".join(twice))
+    if len(names) < 2:
+        raise InputError("mechanism needs at least 2 variants, the baseline "
+                         "and another; %s has %s only"
+                         % (runs_path, " ".join(names)))
+    return names
+
+
+def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
+                     variants: Optional[Sequence[str]] = None,
+                     confidence: float = 0.95, top: int = 10,
+                     csv_name: Optional[str] = None,
+                     runs_path: str = "runs.csv"
+                     ) -> Tuple[str, List[Point]]:
+    """Table (m) of a study: its text (every line ended by a newline) and
+    its points (for write_mechanism).  runs: the runs of runs.csv, read
+    with need_transactions (runs_path names the file in messages);
+    variants: the option --variants as a list (None: the order of first
+    appearance); top: rows shown per table; csv_name: the name of the CSV
+    of every row, for the line under a table cut short.  InputError on
+    bad options or files."""
+    if not 0 < confidence < 1:
+        raise InputError("--confidence must lie between 0 and 1")
+    if top < 1:
+        raise InputError("--top must be at least 1")
+    transactions = run_transactions(runs, runs_path)
+    names = mechanism_variants(runs, variants, runs_path)
+    counts: Counts = {}
+    read_counts(locks_path, "lwlock", transactions, counts)
+    read_counts(spins_path, "spin", transactions, counts)
+    points = analyse(transactions, counts, names, confidence)
+    return mechanism_text(points, names[0], confidence, top, csv_name), points
+
+
+def rate_fmt(x: float, sign: bool = False) -> str:
+    """A rate per 1000 transactions: 2 decimals from 1 on, 2 significant
+    digits below (at most 6 decimals); with sign, a + before a positive
+    one."""
+    if x == 0 or abs(x) >= 1:
+        digits = 2
+    else:
+        digits = min(6, 1 - math.floor(math.log10(abs(x))))
+    return ("%+.*f" if sign else "%.*f") % (digits, x)
+
+
+def _row_cells(q: Row) -> List[str]:
+    """The cells of one row of (m)."""
+    if q.stat == "ratio":
+        stat = "x%.3f" % q.median
+        ci = "[%.3f, %.3f]" % (q.ci_low, q.ci_high)
+    else:
+        stat = rate_fmt(q.median, True)
+        ci = "[%s, %s]" % (rate_fmt(q.ci_low, True),
+                           rate_fmt(q.ci_high, True))
+    return [q.name, q.measure, rate_fmt(q.base_median),
+            rate_fmt(q.variant_median), stat, ci, q.marker]
+
+
+def _point_text(p: Point, base: str, confidence: float, top: int,
+                csv_name: Optional[str]) -> List[str]:
+    """The lines of the table (m) of one point."""
+    level = "%g%%" % (100 * confidence)
+    where = "(m) mechanism: %s against %s, %d clients: " % (
+        p.variant, base, p.clients)
+    n = len(p.rounds)
+    plural = "" if n == 1 else "s"
+    if not n:
+        return [where + "no round in which both ran"]
+    if not p.rows:
+        return [where + "no LWLock or spin-wait call site counted in the "
+                "%d round%s in common" % (n, plural)]
+    lines = [where + "per 1000 transactions, median over %d round%s of the "
+             "paired ratio (difference where the base is 0 in some round), "
+             "%s interval not corrected for the %d rows: the table "
+             "explains, the verdicts of table (a) decide; * the interval "
+             "excludes no change" % (n, plural, level, len(p.rows))]
+    lines += table(["lock or call site", "measure", base, p.variant,
+                    "ratio/diff", level + " interval", "*"],
+                   [_row_cells(q) for q in p.rows[:top]],
+                   [False, False, True, True, True, True, False]
+                   ).split("\n")
+    if len(p.rows) > top:
+        lines.append("(%d more rows %s)" % (
+            len(p.rows) - top, "in " + csv_name if csv_name
+            else "not shown; --csv FILE writes every row"))
+    if p.rows[0].coverage < confidence:
+        lines.append("fewer than %d rounds: the intervals are min-max, of "
+                     "coverage %.1f%% only, and mark nothing"
+                     % (min_rounds(confidence), 100 * p.rows[0].coverage))
+    return lines
+
+
+def mechanism_text(points: Sequence[Point], base: str, confidence: float,
+                   top: int, csv_name: Optional[str]) -> str:
+    """The tables (m) of the points, an empty line between two; every
+    line ends with a newline."""
+    if not points:
+        return ""
+    return "\n\n".join("\n".join(_point_text(p, base, confidence, top,
+                                             csv_name))
+                       for p in points) + "\n"
+
+
+def write_mechanism(points: Sequence[Point], path: str) -> None:
+    """mechanism.csv: every row of every point, the columns of
+    lockstudy.mechanism.COLUMNS, numbers to 6 significant digits."""
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(COLUMNS)
+        for p in points:
+            for q in p.rows:
+                w.writerow(["%.6g" % x if isinstance(x, float) else x
+                            for x in q])
+
+
+# --- SQL's arithmetic ------------------------------------------------------
+# sum(bigint) is numeric, exact: Decimal (in the default context, exact
+# below 10^28).  sum(double precision) is a float8 sum, added in the order
+# of the rows (the file's, which for one variant, client count and name is
+# the order of the rounds, the order in which the study inserted them),
+# and a float8 cast to numeric goes through its 15 significant digits
+# (float8_numeric).  round(numeric, n) rounds
+# half away from zero and keeps n decimals.  numeric / numeric: computed
+# here to 60 digits, PostgreSQL's to at least 16 significant ones, then
+# rounded to 2 decimals; both give the exact quotient's rounding while
+# the divisor is below 10^12 (a quotient that is no tie lies at least
+# 1 / (200 divisor) from one).  NULL is None: a sum of NULLs only is NULL.
+
+def _sql_sum(values: Iterable[Any]) -> Any:
+    """sum(): the total of the values not NULL, in their order; NULL if
+    there are none."""
+    total = None
+    for x in values:
+        if x is not None:
+            total = x if total is None else total + x
+    return total
+
+
+def _sql_add(a: Any, b: Any) -> Any:
+    """a + b, NULL if either is."""
+    return None if a is None or b is None else a + b
+
+
+def float8_numeric(x: Optional[float]) -> Optional[Decimal]:
+    """A float8 cast to numeric: its 15 significant digits."""
+    return None if x is None else Decimal("%.15g" % x)
+
+
+def pg_round(x: Optional[Decimal], digits: int) -> Optional[Decimal]:
+    """round(numeric, digits): half away from zero, digits decimals."""
+    if x is None:
+        return None
+    return x.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP,
+                      context=Context(prec=80))
+
+
+def _text(x: Optional[Decimal]) -> Optional[str]:
+    """A numeric as PostgreSQL prints it: no exponent; NULL None."""
+    return None if x is None else format(x, "f")
+
+
+def _desc(x: Any) -> Tuple:
+    """Sort key of ORDER BY x DESC: NULLs first."""
+    return (0,) if x is None else (1, -x)
+
+
+def _group(rows: Iterable[Dict[str, Any]],
+           key: Callable[[Dict[str, Any]], Any]) -> Dict[Any, List[Dict]]:
+    """GROUP BY: the rows of each key, in their order."""
+    groups: Dict[Any, List[Dict]] = {}
+    for r in rows:
+        groups.setdefault(key(r), []).append(r)
+    return groups
+
+
+def _sql_max(values: Iterable[Any]) -> Any:
+    """max() and greatest(): the largest value not NULL; NULL if none."""
+    return max((x for x in values if x is not None), default=None)
+
+
+def _quotient(a: Optional[Decimal],
+              b: Optional[Decimal]) -> Optional[Decimal]:
+    """round(a / nullif(b, 0), 2) in numeric."""
+    if a is None or b is None or b == 0:
+        return None
+    return pg_round(Context(prec=60).divide(a, b), 2)
+
+
+def _percent(part: Optional[Decimal],
+             total: Optional[Decimal]) -> Optional[Decimal]:
+    """round(100 * part / nullif(total, 0), 2) in numeric."""
+    return _quotient(None if part is None else 100 * part, total)
+
+
+def _float_round(x: Optional[float], digits: int) -> Optional[str]:
+    """round(x::numeric, digits) of a float8, as text."""
+    return _text(pg_round(float8_numeric(x), digits))
+
+
+# --- (b), (c) and the lock shares ------------------------------------------
+
+def _read_stats(path: str, columns: Tuple[Tuple[str, ...], ...]) -> StatRows:
+    """The rows of locks.csv or spins.csv as (run, fields): the text
+    columns as they are, the bigint ones as Decimal, the double precision
+    ones as float, an empty field NULL (None)."""
+    texts, bigints, floats = columns
+    out = []
+    for line, run, r in read_rows(path, texts + bigints + floats):
+        fields: Dict[str, Any] = {c: r[c] for c in texts}
+        for c in bigints + floats:
+            x = number(r[c]) if r[c] != "" else None
+            if r[c] != "" and x is None:
+                raise InputError("%s line %d: %s %s: not a number"
+                                 % (path, line, c, r[c]))
+            fields[c] = x if x is None or c in floats else Decimal(r[c])
+        out.append((run, fields))
+    return out
+
+
+def read_locks(path: str) -> StatRows:
+    """The rows of locks.csv, for top_locks and lock_shares."""
+    return _read_stats(path, LOCK_COLUMNS)
+
+
+def read_spins(path: str) -> StatRows:
+    """The rows of spins.csv, for top_spins."""
+    return _read_stats(path, SPIN_COLUMNS)
+
+
+def _of(rows: StatRows, variant: str, clients: int) -> List[Dict[str, Any]]:
+    """WHERE variant = ... AND clients = ...: the rows' fields."""
+    return [r for (v, c, _), r in rows if v == variant and c == clients]
+
+
+def _lock_sums(g: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The sums of one tranche's rows of (b)."""
+    return {
+        "acquires": _sql_sum(_sql_add(r["sh_acquires"], r["ex_acquires"])
+                             for r in g),
+        "blocks": _sql_sum(r["blocks"] for r in g),
+        "spins": _sql_sum(r["spin_delays"] for r in g),
+        "wait": _sql_sum(r["wait_time"] for r in g),
+        "samples": _sql_sum(_sql_add(r["sh_hold_samples"],
+                                     r["ex_hold_samples"]) for r in g),
+        "hold": _sql_sum(_sql_add(r["sh_hold_time"], r["ex_hold_time"])
+                         for r in g),
+        "longest": _sql_max(_sql_max((r["max_ex_hold_time"],
+                                      r["max_sh_hold_time"])) for r in g),
+    }
+
+
+def _lock_cells(name: str, s: Dict[str, Any], blocks: Optional[Decimal],
+                spins: Optional[Decimal]) -> List[Optional[str]]:
+    """The cells of one tranche of (b); blocks and spins are the sums
+    over every tranche (the window sums of the query)."""
+    mean = longest = None
+    if s["hold"] is not None and s["samples"]:
+        # float8 * float8 / numeric: the numeric is cast to float8
+        mean = _float_round(1000 * s["hold"] / float(s["samples"]), 2)
+    if s["samples"] is not None and s["samples"] > 0 \
+            and s["longest"] is not None:
+        longest = _float_round(1000 * s["longest"], 1)
+    return [name, _text(s["acquires"]), _text(s["blocks"]), _text(s["spins"]),
+            _text(_percent(s["blocks"], blocks)),
+            _text(_percent(s["spins"], spins)),
+            _float_round(s["wait"], 1), _text(s["samples"]), mean, longest]
+
+
+def top_locks(locks_rows: StatRows, variant: str, clients: int, rounds: int,
+              top: int = 10) -> str:
+    """Table (b) of a variant at a client count, its heading first (rounds
+    is only named there): per tranche the sums over the rounds of its
+    acquires, blocks, spin delays, their shares of all tranches', the wait
+    time and the sampled holds, the top tranches by blocks, then spin
+    delays, then acquires (ties, which the query left in no order: by
+    name)."""
+    groups = _group(_of(locks_rows, variant, clients), lambda r: r["tranche"])
+    sums = {name: _lock_sums(g) for name, g in groups.items()}
+    blocks = _sql_sum(s["blocks"] for s in sums.values())
+    spins = _sql_sum(s["spins"] for s in sums.values())
+    order = sorted(sums, key=lambda n: (_desc(sums[n]["blocks"]),
+                                        _desc(sums[n]["spins"]),
+                                        _desc(sums[n]["acquires"]), n))
+    rows = [_lock_cells(n, sums[n], blocks, spins) for n in order[:top]]
+    return ("(b) top %d LWLocks by blocks: variant %s, %d clients, sum of %d "
+            "rounds\n" % (top, variant, clients, rounds)
+            + psql_aligned(LOCK_HEADER, rows, [False] + [True] * 9))
+
+
+def _spin_sums(g: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The sums of one call site's rows of (c)."""
+    return {c: _sql_sum(r[c] for r in g) for c in SPIN_COLUMNS[1]
+            + SPIN_COLUMNS[2]}
+
+
+def _spin_cells(site: Tuple[str, str, str],
+                s: Dict[str, Any]) -> List[Optional[str]]:
+    """The cells of one call site (func, file, line) of (c)."""
+    per = _quotient(s["unlocked_skips"], s["contended"])
+    return [site[0], site[1] + ":" + site[2], _text(s["contended"]),
+            _text(s["spins"]), _text(s["delays"]),
+            _float_round(s["wait_time"], 1), _text(s["tas_attempts"]),
+            _text(s["unlocked_skips"]), _text(per)]
+
+
+def top_spins(spins_rows: StatRows, variant: str, clients: int, rounds: int,
+              top: int = 10) -> str:
+    """Table (c) of a variant at a client count, its heading first: per
+    spin-wait call site with contended waits the sums over the rounds of
+    its contended waits, spins, delays, wait time, TAS attempts and
+    unlocked skips, and skips per contended wait, the top sites by
+    contended waits, then spins, then "file:line" (ties, which the query
+    left in no order: by function); "no contended spin waits" if none."""
+    mine = _of(spins_rows, variant, clients)
+    heading = ("(c) top %d spin-wait call sites by contended waits: variant "
+               "%s, %d clients, sum of %d rounds\n"
+               % (top, variant, clients, rounds))
+    if not any(r["contended"] is not None and r["contended"] > 0
+               for r in mine):
+        return heading + "no contended spin waits\n"
+    groups = _group(mine, lambda r: (r["func"], r["file"], r["line"]))
+    sums = {k: _spin_sums(g) for k, g in groups.items()}
+    shown = sorted((k for k in sums if (sums[k]["contended"] or 0) > 0),
+                   key=lambda k: (_desc(sums[k]["contended"]),
+                                  _desc(sums[k]["spins"]),
+                                  k[1] + ":" + k[2], k[0]))
+    return heading + psql_aligned(
+        SPIN_HEADER, [_spin_cells(k, sums[k]) for k in shown[:top]],
+        [False, False] + [True] * 7)
+
+
+def top_tables(locks_rows: StatRows, spins_rows: StatRows,
+               variants: Sequence[str], clients: int, rounds: int) -> str:
+    """What the report prints after (m): the (b) of every variant, then
+    the (c) of every variant, each after an empty line."""
+    return ("".join("\n" + top_locks(locks_rows, v, clients, rounds)
+                    for v in variants)
+            + "".join("\n" + top_spins(spins_rows, v, clients, rounds)
+                      for v in variants))
+
+
+def lock_shares(locks_rows: StatRows, variant: str, top: int = 5) -> str:
+    """locks-<variant>.dat, the data of the lock-share plot: for each of
+    the variant's top tranches by blocks plus spin delays over the whole
+    study (ties by name, in the order of the C collation, the study
+    cluster's C.UTF-8), and each client count it has rows at, "rank
+    clients name blk% spin%", the name's blanks made _, its shares of all
+    blocks and spin delays at that client count in percent, 2 decimals, 0
+    where there are none."""
+    mine = [dict(r, clients=c) for (v, c, _), r in locks_rows if v == variant]
+    per = {k: (_sql_sum(r["blocks"] for r in g),
+               _sql_sum(r["spin_delays"] for r in g))
+           for k, g in _group(mine, lambda r: (r["clients"],
+                                               r["tranche"])).items()}
+    score = _group(({"name": n, "x": _sql_add(b, s)}
+                    for (_, n), (b, s) in per.items()), lambda r: r["name"])
+    ranked = sorted(score, key=lambda n: (
+        _desc(_sql_sum(r["x"] for r in score[n])), n))
+    totals = {c: [_sql_sum(per[k][i] for k in per if k[0] == c)
+                  for i in (0, 1)] for c, _ in per}
+    rows = []
+    for rank, name in enumerate(ranked[:top], start=1):
+        for c in sorted(c for (c, n) in per if n == name):
+            rows.append([str(rank), str(c), name.replace(" ", "_")]
+                        + [_text(_coalesce0(_percent(per[(c, name)][i],
+                                                     totals[c][i])))
+                           for i in (0, 1)])
+    return psql_unaligned(rows, " ")
+
+
+def _coalesce0(x: Optional[Decimal]) -> Decimal:
+    """coalesce(x, 0)."""
+    return Decimal(0) if x is None else x

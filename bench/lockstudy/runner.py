@@ -1,0 +1,424 @@
+"""The study itself: rounds of pgbench runs on a throwaway cluster.
+
+On a cluster of its own: initialise pgbench, then run REPEAT rounds.  A
+round runs every variant once, in the order of design.variant_order():
+start the variant's server with its settings, one warm-up pgbench run that
+is not recorded, then for each client count, in the round's shuffled
+order, reset the pg_lockstat counters, run pgbench and record its tps,
+its transactions, its per-second tps and the pg_lwlock_stats and
+pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv,
+the report and the plots.
+
+One study at a time per RUN_DIR (a lock file).  SIGINT, SIGTERM and SIGHUP
+stop a running pgbench at once.  However the study ends, the server is
+stopped (immediate shutdown after a failure: the data is thrown away) and
+the data directory removed; the logs stay.
+
+Calls results, plots, records, cluster, builds, spec, pgbench, design.
+"""
+
+import os
+import pwd
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from typing import List, Optional, Sequence, TextIO, Tuple
+
+from . import builds, cluster, design, pgbench, plots, records, results, spec
+
+SIGNALS = {signal.SIGINT: ("INT", 130), signal.SIGTERM: ("TERM", 143),
+           signal.SIGHUP: ("HUP", 129)}
+# estimated seconds: a server start and stop about 3 s, a run about 1 s
+# more than its DURATION (connections, counter reset and recording)
+START_COST = 3
+RUN_COST = 1
+
+
+class Interrupted(BaseException):
+    """A signal stopped the study: its name and the exit status."""
+
+    def __init__(self, name: str, status: int):
+        super().__init__(name)
+        self.name = name
+        self.status = status
+
+
+def on_signal(signum: int, frame) -> None:
+    name, status = SIGNALS[signum]
+    raise Interrupted(name, status)
+
+
+def catch_signals() -> None:
+    """From now on, a signal raises Interrupted wherever the study is."""
+    for s in SIGNALS:
+        signal.signal(s, on_signal)
+
+
+def ignore_signals() -> None:
+    """A second Ctrl-C must not cut the cleanup short."""
+    for s in SIGNALS:
+        signal.signal(s, signal.SIG_IGN)
+
+
+def hms(seconds: float) -> str:
+    s = int(seconds)
+    return "%dm%02ds" % (s // 60, s % 60)
+
+
+def clean_environment(bindir: str) -> None:
+    """libpq settings of the caller's environment (PGUSER, PGOPTIONS,
+    PGSERVICE, ...) must not reach the throwaway cluster; the study's own
+    programs come first on PATH."""
+    for name in list(os.environ):
+        if name.startswith("PG") and name != "PG_CONFIG":
+            del os.environ[name]
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
+
+
+class StudyRun:
+    """One study, from its cluster to its report.  at names the step that
+    runs, for the messages of failures and interruptions."""
+
+    def __init__(self, study: spec.Study, top: str,
+                 variant_builds: Sequence[builds.Build], out: TextIO):
+        self.study = study
+        self.top = top
+        self.builds = list(variant_builds)
+        self.out = out
+        self.at = "setting up the study"
+        self.nproc = os.cpu_count() or 1
+        self.rundir = ""
+        self.cluster: Optional[cluster.Cluster] = None
+        self.conn = None
+        self.recorder = records.Recorder()
+        self.rounds: List[List[str]] = []
+        self.round_clients: List[List[int]] = []
+        # estimated seconds of the whole study, and of what has run
+        self.total = 0
+        self.done = 0
+        self.started = time.monotonic()
+
+    def say(self, text: str) -> None:
+        print("%s: %s" % (spec.ME, text), file=sys.stderr, flush=True)
+
+    def path(self, name: str) -> str:
+        return os.path.join(self.rundir, name)
+
+    def append(self, name: str, lines: Sequence[str]) -> None:
+        with open(self.path(name), "a") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+    # --- the cluster ---------------------------------------------------
+
+    def make_cluster(self) -> None:
+        self.rundir = records.new_rundir(self.study.run_dir)
+        # unix socket paths are limited to about 100 bytes: keep it short
+        sock = tempfile.mkdtemp(prefix="pg_lockstat-run.", dir="/tmp")
+        port = random.randrange(20000, 40000)
+        self.cluster = cluster.Cluster(self.rundir, sock, port,
+                                       self.study.bindir)
+        os.environ.update(PGHOST=sock, PGPORT=str(port),
+                          PGDATABASE="postgres",
+                          PGUSER=_user())
+        self.say("cluster in %s (port %d)" % (self.rundir, port))
+        self.at = "initdb"
+        self.cluster.initdb()
+        self.cluster.configure(self.study.max_clients + 10,
+                               self.study.workload)
+
+    def start(self, label: str, i: Optional[int] = None) -> None:
+        """Start the base server, or the i-th variant's, and connect."""
+        self.at = "server start (%s)" % label
+        if i is None:
+            self.cluster.start(label)
+        else:
+            self.cluster.start(label, self.builds[i].bindir,
+                               self.study.variants[i].settings_lines())
+        self.conn = self.cluster.connect()
+
+    def stop(self) -> None:
+        self.at = "server stop"
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+        self.cluster.stop()
+
+    def sql(self, what: str, query: str, params: tuple = ()) -> list:
+        """Run a query; its rows.  A failure prints the server's error and
+        names the step."""
+        self.at = what
+        try:
+            with self.conn.cursor() as cur:
+                cur.execute(query, params)
+                return cur.fetchall() if cur.description else []
+        except cluster.psycopg2.Error as e:
+            _print_error(e)
+            raise cluster.StepError("%s failed" % what)
+
+    def pgbench(self, what: str, cmd: List[str], out: str) -> str:
+        """Run pgbench, its output to out; its output."""
+        self.at = what
+        rc = cluster.run_logged(cmd, out)
+        if rc != 0:
+            cluster.show_log(out, "error")
+            raise cluster.StepError("%s failed (exit status %d); see %s"
+                                    % (what, rc, out))
+        with open(out, errors="replace") as f:
+            return f.read()
+
+    # --- metadata ------------------------------------------------------
+
+    def write_metadata(self) -> None:
+        """machine.txt, versions.txt, commands.txt and settings.txt (the
+        workload's part)."""
+        self.append("machine.txt", records.machine_lines(self.nproc))
+        self.append("versions.txt", records.versions_lines(
+            self.study, self.top, self.builds))
+        self.append("commands.txt", [self.study.parameters()])
+        w = self.study.workload
+        if w.settings:
+            self.append("settings.txt", [
+                "-- server-settings of the workload %s (in postgresql.conf)"
+                % w.name] + list(w.settings))
+
+    def setup(self) -> None:
+        """The extension and pgbench's tables, on the base server."""
+        self.start("setup")
+        self.sql("CREATE EXTENSION pg_lockstat",
+                 "CREATE EXTENSION pg_lockstat")
+        with open(self.path("persec.csv"), "w") as f:
+            f.write("variant,clients,round,second,tps\n")
+        self.say("pgbench -i -s %d" % self.study.scale)
+        self.pgbench("pgbench -i", ["pgbench", "-i", "-q", "-s",
+                                    str(self.study.scale), "postgres"],
+                     self.path("pgbench-init.log"))
+        self.stop()
+
+    # --- the plan ------------------------------------------------------
+
+    def cost(self) -> Tuple[int, int]:
+        """Estimated seconds of a variant's start and warm-up, and of one
+        run."""
+        return START_COST + self.study.warmup, self.study.duration + RUN_COST
+
+    def plan(self) -> None:
+        s = self.study
+        self.at = "drawing the variant order"
+        self.rounds, warning = design.variant_order(s.seed, s.repeat, s.names)
+        if warning:
+            print("%s: warning: %s" % (spec.ME, warning), file=sys.stderr)
+        self.round_clients = design.client_order(s.seed, s.repeat,
+                                                 list(s.clients))
+        slot, run = self.cost()
+        n, nc = len(s.variants), len(s.clients)
+        total = s.repeat * n * (slot + nc * run)
+        clients = " ".join(map(str, s.clients))
+        lines = [
+            "pg_lockstat study: workload %s (%s), scale %d, %ds per run, %d "
+            "CPUs" % (s.workload.name, s.workload.describe(), s.scale,
+                      s.duration, self.nproc),
+            "plan: %d rounds x %d variants x %d client counts (%s) = %d runs "
+            "of %ds; %d server starts, each followed by a %ds warm-up run at "
+            "%d clients that is not recorded; baseline %s; variant order "
+            "seeded by SEED=%d; estimated %s"
+            % (s.repeat, n, nc, clients, s.repeat * n * nc, s.duration,
+               s.repeat * n, s.warmup, s.max_clients, s.names[0], s.seed,
+               hms(total))]
+        if s.variants_given is not None:
+            lines += builds.plan_lines(s.names, s.variants, self.builds)
+        for r, order in enumerate(self.rounds):
+            lines.append("round %d: %s; clients %s" % (
+                r + 1, " ".join(order),
+                " ".join(map(str, self.round_clients[r]))))
+        print("\n".join(lines) + "\n", file=self.out, flush=True)
+        self.total = total
+
+    # --- the rounds ----------------------------------------------------
+
+    def run_rounds(self) -> None:
+        s = self.study
+        self.done = 0
+        self.started = time.monotonic()
+        for r, order in enumerate(self.rounds, start=1):
+            self.append("commands.txt", ["# round %d: %s; clients %s" % (
+                r, " ".join(order),
+                " ".join(map(str, self.round_clients[r - 1])))])
+            for pos, name in enumerate(order, start=1):
+                i = s.names.index(name)
+                self.run_variant(r, pos, i)
+
+    def run_variant(self, r: int, pos: int, i: int) -> None:
+        """The runs of the i-th variant in round r, at position pos."""
+        s = self.study
+        v = s.variants[i]
+        label = "variant " + v.name
+        self.start(label, i)
+        self.at = "checking the server of " + label
+        self.cluster.check_binary(label, self.builds[i].bindir)
+        self.at = "checking the settings in force (%s)" % label
+        with self.conn.cursor() as cur:
+            cluster.check_settings(cur, label, v, self.cluster.log)
+            if r == 1:
+                # the settings each variant's server ran with
+                self.append("settings.txt", ["-- " + label] +
+                            cluster.settings_in_force(cur))
+        if s.warmup > 0:
+            cmd = pgbench.command(s.workload.args, s.max_clients,
+                                  pgbench.threads(s.max_clients, s.threads,
+                                                  self.nproc),
+                                  s.warmup, False)
+            self.append("commands.txt", ["[%s] %s (warm-up)"
+                                         % (v.name, " ".join(cmd))])
+            self.pgbench("pgbench (%s, warm-up, round %d)" % (label, r), cmd,
+                         self.path("pgbench-%s-warmup-%d.log" % (v.name, r)))
+        self.done += self.cost()[0]
+        for c in self.round_clients[r - 1]:
+            self.run_point(r, pos, i, c)
+        self.stop()
+
+    def run_point(self, r: int, pos: int, i: int, c: int) -> None:
+        """One recorded pgbench run: variant i, c clients, round r."""
+        s = self.study
+        name = s.names[i]
+        point = "variant %s, %d clients, round %d" % (name, c, r)
+        self.sql("pg_lockstat_reset() (%s)" % point,
+                 "SELECT pg_lockstat_reset()")
+        cmd = pgbench.command(s.workload.args, c,
+                              pgbench.threads(c, s.threads, self.nproc),
+                              s.duration, True)
+        self.append("commands.txt", ["[%s] %s" % (name, " ".join(cmd))])
+        out = self.path("pgbench-%s-%d-%d.log" % (name, c, r))
+        t0 = time.monotonic()
+        text = self.pgbench("pgbench (%s)" % point, cmd, out)
+        elapsed = time.monotonic() - t0
+        tps, xacts = pgbench.tps(text), pgbench.transactions(text)
+        if tps is None:
+            raise cluster.StepError("pgbench (%s) failed: no tps in its "
+                                    "output; see %s" % (point, out))
+        if xacts is None:
+            raise cluster.StepError("pgbench (%s) failed: no number of "
+                                    "transactions in its output; see %s"
+                                    % (point, out))
+        self.append("persec.csv", ["%s,%d,%d,%s,%s" % (name, c, r, sec, t)
+                                   for sec, t in pgbench.per_second(text)])
+        self.record(point, (name, c, r))
+        self.recorder.runs.append((name, c, r, pos, records.pg_float(tps),
+                                   records.pg_float("%.3f" % elapsed), xacts))
+        self.done += self.cost()[1]
+        spent = time.monotonic() - self.started
+        left = spent * (self.total - self.done) / max(self.done, 1)
+        print("%s: round %d/%d  variant %-9s clients %4d  %6.1f s  %10.1f "
+              "tps  elapsed %s, remaining %s"
+              % (spec.ME, r, s.repeat, name, c, elapsed, float(tps),
+                 hms(spent), hms(left)), file=sys.stderr, flush=True)
+
+    def record(self, point: str, key: Tuple[str, int, int]) -> None:
+        """The counters of the run, as the views show them."""
+        self.at = "recording the results (%s)" % point
+        try:
+            with self.conn.cursor() as cur:
+                self.recorder.copy(cur, "pg_lwlock_stats", "locks", key,
+                                   ["blocks"])
+                self.recorder.copy(cur, "pg_spinlock_stats", "spins", key,
+                                   ["contended", "spins"])
+        except cluster.psycopg2.Error as e:
+            _print_error(e)
+            raise cluster.StepError("%s failed" % self.at)
+
+    # --- the end -------------------------------------------------------
+
+    def finish(self) -> None:
+        """The files, the report and the plots."""
+        self.at = "report"
+        self.recorder.write(self.rundir)
+        print(file=self.out)
+        results.print_report(self.rundir, self.study.names,
+                             float(self.study.threshold), self.out)
+        self.at = "plots"
+        made = plots.draw(self.rundir, self.study, self.nproc)
+        listed = ["runs.csv", "points.csv"]
+        if len(self.study.variants) > 1:
+            listed.append("mechanism.csv")
+        listed += ["persec.csv", "locks.csv", "spins.csv"] + made + [
+            "settings.txt", "machine.txt", "versions.txt", "commands.txt"]
+        print("\nresults: %s/ (%s)" % (self.rundir, ", ".join(listed)),
+              file=self.out, flush=True)
+
+    def cleanup(self, failed: bool) -> int:
+        """Stop what runs, remove the cluster, keep the logs.  0, or 1 if
+        the server could not be stopped."""
+        status = 0
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except cluster.psycopg2.Error:
+                pass
+        c = self.cluster
+        if c is not None and c.running and not c.stop_immediate():
+            print("%s: error: could not stop the server of %s (see %s); stop "
+                  "it with: pg_ctl -D %s -m immediate stop"
+                  % (spec.ME, c.data, c.log, c.data), file=sys.stderr)
+            return 1
+        if c is not None:
+            subprocess.call(["rm", "-rf", c.sock, c.data])
+        if failed and self.rundir:
+            print("%s: no server left running; data directory removed; logs "
+                  "in %s/" % (spec.ME, self.rundir), file=sys.stderr)
+        return status
+
+
+def _user() -> str:
+    return pwd.getpwuid(os.geteuid()).pw_name
+
+
+def _print_error(e: Exception) -> None:
+    """The server's error as psql prints it."""
+    text = getattr(e, "pgerror", None) or str(e)
+    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+
+
+def run(study: spec.Study, top: str, variant_builds: Sequence[builds.Build],
+        out: TextIO = sys.stdout) -> int:
+    """Run the study: 0 on success; 1 after a failure, with "lockstudy:
+    error: <step> failed ..." on stderr; 130, 143 or 129 after SIGINT,
+    SIGTERM or SIGHUP."""
+    catch_signals()
+    clean_environment(study.bindir)
+    s = StudyRun(study, top, variant_builds, out)
+    status = 0
+    lock = None
+    try:
+        try:
+            os.makedirs(study.run_dir, exist_ok=True)
+        except OSError:
+            raise cluster.StepError("cannot create RUN_DIR %s"
+                                    % study.run_dir)
+        lock = records.take_lock(study.run_dir)
+        s.make_cluster()
+        s.write_metadata()
+        s.setup()
+        s.plan()
+        s.run_rounds()
+        s.finish()
+    except (cluster.StepError, records.LockError) as e:
+        print("%s: error: %s" % (spec.ME, e), file=sys.stderr)
+        status = 1
+    except Interrupted as e:
+        print("%s: interrupted by SIG%s during %s; stopping"
+              % (spec.ME, e.name, s.at), file=sys.stderr)
+        status = e.status
+    except Exception as e:
+        # a failure the steps above do not name: say where, and clean up
+        print("%s: error: %s failed (%s: %s)" % (spec.ME, s.at,
+                                                 type(e).__name__, e),
+              file=sys.stderr)
+        status = 1
+    finally:
+        ignore_signals()
+        status = s.cleanup(status != 0) or status
+        if lock is not None:
+            lock.close()
+    return status

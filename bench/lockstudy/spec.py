@@ -1,0 +1,362 @@
+"""The study's specification: its parameters, checked before anything starts.
+
+The parameters come from the environment, as "make run" passes its make
+variables (an empty value counts as unset): PG_CONFIG, SCALE, STRATEGIES,
+VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP, WORKLOAD, THREADS,
+REPEAT, SEED, THRESHOLD, RUN_DIR (doc/study.md describes each).
+
+A study compares variants, the first the baseline.  A variant has a name,
+patch files applied after the project's core series (none: the server of
+PG_CONFIG) and server settings; STRATEGIES="a b" is the shorthand of
+VARIANTS="a: pg_lockstat.spin_strategy=a; b: pg_lockstat.spin_strategy=b".
+
+Every refusal raises SpecError with the message the user sees.  Calls no
+other module of the package.
+"""
+
+import os
+import pwd
+import random
+import re
+import subprocess
+from dataclasses import dataclass
+from typing import List, Mapping, Optional, Sequence, Tuple
+
+# the name of the program in its messages
+ME = "lockstudy"
+
+STRATEGIES = ("default", "tas", "ttas_spin", "ttas", "ttas_backoff")
+DEFAULT_STRATEGIES = "tas ttas_spin ttas"
+# the pgbench workloads built into pgbench, and their options
+BUILTIN_WORKLOADS = (("select-only", ("-S", "-M", "prepared")),
+                     ("tpcb-like", ("-M", "prepared")),
+                     ("simple-update", ("-N", "-M", "prepared")))
+# settings that the study itself sets, since its clients connect through them
+OWN_SETTINGS = ("port", "listen_addresses", "unix_socket_directories")
+PROGRAMS = ("initdb", "pg_ctl", "postgres", "psql", "pgbench")
+
+
+class SpecError(Exception):
+    """A parameter the study refuses; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One server variant: patches are absolute paths, settings (name,
+    value) pairs; strategy is its pg_lockstat.spin_strategy, if it sets
+    one."""
+    name: str
+    patches: Tuple[str, ...] = ()
+    settings: Tuple[Tuple[str, str], ...] = ()
+    strategy: Optional[str] = None
+
+    def settings_lines(self) -> List[str]:
+        """The settings as postgresql.conf lines."""
+        return ["%s = '%s'" % s for s in self.settings]
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A pgbench workload: its name, pgbench's options and the server
+    settings of its script header ("name = value" lines)."""
+    name: str
+    args: Tuple[str, ...]
+    settings: Tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """Its options, and its settings if any, as the plan shows them."""
+        text = " ".join(self.args)
+        if self.settings:
+            text += "; " + ", ".join(self.settings)
+        return text
+
+
+@dataclass(frozen=True)
+class Study:
+    """The checked parameters of a study."""
+    pg_config: str
+    bindir: str
+    scale: int
+    clients: Tuple[int, ...]
+    duration: int
+    warmup: int
+    workload: Workload
+    threads: Optional[int]
+    repeat: int
+    seed: int
+    threshold: str
+    run_dir: str
+    variant_dir: str
+    variants: Tuple[Variant, ...]
+    # VARIANTS as given, or None for a study of STRATEGIES
+    variants_given: Optional[str]
+
+    @property
+    def names(self) -> List[str]:
+        return [v.name for v in self.variants]
+
+    @property
+    def max_clients(self) -> int:
+        return max(self.clients)
+
+    def compared(self) -> str:
+        """What the study compares, as commands.txt records it."""
+        if self.variants_given is not None:
+            return 'VARIANTS="%s"' % self.variants_given
+        return 'STRATEGIES="%s"' % " ".join(self.names)
+
+    def parameters(self) -> str:
+        """The parameters as the first line of commands.txt."""
+        return ("SCALE=%d %s CLIENTS=\"%s\" DURATION=%d WARMUP=%d "
+                "WORKLOAD=%s REPEAT=%d SEED=%d THRESHOLD=%s THREADS=%s"
+                % (self.scale, self.compared(),
+                   " ".join(map(str, self.clients)), self.duration,
+                   self.warmup, self.workload.name, self.repeat, self.seed,
+                   self.threshold,
+                   "" if self.threads is None else self.threads))
+
+
+def _get(env: Mapping[str, str], name: str, default: str = "") -> str:
+    """A parameter; empty counts as unset, as make passes unset variables."""
+    return env.get(name) or default
+
+
+def _integer(env: Mapping[str, str], name: str, default: str,
+             pattern: str, what: str) -> int:
+    text = _get(env, name, default)
+    if not re.fullmatch(pattern, text):
+        raise SpecError('%s must be %s, not "%s"' % (name, what, text))
+    return int(text)
+
+
+def _numbers(env: Mapping[str, str]) -> dict:
+    """The numeric parameters, checked in the order the user reads them."""
+    pos = r"[1-9][0-9]*"
+    out = {
+        "scale": _integer(env, "SCALE", "10", pos, "a positive integer"),
+        "repeat": _integer(env, "REPEAT", "12", pos, "a positive integer"),
+        "duration": _integer(env, "DURATION", "5", pos,
+                             "a positive integer (seconds)"),
+        "warmup": _integer(env, "WARMUP", "3", r"0|[1-9][0-9]*",
+                           "0 or a positive integer (seconds)"),
+        "seed": _integer(env, "SEED", str(random.SystemRandom().randrange(
+            1000000)), r"0|[1-9][0-9]{0,17}", "a non-negative integer"),
+    }
+    threshold = _get(env, "THRESHOLD", "2")
+    if not re.fullmatch(r"[0-9]{1,2}(\.[0-9]+)?", threshold):
+        raise SpecError('THRESHOLD must be a percentage from 0 to below 100, '
+                        'not "%s"' % threshold)
+    out["threshold"] = threshold
+    clients = _get(env, "CLIENTS", "1 8 64").split()
+    if not clients:
+        raise SpecError("CLIENTS is empty")
+    for c in clients:
+        if not re.fullmatch(pos, c):
+            raise SpecError('CLIENTS must be positive integers, not "%s"' % c)
+    out["clients"] = tuple(int(c) for c in clients)
+    return out
+
+
+def server_bindir(pg_config: str) -> str:
+    """The bindir of PG_CONFIG's server, with every program the study runs."""
+    bad = ('PG_CONFIG="%s" cannot be run; it must point to the pg_config of '
+           'the patched server' % pg_config)
+    try:
+        out = subprocess.run([pg_config, "--bindir"], capture_output=True,
+                             text=True)
+    except OSError:
+        raise SpecError(bad)
+    if out.returncode != 0 or not out.stdout.strip():
+        raise SpecError(bad)
+    bindir = out.stdout.strip()
+    for prog in PROGRAMS:
+        if not os.access(os.path.join(bindir, prog), os.X_OK):
+            raise SpecError('PG_CONFIG="%s": %s/%s is missing'
+                            % (pg_config, bindir, prog))
+    return bindir
+
+
+def parse_setting(vname: str, item: str,
+                  seen: Sequence[str]) -> Tuple[str, str]:
+    """A setting item name=value of variant vname, checked."""
+    name, value = item.split("=", 1)
+    where = "VARIANTS: variant %s" % vname
+    if not re.fullmatch(r"[a-z_][a-z0-9_.]*", name):
+        raise SpecError('%s: bad setting name "%s" in "%s" (name=value, the '
+                        'name in lower case)' % (where, name, item))
+    if not value or re.search(r"['\\\"#]", value):
+        raise SpecError('%s: bad value in "%s" (not empty, no quotes, '
+                        'backslashes or #)' % (where, item))
+    if name in seen:
+        raise SpecError("VARIANTS: variant %s sets %s twice" % (vname, name))
+    if name in OWN_SETTINGS:
+        raise SpecError("%s: %s is set by the study itself (its clients "
+                        "connect through it)" % (where, name))
+    if name == "pg_lockstat.spin_strategy" and value not in STRATEGIES:
+        raise SpecError('%s: unknown strategy "%s" (valid: %s)'
+                        % (where, value, " ".join(STRATEGIES)))
+    return name, value
+
+
+def resolve_patch(vname: str, item: str, caller_pwd: str, top: str) -> str:
+    """The absolute path of patch file item of variant vname: relative to
+    the directory of the call, else to the checkout; checked."""
+    where = "VARIANTS: variant %s" % vname
+    hint = ""
+    if os.path.isabs(item):
+        path = item
+    else:
+        path = os.path.join(caller_pwd, item)
+        hint = " (relative to %s%s)" % (
+            caller_pwd, "" if caller_pwd == top else " or to " + top)
+        if not os.path.lexists(path):
+            path = os.path.join(top, item)
+    if not os.path.exists(path):
+        raise SpecError('%s: patch file "%s" not found%s; a setting is '
+                        'name=value, without spaces' % (where, item, hint))
+    if not os.path.isfile(path):
+        raise SpecError('%s: patch file "%s" is not a regular file'
+                        % (where, item))
+    if not os.access(path, os.R_OK):
+        raise SpecError('%s: patch file "%s" cannot be read by %s'
+                        % (where, item, pwd.getpwuid(os.geteuid()).pw_name))
+    path = os.path.join(os.path.realpath(os.path.dirname(path)),
+                        os.path.basename(path))
+    if re.search(r"\s", path):
+        raise SpecError('%s: the path of patch file "%s" has a space; move or '
+                        'link it elsewhere' % (where, path))
+    with open(path, "rb") as f:
+        if not any(line.startswith(b"+++ ") for line in f):
+            raise SpecError('%s: patch file "%s" has no unified diff in it '
+                            '(no +++ line)' % (where, item))
+    return path
+
+
+def parse_variant(spec: str, caller_pwd: str, top: str,
+                  check_patches: bool = True) -> Variant:
+    """One "name[: item ...]" of VARIANTS.  Without check_patches (the
+    unprivileged pass, whose builds were made before) patch items are
+    kept as given."""
+    name, _, items = spec.partition(":")
+    name = name.strip()
+    if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,30}", name):
+        raise SpecError('VARIANTS: bad variant name "%s" in "%s" (lower-case '
+                        'letters, digits, _ and -, at most 31; the form is '
+                        '"name: patch-file ... setting=value ...; name: ..."'
+                        ')' % (name, spec))
+    patches: List[str] = []
+    settings: List[Tuple[str, str]] = []
+    for item in items.split():
+        if re.match(r"[A-Za-z_][A-Za-z0-9_.]*=", item):
+            settings.append(parse_setting(name, item,
+                                          [s for s, _ in settings]))
+            continue
+        path = resolve_patch(name, item, caller_pwd, top) \
+            if check_patches else item
+        if path in patches:
+            raise SpecError('VARIANTS: variant %s lists patch file "%s" twice'
+                            % (name, item))
+        patches.append(path)
+    strategy = dict(settings).get("pg_lockstat.spin_strategy")
+    return Variant(name, tuple(patches), tuple(settings), strategy)
+
+
+def parse_variants(text: str, caller_pwd: str, top: str,
+                   check_patches: bool = True) -> Tuple[Variant, ...]:
+    """VARIANTS: variants separated by ";" or newlines."""
+    variants: List[Variant] = []
+    for spec in text.replace("\n", ";").split(";"):
+        if not spec.strip():
+            continue
+        v = parse_variant(spec, caller_pwd, top, check_patches)
+        if v.name in [w.name for w in variants]:
+            raise SpecError('VARIANTS: variant "%s" appears twice' % v.name)
+        variants.append(v)
+    if not variants:
+        raise SpecError("VARIANTS is empty")
+    return tuple(variants)
+
+
+def parse_strategies(text: str) -> Tuple[Variant, ...]:
+    """STRATEGIES: each a variant that sets only its spin strategy."""
+    variants: List[Variant] = []
+    for s in text.split():
+        if s not in STRATEGIES:
+            raise SpecError('unknown strategy "%s" in STRATEGIES (valid: %s)'
+                            % (s, " ".join(STRATEGIES)))
+        if s in [v.name for v in variants]:
+            raise SpecError('strategy "%s" appears twice in STRATEGIES' % s)
+        variants.append(Variant(s, (), (("pg_lockstat.spin_strategy", s),),
+                                s))
+    if not variants:
+        raise SpecError("STRATEGIES is empty")
+    return tuple(variants)
+
+
+def workload_names(top: str) -> List[str]:
+    """The valid WORKLOAD names: pgbench's own, then bench/workloads/."""
+    scripts = sorted(f[:-4] for f in os.listdir(os.path.join(
+        top, "bench", "workloads")) if f.endswith(".sql"))
+    return [w for w, _ in BUILTIN_WORKLOADS] + scripts
+
+
+def parse_workload(name: str, top: str) -> Workload:
+    """WORKLOAD: a built-in pgbench script, or bench/workloads/<name>.sql,
+    whose header may give "-- pgbench-options: ..." and
+    "-- server-settings: name = value" lines."""
+    builtin = dict(BUILTIN_WORKLOADS)
+    if name in builtin:
+        return Workload(name, builtin[name])
+    script = os.path.join(top, "bench", "workloads", name + ".sql")
+    if not re.fullmatch(r"[a-z0-9-]+", name) or not os.path.isfile(script):
+        raise SpecError('unknown WORKLOAD "%s" (valid: %s)'
+                        % (name, " ".join(workload_names(top))))
+    args = ["-f", script]
+    settings = []
+    with open(script) as f:
+        for line in f.read().splitlines():
+            if line.startswith("-- pgbench-options: "):
+                args += line[len("-- pgbench-options: "):].split()
+            elif line.startswith("-- server-settings: "):
+                setting = line[len("-- server-settings: "):]
+                if not re.fullmatch(r"[a-z_][a-z0-9_.]* = [^ ].*", setting):
+                    raise SpecError('WORKLOAD %s: bad server-settings line '
+                                    '"%s" (name = value)' % (name, setting))
+                settings.append(setting)
+    return Workload(name, tuple(args), tuple(settings))
+
+
+def from_environment(env: Mapping[str, str], top: str, caller_pwd: str,
+                     check_patches: bool = True) -> Study:
+    """The study that the environment asks for, checked."""
+    pg_config = _get(env, "PG_CONFIG")
+    if not pg_config:
+        raise SpecError("PG_CONFIG must point to the pg_config of the "
+                        "patched server")
+    numbers = _numbers(env)
+    bindir = server_bindir(pg_config)
+    threads_text = _get(env, "THREADS")
+    if threads_text and not re.fullmatch(r"[1-9][0-9]*", threads_text):
+        raise SpecError('THREADS must be a positive integer, not "%s"'
+                        % threads_text)
+    variants_text = _get(env, "VARIANTS")
+    if variants_text:
+        if _get(env, "STRATEGIES"):
+            raise SpecError("give STRATEGIES or VARIANTS, not both (a "
+                            "strategy is the setting "
+                            "pg_lockstat.spin_strategy=<strategy> of a "
+                            "variant)")
+        variants = parse_variants(variants_text, caller_pwd, top,
+                                  check_patches)
+    else:
+        variants = parse_strategies(_get(env, "STRATEGIES",
+                                         DEFAULT_STRATEGIES))
+    return Study(
+        pg_config=pg_config, bindir=bindir,
+        workload=parse_workload(_get(env, "WORKLOAD", "select-only"), top),
+        threads=int(threads_text) if threads_text else None,
+        run_dir=_get(env, "RUN_DIR", os.path.join(top, "build", "run")),
+        variant_dir=_get(env, "VARIANT_DIR",
+                         os.path.join(top, "build", "variants")),
+        variants=variants,
+        variants_given=variants_text or None, **numbers)

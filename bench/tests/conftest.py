@@ -1,0 +1,185 @@
+"""pytest setup of the study harness's tests: bench/ on sys.path, so that
+the tests import the package lockstudy; and what several test files share.
+
+The fixture exact holds the statistics that the tests compute on their
+own, independently of the package (no numpy, no scipy): the
+order-statistics interval of a median by exact integer binomials
+(math.comb), binomial acceptance bounds, Fisher's exact test, the split
+statistic by brute force.  The fixture study builds synthetic studies.
+"""
+
+import json
+import math
+import os
+import statistics
+import sys
+from fractions import Fraction
+from typing import Callable, Dict, List, Sequence, Tuple
+
+import pytest
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, BENCH)
+
+from lockstudy import data  # noqa: E402  (needs the path above)
+
+GOLDEN = os.path.join(BENCH, "tests", "golden")
+
+
+class Exact:
+    """Statistics computed independently of the package."""
+
+    @staticmethod
+    def below_rank(n: int, k: int) -> int:
+        """2^n P(B <= k - 1) for B ~ Binomial(n, 1/2), in integers."""
+        return sum(math.comb(n, i) for i in range(k))
+
+    @staticmethod
+    def order_ci(n: int, confidence: Fraction = Fraction(19, 20)
+                 ) -> Tuple[int, Fraction, bool]:
+        """The rank k of the order-statistics interval [x(k), x(n+1-k)] of
+        the median of n values: the largest k <= n + 1 - k whose coverage
+        1 - 2 P(B <= k - 1) is at least the confidence, 1 (min-max) when
+        even k = 1 falls short.  Returns k, the exact coverage and whether
+        it reaches the confidence."""
+        def coverage(k):
+            return 1 - Fraction(2 * Exact.below_rank(n, k), 2 ** n)
+        k = 1
+        while k + 1 <= n + 1 - (k + 1) and coverage(k + 1) >= confidence:
+            k += 1
+        return k, coverage(k), coverage(k) >= confidence
+
+    @staticmethod
+    def median(values: Sequence[float]) -> float:
+        x = sorted(values)
+        n = len(x)
+        return x[n // 2] if n % 2 else (x[n // 2 - 1] + x[n // 2]) / 2
+
+    @staticmethod
+    def expect_ci(values: Sequence[float],
+                  confidence: Fraction = Fraction(19, 20)
+                  ) -> Tuple[float, float, float, float, bool]:
+        """Median, interval, coverage and whether it reaches the level."""
+        x = sorted(values)
+        k, cov, enough = Exact.order_ci(len(x), confidence)
+        return Exact.median(x), x[k - 1], x[len(x) - k], float(cov), enough
+
+    @staticmethod
+    def verdict(low: float, high: float, threshold: float,
+                enough: bool) -> str:
+        if enough and low > 1 + threshold:
+            return "faster"
+        if enough and high < 1 - threshold:
+            return "slower"
+        return "no difference"
+
+    @staticmethod
+    def binom_pmf(N: int, p: Fraction) -> List[Fraction]:
+        """The exact probabilities of 0 .. N under Binomial(N, p)."""
+        a, b = p.numerator, p.denominator
+        return [Fraction(math.comb(N, i) * a ** i * (b - a) ** (N - i),
+                         b ** N) for i in range(N + 1)]
+
+    @staticmethod
+    def binom_bounds(N: int, p: Fraction, tail: float) -> Tuple[int, int]:
+        """The acceptance interval [L, U] of Binomial(N, p): P(X < L) and
+        P(X > U) each at most tail."""
+        pmf = Exact.binom_pmf(N, p)
+        low, acc = 0, Fraction(0)
+        while acc + pmf[low] <= tail:
+            acc += pmf[low]
+            low += 1
+        high, acc = N, Fraction(0)
+        while acc + pmf[high] <= tail:
+            acc += pmf[high]
+            high -= 1
+        return low, high
+
+    @staticmethod
+    def binom_mass(N: int, p: Fraction, low: int, high: int) -> float:
+        """P(low <= X <= high) for X ~ Binomial(N, p)."""
+        return float(sum(Exact.binom_pmf(N, p)[low:high + 1]))
+
+    @staticmethod
+    def fisher_p(a: int, b: int, c: int, d: int) -> Fraction:
+        """Fisher's exact test of [[a, b], [c, d]], two-sided: the sum of
+        the probabilities of the tables of the same margins no more likely
+        than this one."""
+        row, col, n = a + b, a + c, a + b + c + d
+
+        def prob(x):
+            return Fraction(math.comb(col, x) * math.comb(n - col, row - x),
+                            math.comb(n, row))
+        here = prob(a)
+        return sum(prob(x) for x in range(max(0, row + col - n),
+                                          min(row, col) + 1)
+                   if prob(x) <= here)
+
+    @staticmethod
+    def split_g(values: Sequence[float]) -> Tuple[float, int]:
+        """The split statistic of the values by brute force: over the
+        splits of the sorted values into groups of at least 2, the largest
+        distance between the groups' means over their pooled standard
+        deviation, and the lower group's size there (the first such)."""
+        x = sorted(values)
+        n = len(x)
+        best = (-1.0, 0)
+        for i in range(2, n - 1):
+            lo, hi = x[:i], x[i:]
+            m_lo, m_hi = statistics.fmean(lo), statistics.fmean(hi)
+            ss = sum((v - m_lo) ** 2 for v in lo) + \
+                sum((v - m_hi) ** 2 for v in hi)
+            sd = math.sqrt(ss / (n - 2))
+            if sd > 1e-9 * max(1, abs(m_hi)):
+                g = (m_hi - m_lo) / sd
+            else:
+                g = math.inf if m_hi - m_lo > 1e-9 else 0.0
+            if g > best[0]:
+                best = (g, i)
+        return best
+
+
+@pytest.fixture
+def exact() -> type:
+    return Exact
+
+
+class Study:
+    """Synthetic studies: tps by (variant, clients, round), and runs."""
+
+    @staticmethod
+    def grid(variants: Sequence[str], clients: Sequence[int], rounds: int,
+             tps: Callable[[str, int, int], float]
+             ) -> Dict[Tuple[str, int, int], float]:
+        """tps(variant, clients, round) of every point and round, rounded
+        to the 3 decimals of runs.csv, in the order a study runs them."""
+        return {(s, c, r): round(float(tps(s, c, r)), 3)
+                for r in range(1, rounds + 1) for s in variants
+                for c in clients}
+
+    @staticmethod
+    def runs(tps: Dict[Tuple[str, int, int], float],
+             positions: bool = True) -> List[data.Run]:
+        """The runs of a grid of tps; the position of a variant in its
+        round is its rank among the round's variants, in the grid's order
+        (without positions, None)."""
+        order: Dict[Tuple[int, int], List[str]] = {}
+        out = []
+        for (s, c, r), t in tps.items():
+            seen = order.setdefault((c, r), [])
+            seen.append(s)
+            out.append(data.Run(s, c, r, t, len(seen) if positions else None))
+        return out
+
+
+@pytest.fixture
+def study() -> type:
+    return Study
+
+
+@pytest.fixture(scope="session")
+def golden_thresholds() -> Dict[int, float]:
+    """The collapse test's thresholds for 5 to 40 runs as the old
+    bench/study_stats.py computed them (see test_golden.py)."""
+    with open(os.path.join(GOLDEN, "bimodal_thresholds.json")) as f:
+        return {int(n): float(t) for n, t in json.load(f).items()}

@@ -1,0 +1,133 @@
+"""The package against the old bench/study_stats.py: byte for byte the same
+report text, points.csv and plot data, the same round and client orders
+for the same seed, the same error messages and the same thresholds of the
+collapse test.
+
+How the golden files under golden/ were made, once, with the old code of
+commit 4e541ba (git show 4e541ba:bench/study_stats.py >
+/tmp/old_study_stats.py), by /usr/bin/python3 (numpy 1.24.2, scipy 1.10.1):
+  - golden/<case>/ for each case of golden/cases.json: the stdout of
+        old_study_stats.py --noun variant --points golden/<case>/points.csv
+            --dat-dir golden/<case> [--strategies "V ..."] [--threshold T]
+            [--confidence C] [--correction K] runs.csv
+    as stdout.txt, runs.csv a copy of the case's input with its first
+    column named strategy (the old code reads no other name), then the
+    first column of points.csv's header renamed strategy -> variant; the
+    files tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat as written;
+  - orders.json: the stdout and stderr of
+        old_study_stats.py order --noun variant SEED ROUNDS NAME ...
+        old_study_stats.py clients SEED ROUNDS CLIENTS ...
+  - errors.json: the stderr (exit status 1) of old_study_stats.py
+    --noun variant [options] runs.csv, run in a directory holding the
+    case's runs.csv (or, for content null, none); the message naming
+    --strategies now names --variants;
+  - bimodal_thresholds.json: repr(bimodal_threshold(n)) of the old module,
+    imported, for n from 5 to 40.
+The inputs of the cases example*, williams and part16 are the kept studies
+of bench/results/.  golden/inputs/mixed-runs.csv and solo-runs.csv are
+synthetic (numpy.random.default_rng(20261203)), made to reach what those
+do not: collapse in a variant and in the baseline (the collapse table,
+bimodal-<v>.dat), a baseline run at 0 tps, points of 4 rounds beside
+points of 9 (min-max intervals), a point without a baseline ("no pairs"),
+a listed variant without runs, and a study of one variant with the new
+column name and no position column.
+"""
+
+import json
+import os
+
+import pytest
+
+from lockstudy import data, design, report, stats
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(GOLDEN)))
+
+
+def _load(name):
+    with open(os.path.join(GOLDEN, name)) as f:
+        return json.load(f)
+
+
+CASES = _load("cases.json")
+ORDERS = _load("orders.json")
+ERRORS = _load("errors.json")
+
+
+def _read(path: str) -> str:
+    with open(path) as f:
+        return f.read()
+
+
+# the old code warns the same, on stderr, where a variant ran at 0 tps in
+# a round: the log of that ratio is -inf
+@pytest.mark.filterwarnings("ignore:divide by zero encountered in log")
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tps_report(name, tmp_path):
+    case = CASES[name]
+    golden = os.path.join(GOLDEN, name)
+    runs = data.read_runs(os.path.join(TOP, case["input"]))
+    r = report.tps_report(runs, case.get("variants"),
+                          case.get("threshold", 2.0),
+                          case.get("confidence", 0.95),
+                          case.get("correction", "bonferroni"))
+    assert r.text == _read(os.path.join(golden, "stdout.txt"))
+    report.write_points(r.points, str(tmp_path / "points.csv"))
+    report.write_dat(r.points, r.variants, str(tmp_path))
+    written = sorted(os.listdir(tmp_path))
+    assert written == sorted(set(os.listdir(golden)) - {"stdout.txt"})
+    for f in written:
+        assert _read(str(tmp_path / f)) == _read(os.path.join(golden, f)), f
+
+
+def _lines(rows) -> str:
+    return "".join(" ".join(str(x) for x in row) + "\n" for row in rows)
+
+
+@pytest.mark.parametrize("case", ORDERS["order"],
+                         ids=lambda c: "%d-%d-%d" % (c["seed"], c["rounds"],
+                                                     len(c["names"])))
+def test_variant_order(case):
+    rows, warning = design.variant_order(case["seed"], case["rounds"],
+                                         case["names"])
+    assert _lines(rows) == case["stdout"]
+    assert ("" if warning is None else
+            "study_stats: warning: " + warning + "\n") == case["stderr"]
+
+
+@pytest.mark.parametrize("case", ORDERS["clients"],
+                         ids=lambda c: "%d-%d" % (c["seed"], c["rounds"]))
+def test_client_order(case):
+    assert case["stderr"] == ""
+    assert _lines(design.client_order(case["seed"], case["rounds"],
+                                      case["clients"])) == case["stdout"]
+
+
+def test_some_orders_warn():
+    # the golden orders include rounds that are, and are not, a whole
+    # number of periods
+    assert {c["stderr"] == "" for c in ORDERS["order"]} == {True, False}
+
+
+@pytest.mark.parametrize("case", ERRORS, ids=lambda c: c["stderr"][20:60])
+def test_errors(case, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    if case["content"] is not None:
+        (tmp_path / "runs.csv").write_text(case["content"])
+    args = case["args"]
+    with pytest.raises(data.InputError) as e:
+        report.tps_report(data.read_runs("runs.csv"), args.get("variants"),
+                          args.get("threshold", 2.0),
+                          args.get("confidence", 0.95))
+    # the changes: the old tps form's option --strategies is --variants
+    # now, as it was in the old mechanism form, and a run belongs to a
+    # variant
+    want = case["stderr"].replace("has strategies not in --strategies",
+                                  "has variants not in --variants")
+    want = want.replace("two runs for strategy", "two runs for variant")
+    assert "study_stats: error: %s\n" % e.value == want
+
+
+def test_bimodal_thresholds(golden_thresholds):
+    assert {n: stats.bimodal_threshold(n) for n in golden_thresholds} == \
+        golden_thresholds

@@ -1,0 +1,307 @@
+"""Tests of lockstudy.report: the text of the tps report, points.csv and the
+plot data, on synthetic studies.  The numbers in the expected text are
+computed here (exact binomials, statistics' medians and deviations) or
+follow from the data's construction; that the whole text is the old one
+is test_golden.py's part.  Also: the correction for the number of
+comparisons keeps null studies' false verdicts under its bound, and every
+bad input raises InputError with the old message."""
+
+import math
+import re
+import statistics
+from fractions import Fraction
+
+import numpy
+import pytest
+
+from lockstudy import data, report
+from lockstudy.data import InputError, Run
+
+THREE = ["tas", "ttas_spin", "ttas"]
+CLIENTS = [1, 2, 8, 64]
+
+
+def tps_report(study, tps, variants, threshold=2, **kw):
+    return report.tps_report(study.runs(tps), variants, threshold, **kw)
+
+
+def test_table_a_identical_variants(study):
+    rng = numpy.random.default_rng(11)
+    drift = {(c, r): 1 + 0.2 * rng.standard_normal()
+             for c in CLIENTS for r in range(1, 10)}
+    r = tps_report(study, study.grid(THREE, CLIENTS, 9, lambda s, c, r: 1000
+                                     * c * drift[(c, r)]), THREE)
+    assert re.search(r"^\(a\) tps per client count: .*for each variant the "
+                     r"ratio of its tps to tas's in the same round", r.text,
+                     re.M)
+    # a ratio of 1: no rounds can resolve it
+    assert re.search(r"^\s+64 \| ttas\s+\|\s+\d+ \|\s+\| 1\.000 \| "
+                     r"1\.000-1\.000 \| no difference \|\s+-$", r.text, re.M)
+    assert r.variants == THREE
+    assert r.text.endswith("\n") and not r.text.endswith("\n\n")
+    assert [p["variant"] for p in r.points] == \
+        [s for s in THREE for _ in CLIENTS]
+
+
+def test_too_few_rounds_line(study):
+    r = tps_report(study, study.grid(THREE, [8], 5, lambda s, c, r: (
+        1000 if s == "tas" else 1300) + r), THREE, correction="none")
+    coverage = 1 - Fraction(2, 2 ** 5)
+    assert ("\nfewer than 6 rounds: the intervals are min-max, of coverage "
+            "%.1f%% only, and give no verdict\n" % (100 * coverage)) in r.text
+    # rounds needed: the minimum, 6
+    assert re.search(r"^\s+8 \| ttas_spin .*\| no difference \|\s+6$",
+                     r.text, re.M)
+
+
+def test_within_threshold(study):
+    tps = study.grid(["tas", "ttas"], [2], 9, lambda s, c, r: (
+        1000 if s == "tas" else 1015) * (1 + r / 1000))
+    text = tps_report(study, tps, ["tas", "ttas"]).text
+    assert re.search(r"^\s+2 \| ttas\s+\|\s+\d+ \|\s+\| 1\.015 \| "
+                     r"1\.015-1\.015 \| no difference \|\s+-$", text, re.M)
+    assert "verdict (threshold 2%)" in text
+    assert "| faster " in tps_report(study, tps, ["tas", "ttas"], 1).text
+
+
+def _noise_study(study, rng, clients, rounds=12):
+    return study.grid(["a", "b", "c"], clients, rounds,
+                      lambda s, c, r: 1000 * math.exp(
+                          0.1 * rng.standard_normal()))
+
+
+def test_bonferroni(study, exact):
+    # 3 variants x 4 client counts: 8 comparisons, each ratio interval at
+    # 1 - 0.05 / 8; at 12 rounds that is [x(1), x(12)]; with no correction
+    # each is at 95%, [x(3), x(10)]
+    tps = _noise_study(study, numpy.random.default_rng(2201), CLIENTS)
+    level = Fraction(1) - Fraction(1, 20) / 8
+    k, coverage, _ = exact.order_ci(12, level)
+    assert (k, coverage) == (1, 1 - Fraction(2, 4096))
+    r = tps_report(study, tps, None)
+    assert (r.comparisons, r.ratio_confidence) == (8, 1 - 0.05 / 8)
+    assert ("\ncomparisons: 8; Bonferroni: each ratio interval at %.2f%%, so "
+            "that the chance of at least one false verdict in the study is "
+            "at most %.2f%% (the sum of the intervals' exact non-coverage)\n"
+            % (100 * level, 100 * 8 * (1 - coverage))) in r.text
+    assert "median, 99.38% interval" in r.text
+    assert [p["coverage"] for p in r.points if p["variant"] != "a"] == \
+        pytest.approx([float(coverage)] * 8, abs=1e-12)
+    k, coverage, _ = exact.order_ci(12)
+    assert (k, coverage) == (3, 1 - Fraction(2 * 79, 4096))
+    r = tps_report(study, tps, None, correction="none")
+    assert r.ratio_confidence == 0.95
+    assert "\ncomparisons: 8; no correction: each ratio interval at 95%, " \
+        in r.text
+    assert [p["coverage"] for p in r.points if p["variant"] != "a"] == \
+        pytest.approx([float(coverage)] * 8, abs=1e-12)
+
+
+def test_one_comparison_is_not_corrected(study):
+    tps = study.grid(["a", "b"], [1], 9, lambda s, c, r: 1000.0 + r)
+    r = tps_report(study, tps, None)
+    assert (r.comparisons, r.ratio_confidence) == (1, 0.95)
+    assert "comparisons: 1; Bonferroni: each ratio interval at 95%" in r.text
+
+
+def test_null_studies(study):
+    # all three variants alike, 10% noise, threshold 0, so that any
+    # interval that excludes 1 is a false verdict.  With the correction:
+    # 6 intervals of 1 - 26/4096 each, a bound of 3.8% per study; 6 or more
+    # false studies of 40 has probability under 0.2%.  Without: about 21%.
+    rng = numpy.random.default_rng(2202)
+    false = {"bonferroni": 0, "none": 0}
+    for _ in range(40):
+        tps = _noise_study(study, rng, [1, 8, 64])
+        for correction in false:
+            r = tps_report(study, tps, None, 0, correction=correction)
+            false[correction] += any(p["verdict"] in ("faster", "slower")
+                                     for p in r.points)
+    assert false["bonferroni"] <= 5
+    assert false["none"] > false["bonferroni"]
+
+
+def _split_study(study):
+    # ttas splits at 16 clients (3 of 9 runs at 600), tas is clean
+    def tps(s, c, r):
+        if s == "tas":
+            return 1000 + r
+        return 599 + r if c == 16 and r <= 3 else 1500 + r
+    return study.grid(["tas", "ttas"], [4, 16], 9, tps)
+
+
+def test_collapse_table(study, exact):
+    r = tps_report(study, _split_study(study), ["tas", "ttas"])
+    assert "\ncollapse: points whose runs fall into two groups (split test " \
+        "in log tps, 1% false alarms per point): bad runs (the lower " \
+        "group) of each variant and of tas, " in r.text
+    assert re.search(r"^\s+16 \| ttas\s+\|\s+3 of 9 \|\s+0 of 9 \|\s+%.3f$"
+                     % exact.fisher_p(3, 6, 0, 9), r.text, re.M)
+    # in table (a): the split point marked *, its ratio's verdict bimodal
+    # and no rounds needed
+    assert re.search(r"^\s+16 \| ttas\s+\|\s+\d+ \* \|\s+\| [\d.]+ \| "
+                     r"[\d.-]+ \| bimodal\s+\|$", r.text, re.M)
+    assert re.search(r"^\s+16 \| tas\s+\|\s+1005 \|", r.text, re.M)
+    clean = tps_report(study, study.grid(["tas", "ttas"], [4], 9,
+                                         lambda s, c, r: 1000 + r), None)
+    assert "\ncollapse: no point's runs fall into two groups (split test in " \
+        "log tps, 1% false alarms per point of single-peaked runs; needs 5 " \
+        "runs)\n" in clean.text
+
+
+def test_collapse_table_of_the_baseline_alone(study):
+    tps = study.grid(["solo"], [4, 16], 9, lambda s, c, r: (
+        500 if c == 16 and r <= 4 else 1000) + r)
+    r = tps_report(study, tps, None)
+    assert re.search(r"^\s+16 \| solo\s+\|\s+4 of 9 \|\s+\|$", r.text, re.M)
+    assert not re.search(r"^\s+4 \| solo\s+\|\s+\d+ of", r.text, re.M)
+    # one variant: no comparisons, no position table
+    assert "comparisons:" not in r.text and "position:" not in r.text
+
+
+def test_noise_table(study):
+    split = [100, 101, 102, 130, 131]
+    tps = study.grid(["tas", "ttas"], [16], 5, lambda s, c, r: (
+        split[r - 1] if s == "tas" else 100 + r))
+    text = tps_report(study, tps, ["tas", "ttas"]).text
+    cv = ["%.1f" % (100 * statistics.stdev(v) / statistics.fmean(v))
+          for v in (split, [100 + r for r in range(1, 6)])]
+    assert re.search(r"^noise: coefficient of variation of tps across rounds "
+                     r"\(%%\)\n.*\n.*\n\s+16 \|\s+%s \|\s+%s$"
+                     % tuple(map(re.escape, cv)), text, re.M)
+    # two groups of runs: marked in table (a)
+    assert re.search(r"^\s+16 \| tas\s+\|\s+102 \* \|", text, re.M)
+
+
+def _drift_runs():
+    # 6 rounds; a grows by 100 a round (1100 .. 1600); b runs first in odd
+    # rounds, 10% faster there, and second in even rounds, as fast as a
+    runs = []
+    for r in range(1, 7):
+        first = r % 2 == 1
+        runs.append(Run("a", 1, r, 1000.0 + 100 * r, 2 if first else 1))
+        runs.append(Run("b", 1, r, (1000.0 + 100 * r)
+                        * (1.1 if first else 1.0), 1 if first else 2))
+    return runs
+
+
+def test_drift_and_position_tables():
+    text = report.tps_report(_drift_runs(), ["a", "b"], 2).text
+    # (1500, 1600) over (1100, 1200) for a; (1650, 1600) over (1210, 1200)
+    assert re.search(r"^drift: median tps of the last third of the rounds "
+                     r"over the first third, per point\n\s*clients \|\s+a "
+                     r"\|\s+b\n[-+]+\n\s+1 \| %.3f \| %.3f$"
+                     % (1550 / 1150, 1625 / 1205), text, re.M)
+    assert "\nposition: median ratio to a in the same round by the position " \
+        "the variant ran in (number of ratios), all client counts\n" in text
+    assert re.search(r"^ variant \| position 1 \| position 2\n[-+]+\n b\s+\|"
+                     r"\s+1\.100 \(3\) \|\s+1\.000 \(3\)$", text, re.M)
+    # no position column: no position table
+    runs = [r._replace(position=None) for r in _drift_runs()]
+    assert "position:" not in report.tps_report(runs, None, 2).text
+
+
+def test_variants(study):
+    tps = study.grid(["b", "a", "c"], [1], 9, lambda s, c, r: 1000.0 + r)
+    # None: the order of first appearance
+    assert tps_report(study, tps, None).variants == ["b", "a", "c"]
+    # a variant listed without runs is left out
+    r = tps_report(study, tps, ["c", "x", "a", "b"])
+    assert r.variants == ["c", "a", "b"]
+    assert [p["variant"] for p in r.points] == ["c", "a", "b"]
+    assert "ratio of its tps to c's" in r.text
+
+
+RUNS = [Run("tas", 1, 1, 5.0), Run("ttas", 1, 1, 6.0)]
+
+
+@pytest.mark.parametrize("runs, kw, message", [
+    (RUNS + [Run("tas", 1, 1, 7.0)], {},
+     "two runs for variant tas, 1 clients, round 1"),
+    (RUNS, dict(variants=["ttas_spin", "tas", "ttas"]),
+     "runs.csv has no runs of the baseline ttas_spin"),
+    (RUNS, dict(variants=["tas"]),
+     "runs.csv has variants not in --variants: ttas"),
+    (RUNS, dict(variants=["x"], source="/tmp/s/runs.csv"),
+     "/tmp/s/runs.csv has variants not in --variants: tas ttas"),
+    (RUNS, dict(threshold_pct=100),
+     "--threshold must be a percentage in [0, 100)"),
+    (RUNS, dict(threshold_pct=-0.5),
+     "--threshold must be a percentage in [0, 100)"),
+    (RUNS, dict(threshold_pct=math.nan),
+     "--threshold must be a percentage in [0, 100)"),
+    (RUNS, dict(confidence=1), "--confidence must lie between 0 and 1"),
+    (RUNS, dict(confidence=0), "--confidence must lie between 0 and 1"),
+    (RUNS, dict(correction="holm"), "--correction must be bonferroni or none"),
+])
+def test_errors(runs, kw, message):
+    args = dict(variants=None, threshold_pct=2)
+    args.update(kw)
+    with pytest.raises(InputError) as e:
+        report.tps_report(runs, **args)
+    assert str(e.value) == message
+
+
+def test_write_points(study, tmp_path):
+    r = tps_report(study, _split_study(study), ["tas", "ttas"])
+    path = tmp_path / "points.csv"
+    report.write_points(r.points, str(path))
+    lines = path.read_text().split("\n")
+    assert lines[0] == "variant,clients,n,median,lo,hi,bifurcated,cv," \
+        "tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage," \
+        "verdict,rounds_needed,bad_runs,fisher_p"
+    assert lines[-1] == "" and len(lines) == 2 + len(r.points)
+    rows = [dict(zip(lines[0].split(","), x.split(","))) for x in lines[1:-1]]
+    base, split = rows[1], rows[3]
+    # tas at 16 clients: tps 1001 .. 1009; ttas: 3 of 9 runs split off
+    assert (base["variant"], base["clients"], base["n"], base["median"],
+            base["lo"], base["hi"], base["bifurcated"], base["verdict"],
+            base["ratio"], base["fisher_p"]) == \
+        ("tas", "16", "9", "1005.000", "1001.000", "1009.000", "f",
+         "baseline", "", "")
+    ratios = sorted((599 + x) / (1000 + x) if x <= 3 else
+                    (1500 + x) / (1000 + x) for x in range(1, 10))
+    assert (split["bifurcated"], split["bad_runs"], split["verdict"],
+            split["pairs"], split["ratio"], split["fisher_p"],
+            split["rounds_needed"]) == \
+        ("t", "3", "bimodal", "9", "%.6g" % ratios[4], "%.6g" % (168 / 816),
+         "")
+    values = [599 + x if x <= 3 else 1500 + x for x in range(1, 10)]
+    assert float(split["cv"]) == pytest.approx(
+        statistics.stdev(values) / statistics.fmean(values), rel=1e-5)
+
+
+def test_write_dat(study, tmp_path):
+    split = [100, 101, 102, 130, 131]
+    tps = study.grid(["tas", "ttas"], [16], 5, lambda s, c, r: (
+        split[r - 1] if s == "tas" else 100 + r))
+    r = tps_report(study, tps, ["tas", "ttas"])
+    report.write_dat(r.points, r.variants, str(tmp_path))
+    assert (tmp_path / "tps-tas.dat").read_text() == \
+        "16 102.000 100.000 131.000\n"
+    ratios = sorted((100 + x) / split[x - 1] for x in range(1, 6))
+    assert (tmp_path / "ratio-ttas.dat").read_text() == \
+        "16 %.6f %.6f %.6f\n" % (ratios[2], ratios[0], ratios[4])
+    # the baseline's split makes the ratio bimodal
+    assert (tmp_path / "bimodal-ttas.dat").read_text() == \
+        "16 %.6f\n" % ratios[2]
+    assert sorted(f.name for f in tmp_path.iterdir()) == \
+        ["bimodal-ttas.dat", "ratio-ttas.dat", "tps-tas.dat", "tps-ttas.dat"]
+
+
+def test_report_of_data_read(tmp_path):
+    # the runs as data.read_runs gives them, old column name and all
+    path = tmp_path / "runs.csv"
+    path.write_text("strategy,clients,round,position,tps,seconds\n" + "".join(
+        "%s,1,%d,%d,%d,5.0\n" % (s, r, i + 1, 1000 + r + 100 * i)
+        for r in range(1, 7) for i, s in enumerate(["x", "y"])))
+    r = report.tps_report(data.read_runs(str(path)), None, 2)
+    assert r.variants == ["x", "y"]
+    assert r.points[1]["verdict"] == "faster"
+    assert re.search(r"^ y\s+\|\s+\|\s+[\d.]+ \(6\)$", r.text, re.M)
+
+
+def test_no_mutable_module_globals():
+    mutable = [k for k, v in vars(report).items() if not k.startswith("__")
+               and isinstance(v, (dict, list, set, bytearray))]
+    assert mutable == []

@@ -1,0 +1,508 @@
+"""Tests of lockstudy.report_locks: table (m) and mechanism.csv from the
+study's files, tables (b) and (c) and the lock shares.
+
+Golden files (golden/locks-*/README says how each was made): a real
+study run with the code of 4e541ba (locks-eviction: its CSVs, mechanism.csv,
+locks-*.dat and stdout, report-study.txt; report.txt is that stdout with
+(b) printed again by psql from the same locks.csv, the lock name added to
+the ORDER BY: the package's tie-break), and a synthetic study with what the
+queries of 4e541ba printed for it in psql (locks-synthetic).  The studies
+of test_mechanism.py give the text of (m), its CSV and every bad input's
+message; (b), (c) and the lock shares are also computed here in fractions.
+"""
+
+import csv
+import math
+import os
+import random
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+import pytest
+
+from lockstudy import report_locks as rl
+from lockstudy.data import InputError, read_runs
+from test_mechanism import (Synth, assert_points, base_zero_study,
+                            empty_points_study, expect, noise_study)
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+EVICTION = os.path.join(GOLDEN, "locks-eviction")
+SYNTHETIC = os.path.join(GOLDEN, "locks-synthetic")
+
+
+def golden(directory, name):
+    with open(os.path.join(directory, name), newline="") as f:
+        return f.read()
+
+
+def mechanism(paths, variants=None, top=10, csv_name="mechanism.csv",
+              confidence=0.95):
+    """(m) of the files (runs, locks, spins), as a study reads them."""
+    runs = read_runs(paths[0], need_transactions=True)
+    return rl.mechanism_report(runs, paths[1], paths[2], variants,
+                               confidence, top, csv_name, runs_path=paths[0])
+
+
+def eviction_paths(directory=EVICTION):
+    return [os.path.join(directory, n)
+            for n in ("runs.csv", "locks.csv", "spins.csv")]
+
+
+# --- the real study ---------------------------------------------------------
+
+def split_report(text):
+    """(m), then (b) and (c), of report.txt."""
+    i = text.index("\n(b) top")
+    return text[:i], text[i:]
+
+
+def test_golden_mechanism_text_and_csv(tmp_path):
+    want_m, _ = split_report(golden(EVICTION, "report.txt"))
+    for variants in (["tas", "ttas"], None):
+        text, points = mechanism(eviction_paths(), variants)
+        assert text == want_m
+    rl.write_mechanism(points, str(tmp_path / "mechanism.csv"))
+    assert golden(str(tmp_path), "mechanism.csv") == \
+        golden(EVICTION, "mechanism.csv")
+
+
+def test_golden_top_tables_and_lock_shares():
+    locks = rl.read_locks(os.path.join(EVICTION, "locks.csv"))
+    spins = rl.read_spins(os.path.join(EVICTION, "spins.csv"))
+    _, want = split_report(golden(EVICTION, "report.txt"))
+    assert rl.top_tables(locks, spins, ["tas", "ttas"], 4, 6) == want
+    for v in ("tas", "ttas"):
+        assert rl.lock_shares(locks, v) == golden(EVICTION, "locks-%s.dat" % v)
+
+
+def test_golden_with_the_new_column_name(tmp_path):
+    """The study's files with their first column renamed variant."""
+    for name in ("runs.csv", "locks.csv", "spins.csv"):
+        text = golden(EVICTION, name)
+        assert text.startswith("strategy,")
+        (tmp_path / name).write_text("variant" + text[len("strategy"):])
+    text, _ = mechanism(eviction_paths(str(tmp_path)), ["tas", "ttas"])
+    assert text == split_report(golden(EVICTION, "report.txt"))[0]
+    locks = rl.read_locks(str(tmp_path / "locks.csv"))
+    assert rl.lock_shares(locks, "ttas") == golden(EVICTION, "locks-ttas.dat")
+
+
+def table_rows(block):
+    """The cells of the rows of a psql table printed after its heading."""
+    lines = block.strip("\n").split("\n")
+    return [[c.strip() for c in line.split("|")] for line in lines[3:]]
+
+
+def test_golden_ties_only():
+    """The study's own stdout differs from report.txt in (b) only, in the
+    last two rows: of the tranches tied there on the ORDER BY (Blk,
+    SpinDelay, acquires), the study's psql kept two of its own choosing,
+    the package the first two by name."""
+    study = golden(EVICTION, "report-study.txt")
+    ours = golden(EVICTION, "report.txt")
+    assert split_report(study)[0] == split_report(ours)[0]
+    assert study[study.index("\n(c) top"):] == ours[ours.index("\n(c) top"):]
+    locks = rl.read_locks(os.path.join(EVICTION, "locks.csv"))
+    for v in ("tas", "ttas"):
+        s_rows, o_rows = (table_rows(t.split("variant %s, 4 clients" % v)[1]
+                                     .split("\n\n")[0])
+                          for t in (study, ours))
+        assert s_rows[:8] == o_rows[:8] and s_rows[8:] != o_rows[8:]
+        assert [r[1:] for r in s_rows[8:]] == [r[1:] for r in o_rows[8:]] \
+            == [o_rows[9][1:]] * 2
+        tied = sorted(n for n in {r["tranche"] for (s, c, _), r in locks
+                                  if s == v and c == 4}
+                      if table_rows(rl.top_locks(
+                          [x for x in locks if x[1]["tranche"] == n],
+                          v, 4, 6))[0][1:4] == o_rows[9][1:4])
+        assert [r[0] for r in o_rows[8:]] == tied[:2]
+        assert {r[0] for r in s_rows[8:]} < set(tied)
+
+
+def test_golden_synthetic():
+    locks = rl.read_locks(os.path.join(SYNTHETIC, "locks.csv"))
+    spins = rl.read_spins(os.path.join(SYNTHETIC, "spins.csv"))
+    variants = ["base", "exp", "calm"]
+    assert rl.top_tables(locks, spins, variants, 16, 4) == \
+        golden(SYNTHETIC, "tables.txt")
+    for v in variants:
+        assert rl.lock_shares(locks, v) == golden(SYNTHETIC,
+                                                  "locks-%s.dat" % v)
+
+
+# --- (b), (c) and the lock shares computed here -----------------------------
+
+def half_away(x, digits):
+    """x (a Fraction) rounded half away from zero to digits decimals, as
+    text with that many decimals."""
+    scaled = abs(x) * 10 ** digits
+    n = math.floor(scaled + Fraction(1, 2))
+    sign = "-" if x < 0 and n else ""
+    text = str(n).rjust(digits + 1, "0")
+    return sign + text[:-digits] + "." + text[-digits:]
+
+
+def from_float8(x, digits):
+    """round(x::numeric, digits) of a float: its 15 digits, rounded."""
+    return half_away(Fraction("%.15g" % x), digits)
+
+
+def float_sum(values):
+    total = 0.0
+    for x in values:
+        total = total + x
+    return total
+
+
+def small_study(rng):
+    """Rows of locks.csv and spins.csv of 2 variants, 2 client counts and
+    3 rounds, as dicts of text fields; tas_attempts sometimes NULL."""
+    locks, spins = [], []
+    for v in ("p", "q"):
+        for c in (1, 8):
+            for r in (1, 2, 3):
+                for t in ("A b", "Cc", "Dd", "Ee", "Ff", "Gg"):
+                    samples = rng.choice((0, 3, 10))
+                    locks.append({
+                        "variant": v, "clients": c, "round": r, "tranche": t,
+                        "sh_acquires": rng.randrange(10 ** 6),
+                        "ex_acquires": rng.randrange(10 ** 3),
+                        "blocks": rng.choice((0, 1, 2, 5, 40)),
+                        "spin_delays": rng.choice((0, 0, 3)),
+                        "wait_time": rng.choice((0.1, 0.25, 0.35, 1e-3)),
+                        "sh_hold_samples": samples, "ex_hold_samples":
+                        1 if samples else 0, "sh_hold_time": rng.choice(
+                            (0.0125, 0.1)) * samples, "ex_hold_time": 0.05,
+                        "max_ex_hold_time": rng.choice((0.00025, 0.35)),
+                        "max_sh_hold_time": 0.001})
+                for line, func in ((10, "f"), (20, "g"), (30, "f")):
+                    spins.append({
+                        "variant": v, "clients": c, "round": r, "file": "x.c",
+                        "line": line, "func": func,
+                        "contended": rng.choice((0, 1, 7)),
+                        "spins": rng.randrange(100), "delays": 1,
+                        "wait_time": rng.choice((0.05, 0.15)),
+                        "tas_attempts": "" if func == "g" or r == 2
+                        else rng.randrange(30),
+                        "unlocked_skips": "" if func == "g" else 5})
+    return locks, spins
+
+
+def write_dicts(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def expect_locks(rows, v, c):
+    """(b) computed here: the cells of each tranche, in order."""
+    mine = [r for r in rows if r["variant"] == v and r["clients"] == c]
+    names = sorted({r["tranche"] for r in mine})
+    sums = {}
+    for n in names:
+        g = [r for r in mine if r["tranche"] == n]
+        samples = sum(r["sh_hold_samples"] + r["ex_hold_samples"] for r in g)
+        hold = float_sum(r["sh_hold_time"] + r["ex_hold_time"] for r in g)
+        longest = max(max(r["max_ex_hold_time"], r["max_sh_hold_time"])
+                      for r in g)
+        sums[n] = [sum(r["sh_acquires"] + r["ex_acquires"] for r in g),
+                   sum(r["blocks"] for r in g),
+                   sum(r["spin_delays"] for r in g),
+                   from_float8(float_sum(r["wait_time"] for r in g), 1),
+                   samples,
+                   from_float8(1000 * hold / samples, 2) if samples else "",
+                   from_float8(1000 * longest, 1) if samples else ""]
+    blk = sum(s[1] for s in sums.values())
+    spin = sum(s[2] for s in sums.values())
+    order = sorted(names, key=lambda n: (-sums[n][1], -sums[n][2],
+                                         -sums[n][0], n))[:10]
+    return [[n, str(sums[n][0]), str(sums[n][1]), str(sums[n][2]),
+             half_away(Fraction(100 * sums[n][1], blk), 2) if blk else "",
+             half_away(Fraction(100 * sums[n][2], spin), 2) if spin else "",
+             sums[n][3], str(sums[n][4]), sums[n][5], sums[n][6]]
+            for n in order]
+
+
+def expect_spins(rows, v, c):
+    """(c) computed here: the cells of each call site, in order."""
+    mine = [r for r in rows if r["variant"] == v and r["clients"] == c]
+    out = []
+    for site in sorted({(r["func"], r["file"], r["line"]) for r in mine}):
+        g = [r for r in mine if (r["func"], r["file"], r["line"]) == site]
+        contended = sum(r["contended"] for r in g)
+        tas = [r["tas_attempts"] for r in g if r["tas_attempts"] != ""]
+        skips = [r["unlocked_skips"] for r in g if r["unlocked_skips"] != ""]
+        if contended > 0:
+            out.append([site[0], "%s:%s" % site[1:], str(contended),
+                        str(sum(r["spins"] for r in g)),
+                        str(sum(r["delays"] for r in g)),
+                        from_float8(float_sum(r["wait_time"] for r in g), 1),
+                        str(sum(tas)) if tas else "",
+                        str(sum(skips)) if skips else "",
+                        half_away(Fraction(sum(skips), contended), 2)
+                        if skips else ""])
+    out.sort(key=lambda x: (-int(x[2]), -int(x[3]), x[1], x[0]))
+    return out[:10]
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_top_tables_computed_here(tmp_path, seed):
+    locks, spins = small_study(random.Random(seed))
+    lrows = rl.read_locks(write_dicts(str(tmp_path / "locks.csv"), locks))
+    srows = rl.read_spins(write_dicts(str(tmp_path / "spins.csv"), spins))
+    for v in ("p", "q"):
+        for c in (1, 8):
+            text = rl.top_locks(lrows, v, c, 3)
+            assert text.startswith("(b) top 10 LWLocks by blocks: variant %s,"
+                                   " %d clients, sum of 3 rounds\n" % (v, c))
+            assert table_rows(text) == expect_locks(locks, v, c)
+            text = rl.top_spins(srows, v, c, 3)
+            assert table_rows(text) == expect_spins(spins, v, c)
+            assert text.endswith("rounds\nno contended spin waits\n") == \
+                (expect_spins(spins, v, c) == [])
+
+
+def expect_shares(rows, v):
+    """locks-<v>.dat computed here."""
+    mine = [r for r in rows if r["variant"] == v]
+    per = {}
+    for r in mine:
+        b, s = per.get((r["clients"], r["tranche"]), (0, 0))
+        per[(r["clients"], r["tranche"])] = (b + r["blocks"],
+                                             s + r["spin_delays"])
+    score = {}
+    for (c, n), (b, s) in per.items():
+        score[n] = score.get(n, 0) + b + s
+    top = sorted(score, key=lambda n: (-score[n], n))[:5]
+    lines = []
+    for rank, n in enumerate(top, 1):
+        for c in sorted(c for (c, m) in per if m == n):
+            cells = [str(rank), str(c), n.replace(" ", "_")]
+            for i in (0, 1):
+                total = sum(x[i] for (c2, _), x in per.items() if c2 == c)
+                cells.append(half_away(Fraction(100 * per[(c, n)][i], total),
+                                       2) if total else "0")
+            lines.append(" ".join(cells) + "\n")
+    return "".join(lines)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_lock_shares_computed_here(tmp_path, seed):
+    locks, _ = small_study(random.Random(seed))
+    lrows = rl.read_locks(write_dicts(str(tmp_path / "locks.csv"), locks))
+    for v in ("p", "q"):
+        assert rl.lock_shares(lrows, v) == expect_shares(locks, v)
+    assert rl.lock_shares(lrows, "absent") == ""
+
+
+def test_sql_arithmetic():
+    assert rl.pg_round(Decimal("0.125"), 2) == Decimal("0.13")
+    assert rl.pg_round(Decimal("-0.125"), 2) == Decimal("-0.13")
+    assert str(rl.pg_round(Decimal(5), 2)) == "5.00"
+    # 2.675 is 2.67499999999999982236431605997495353221893310546875 in
+    # binary; its 15 digits are 2.675, which rounds to 2.68
+    assert rl.float8_numeric(2.675) == Decimal("2.675")
+    assert rl.pg_round(rl.float8_numeric(2.675), 2) == Decimal("2.68")
+    assert rl.float8_numeric(0.1 + 0.2) == Decimal("0.3")
+    assert rl.float8_numeric(1e-5) == Decimal("0.00001")
+    assert rl.float8_numeric(None) is None and rl.pg_round(None, 1) is None
+
+
+def test_stat_rows_errors(tmp_path):
+    locks, spins = small_study(random.Random(4))
+    locks[2]["blocks"] = "x"
+    path = write_dicts(str(tmp_path / "locks.csv"), locks)
+    with pytest.raises(InputError) as e:
+        rl.read_locks(path)
+    assert str(e.value) == "%s line 4: blocks x: not a number" % path
+    for r in spins:
+        del r["delays"]
+    path = write_dicts(str(tmp_path / "spins.csv"), spins)
+    with pytest.raises(InputError) as e:
+        rl.read_spins(path)
+    assert str(e.value) == "%s: missing column delays" % path
+
+
+# --- table (m): the files ---------------------------------------------------
+
+LOCK_HEADER = ["variant", "clients", "round", "tranche_id", "tranche",
+               "sh_acquires", "ex_acquires", "blocks", "spin_delays",
+               "dequeue_self", "wait_time", "sh_hold_samples",
+               "ex_hold_samples", "sh_hold_time", "ex_hold_time",
+               "max_wait_time", "max_ex_hold_time", "max_sh_hold_time",
+               "blk_pct", "spin_delay_pct"]
+SPIN_HEADER = ["variant", "clients", "round", "file", "line", "func",
+               "contended", "spins", "delays", "wait_time", "tas_attempts",
+               "unlocked_skips", "max_wait_time"]
+
+
+def write_study(st, directory):
+    """The paths of the study's runs.csv, locks.csv and spins.csv,
+    written in directory."""
+    paths = [os.path.join(str(directory), n)
+             for n in ("runs.csv", "locks.csv", "spins.csv")]
+    position = {}
+    with open(paths[0], "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["variant", "clients", "round", "position", "tps",
+                    "seconds", "transactions"])
+        for v, c, r, tx in st.runs:
+            position[(c, r)] = position.get((c, r), 0) + 1
+            w.writerow([v, c, r, position[(c, r)], "%.6f" % (int(tx) / 5),
+                        "5.0", tx])
+    ids = {}
+    with open(paths[1], "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(LOCK_HEADER)
+        for v, c, r, t, sh, ex, blocks, wait in st.locks:
+            ids.setdefault(t, 100 + len(ids))
+            w.writerow([v, c, r, ids[t], t, sh, ex, blocks, 0, 0, wait,
+                        0, 0, 0, 0, 0, 0, 0, "", ""])
+    with open(paths[2], "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(SPIN_HEADER)
+        for row in st.spins:
+            w.writerow(list(row) + [0, 0, "", "", 0])
+    return paths
+
+
+def headings(text):
+    return re.findall(r"^\(m\) mechanism: (\S+ against \S+), \d+ clients",
+                      text, re.M)
+
+
+def test_mechanism_variants_order(tmp_path, exact):
+    """--variants C B A: C the baseline, B then A; without it, the order of
+    first appearance in runs.csv (C, A, B in empty_points_study)."""
+    st = noise_study()
+    text, points = mechanism(write_study(st, tmp_path), ["C", "B", "A"])
+    assert headings(text) == ["B against C"] * 2 + ["A against C"] * 2
+    assert_points(points, expect(st, ["C", "B", "A"], exact))
+    (tmp_path / "2").mkdir()
+    text, _ = mechanism(write_study(empty_points_study(), tmp_path / "2"))
+    assert headings(text) == ["A against C"] * 3 + ["B against C"] * 2
+
+
+def test_write_mechanism(tmp_path):
+    st = base_zero_study()
+    _, points = mechanism(write_study(st, tmp_path))
+    path = str(tmp_path / "mechanism.csv")
+    rl.write_mechanism(points, path)
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    assert rows[0] == list(rl.COLUMNS)
+    want = [q for p in points for q in p.rows]
+    assert len(rows) == 1 + len(want)
+    for got, q in zip(rows[1:], want):  # numbers to 6 significant digits
+        assert got == [("%.6g" if isinstance(x, float) else "%s") % x
+                       for x in q]
+
+
+@pytest.mark.parametrize("x,sign,want", [
+    (0, 0, "0.00"), (1, 0, "1.00"), (1234.567, 0, "1234.57"),
+    (0.25, 0, "0.25"), (0.0123, 0, "0.012"), (0.00001234, 0, "0.000012"),
+    (1.2e-9, 0, "0.000000"), (0.5, 1, "+0.50"), (-0.067, 1, "-0.067"),
+    (-100, 1, "-100.00"), (0, 1, "+0.00")])
+def test_rate_fmt(x, sign, want):
+    """2 decimals from 1 on, 2 significant digits below, at most 6."""
+    assert rl.rate_fmt(x, sign) == want
+
+
+# --- bad input --------------------------------------------------------------
+
+def error_study():
+    st = Synth()
+    for r in range(1, 7):
+        for s in ("A", "B"):
+            st.run(s, 1, r, 1000)
+            st.lock(s, 1, r, "LockManager", 10)
+            st.spin(s, 1, r, "lwlock.c", 1145, "LWLockWaitListLock", 1, 2)
+    return st
+
+
+def set_field(lines, line, column, value):
+    """lines with field column (from 0) of line (from 1) set to value."""
+    cells = lines[line - 1].split(",")
+    cells[column] = value
+    return lines[:line - 1] + [",".join(cells)] + lines[line:]
+
+
+def drop_column(lines, column):
+    return [",".join(c for i, c in enumerate(x.split(",")) if i != column)
+            for x in lines]
+
+
+R, L, S = 0, 1, 2		# runs.csv, locks.csv, spins.csv
+ERRORS = [
+    (R, lambda x: x[:1], {}, "{R} has no runs"),
+    (L, None, {}, "cannot read {L}: No such file or directory"),
+    (S, None, {}, "cannot read {S}: No such file or directory"),
+    (R, None, {}, "cannot read {R}: No such file or directory"),
+    (R, lambda x: drop_column(x, 6), {}, "{R}: missing column transactions"),
+    (L, lambda x: drop_column(x, 7), {}, "{L}: missing column blocks"),
+    (S, lambda x: drop_column(x, 6), {}, "{S}: missing column contended"),
+    (R, lambda x: set_field(x, 4, 6, "0"), {}, "{R} line 4: transactions 0: "
+     "not a positive number"),
+    (R, lambda x: set_field(x, 4, 6, "-5"), {}, "{R} line 4: transactions "
+     "-5: not a positive number"),
+    (R, lambda x: set_field(x, 3, 6, "many"), {}, "{R} line 3: transactions "
+     "many: not a positive number"),
+    (R, lambda x: set_field(x, 3, 1, "one"), {},
+     "{R} line 3: bad clients, round, position or tps"),
+    (L, lambda x: set_field(x, 6, 7, "x"), {},
+     "{L} line 6: blocks x: not a non-negative number"),
+    (L, lambda x: set_field(x, 6, 10, ""), {},
+     "{L} line 6: wait_time : not a non-negative number"),
+    (S, lambda x: set_field(x, 2, 7, "-1"), {},
+     "{S} line 2: spins -1: not a non-negative number"),
+    (L, lambda x: set_field(x, 2, 2, "r"), {}, "{L} line 2: bad clients or "
+     "round"),
+    (L, lambda x: x + ["A,1,7,100,LockManager,1,0,0,0,0,0,0,0,0,0,0,0,0,,"],
+     {}, "{L} line 14: no run of A, 1 clients, round 7 in runs.csv"),
+    (R, lambda x: x + [x[1]], {}, "two runs for variant A, 1 clients, "
+     "round 1"),
+    (None, None, {"variants": ["A", "B", "X"]}, "{R} has no runs of X"),
+    (None, None, {"variants": ["A"]}, "{R} has variants not in --variants: "
+     "B"),
+    (R, lambda x: [y for y in x if not y.startswith("B,")], {},
+     "mechanism needs at least 2 variants, the baseline and another; {R} "
+     "has A only"),
+    (None, None, {"variants": ["A", "B", "A"]}, "--variants names A twice"),
+    (None, None, {"top": 0}, "--top must be at least 1"),
+    (None, None, {"confidence": 1.5}, "--confidence must lie between 0 and "
+     "1"),
+    (None, None, {"confidence": 0}, "--confidence must lie between 0 and 1"),
+]
+
+
+@pytest.mark.parametrize("which,edit,options,message", ERRORS)
+def test_bad_input(tmp_path, which, edit, options, message):
+    paths = write_study(error_study(), tmp_path)
+    if which is not None and edit is None:
+        os.remove(paths[which])
+    elif which is not None:
+        with open(paths[which]) as f:
+            lines = f.read().split("\n")[:-1]
+        with open(paths[which], "w") as f:
+            f.write("".join(x + "\n" for x in edit(lines)))
+    with pytest.raises(InputError) as e:
+        mechanism(paths, **options)
+    assert str(e.value) == message.format(R=paths[0], L=paths[1],
+                                          S=paths[2])
+
+
+def test_the_error_study_itself_is_fine(tmp_path):
+    _, points = mechanism(write_study(error_study(), tmp_path))
+    assert [(q.measure, q.stat, q.median) for q in points[0].rows] == \
+        [(m, "ratio", 1.0) for m in ("acquires", "contended", "spins")]
+
+
+def test_runs_without_transactions(tmp_path):
+    paths = write_study(error_study(), tmp_path)
+    runs = read_runs(paths[0])
+    with pytest.raises(InputError) as e:
+        rl.mechanism_report(runs, paths[1], paths[2], runs_path=paths[0])
+    assert str(e.value) == "%s: missing column transactions" % paths[0]
