@@ -200,7 +200,8 @@ def check_patches(variant: spec.Variant, src: str, major: str) -> None:
         for p in variant.patches:
             out = subprocess.run(["patch", "-d", tmp, "-p1", "--batch",
                                   "--forward", "--fuzz=0", "-i", p],
-                                 capture_output=True, text=True)
+                                 capture_output=True, text=True,
+                                 errors="replace")
             if out.returncode != 0:
                 text = out.stdout + out.stderr
                 print("%s: patch -p1 --forward --fuzz=0 -i %s, after the "

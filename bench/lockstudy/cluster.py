@@ -49,18 +49,20 @@ def show_log(path: str, pattern: str = "", text: Optional[str] = None
 
 
 def run_logged(cmd: Sequence[str], out: str) -> int:
-    """Run a command, its output to the file out, and wait for it.  If the
+    """Run a command, its output to the file out, and wait for it; its exit
+    status, 128 + N if signal N killed it, as a shell reports it.  If the
     wait is interrupted (a signal's exception), the command is stopped
     before the exception goes on, so nothing outlives the study."""
     with open(out, "w") as f:
         proc = subprocess.Popen(list(cmd), stdout=f, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL)
         try:
-            return proc.wait()
+            rc = proc.wait()
         except BaseException:
             proc.terminate()
             proc.wait()
             raise
+    return 128 - rc if rc < 0 else rc
 
 
 class Cluster:

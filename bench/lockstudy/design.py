@@ -16,8 +16,8 @@ Client counts: a shuffle per round drawn from random.Random("clients:" +
 the seed in decimal), so that no client count always runs first after the
 warm-up.
 
-The same seed gives the same orders as bench/study_stats.py's order and
-clients forms did.  Calls no other module of the package.
+The same seed gives the same orders as the order and clients forms of
+bench/study_stats.py did (up to 4e541ba).  Calls no other module of the package.
 """
 
 import random

@@ -9,8 +9,10 @@ Calls builds and spec.
 """
 
 import csv
+import decimal
 import fcntl
 import io
+import math
 import os
 import subprocess
 import time
@@ -107,10 +109,23 @@ class Recorder:
 
 
 def pg_float(text: str) -> str:
-    """A number as PostgreSQL's float8 prints it: no trailing zeros, no
-    ".0" on a whole number (runs.csv had its values from a float8 column)."""
+    """A number as PostgreSQL's float8 prints it (runs.csv had its values
+    from a float8 column): the shortest digits that read back as the same
+    double, as Python's repr finds them, but positional from 1e-4 to below
+    1e15 and with an exponent of at least two digits outside, as
+    float8out (d2s.c) writes them."""
     x = float(text)
-    return str(int(x)) if x.is_integer() and abs(x) < 1e15 else repr(x)
+    if x == 0:
+        return "-0" if math.copysign(1.0, x) < 0 else "0"
+    d = decimal.Decimal(repr(abs(x)))
+    _, digits, exp = d.as_tuple()
+    e = len(digits) + exp - 1
+    sign = "-" if x < 0 else ""
+    if -4 <= e < 15:
+        return sign + format(d.normalize(), "f")
+    ds = "".join(map(str, digits)).rstrip("0")
+    return "%s%s%se%s%02d" % (sign, ds[0], "." + ds[1:] if len(ds) > 1
+                              else "", "-" if e < 0 else "+", abs(e))
 
 
 def machine_lines(nproc: int) -> List[str]:

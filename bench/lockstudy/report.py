@@ -7,7 +7,8 @@ number of comparisons and their correction, the collapse table, the noise
 table, the drift table and, when the runs have positions, the table of
 the ratio by position; and the files points.csv (one row per point) and
 the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
-text is the one bench/study_stats.py printed with --noun variant.
+text is the one bench/study_stats.py (at 4e541ba) printed with --noun
+variant.
 
 Calls stats (the numbers), tables (their layout) and data (Run,
 InputError, the checks of the runs against the variants).

@@ -209,7 +209,7 @@ def resolve_patch(vname: str, item: str, caller_pwd: str, top: str) -> str:
         path = os.path.join(caller_pwd, item)
         hint = " (relative to %s%s)" % (
             caller_pwd, "" if caller_pwd == top else " or to " + top)
-        if not os.path.lexists(path):
+        if not os.path.exists(path):
             path = os.path.join(top, item)
     if not os.path.exists(path):
         raise SpecError('%s: patch file "%s" not found%s; a setting is '
@@ -233,10 +233,11 @@ def resolve_patch(vname: str, item: str, caller_pwd: str, top: str) -> str:
 
 
 def parse_variant(spec: str, caller_pwd: str, top: str,
-                  check_patches: bool = True) -> Variant:
-    """One "name[: item ...]" of VARIANTS.  Without check_patches (the
-    unprivileged pass, whose builds were made before) patch items are
-    kept as given."""
+                  check_patches: bool = True,
+                  seen: Sequence[str] = ()) -> Variant:
+    """One "name[: item ...]" of VARIANTS, after the variants named seen.
+    Without check_patches (the unprivileged pass, whose builds were made
+    before) patch items are kept as given."""
     name, _, items = spec.partition(":")
     name = name.strip()
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,30}", name):
@@ -244,6 +245,8 @@ def parse_variant(spec: str, caller_pwd: str, top: str,
                         'letters, digits, _ and -, at most 31; the form is '
                         '"name: patch-file ... setting=value ...; name: ..."'
                         ')' % (name, spec))
+    if name in seen:
+        raise SpecError('VARIANTS: variant "%s" appears twice' % name)
     patches: List[str] = []
     settings: List[Tuple[str, str]] = []
     for item in items.split():
@@ -268,10 +271,8 @@ def parse_variants(text: str, caller_pwd: str, top: str,
     for spec in text.replace("\n", ";").split(";"):
         if not spec.strip():
             continue
-        v = parse_variant(spec, caller_pwd, top, check_patches)
-        if v.name in [w.name for w in variants]:
-            raise SpecError('VARIANTS: variant "%s" appears twice' % v.name)
-        variants.append(v)
+        variants.append(parse_variant(spec, caller_pwd, top, check_patches,
+                                      [w.name for w in variants]))
     if not variants:
         raise SpecError("VARIANTS is empty")
     return tuple(variants)
@@ -296,7 +297,8 @@ def parse_strategies(text: str) -> Tuple[Variant, ...]:
 def workload_names(top: str) -> List[str]:
     """The valid WORKLOAD names: pgbench's own, then bench/workloads/."""
     scripts = sorted(f[:-4] for f in os.listdir(os.path.join(
-        top, "bench", "workloads")) if f.endswith(".sql"))
+        top, "bench", "workloads"))
+        if re.fullmatch(r"[a-z0-9-]+\.sql", f))
     return [w for w, _ in BUILTIN_WORKLOADS] + scripts
 
 

@@ -481,3 +481,16 @@ def test_load_of_another_count(tmp_path):
     with pytest.raises(builds.BuildError) as e:
         builds.load(path, 3)
     assert str(e.value) == "internal: %s has 2 builds for 3 variants" % path
+
+
+def test_patch_output_that_is_not_utf8(tmp_path):
+    src = _tree(tmp_path)
+    p = str(tmp_path / "latin1.patch")
+    with open(p, "wb") as f:
+        f.write(b"From: J\xfcrgen <j@example.org>\nSubject: fix\n\n"
+                b"--- a/src/nowhere.c\n+++ b/src/nowhere.c\n@@ -1 +1 @@\n"
+                b"-x\n+y\n")
+    with pytest.raises(builds.BuildError) as e:
+        builds.check_patches(_variant(p), src, "18")
+    assert str(e.value).endswith(": can't find file to patch at input line "
+                                 "6; nothing was built")

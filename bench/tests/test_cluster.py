@@ -211,10 +211,6 @@ def test_run_logged_terminates_the_child_when_interrupted(tmp_path):
     assert time.monotonic() - start < 90
 
 
-@pytest.mark.xfail(reason="cluster.run_logged returns Popen's -N for a "
-                   "command killed by signal N; run-study.sh's run_bg gave "
-                   "the shell's 128 + N, and the messages say \"exit status "
-                   "%d\"", strict=True)
 def test_run_logged_status_of_a_killed_command(tmp_path):
     out = str(tmp_path / "out.log")
     assert cluster.run_logged(["sh", "-c", "kill -TERM $$"], out) == 143

@@ -20,7 +20,21 @@ from lockstudy import pgbench
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CHECKOUT = os.path.dirname(os.path.dirname(HERE))
-PGBENCH = os.path.join(CHECKOUT, "build", "pg18", "bin", "pgbench")
+
+
+def _pgbench() -> str:
+    """The pgbench of the server under test (PG_CONFIG, which make test
+    sets), else the checkout's build of 18."""
+    pg_config = os.environ.get("PG_CONFIG")
+    if pg_config:
+        out = subprocess.run([pg_config, "--bindir"], capture_output=True,
+                             text=True)
+        if out.returncode == 0:
+            return os.path.join(out.stdout.strip(), "pgbench")
+    return os.path.join(CHECKOUT, "build", "pg18", "bin", "pgbench")
+
+
+PGBENCH = _pgbench()
 
 # a run of "pgbench -n -S -M prepared -c 8 -j 2 -T 5 -P 1 postgres" as the
 # study's log has it: stderr (unbuffered, the progress lines) first, then
@@ -175,7 +189,7 @@ def test_command_is_a_new_list():
 
 
 @pytest.mark.skipif(not os.access(PGBENCH, os.X_OK),
-                    reason="no pgbench in build/pg18")
+                    reason="no pgbench (PG_CONFIG, build/pg18)")
 @pytest.mark.parametrize("workload", [
     ("-S", "-M", "prepared"), ("-M", "prepared"), ("-N", "-M", "prepared"),
     ("-f", os.path.join(CHECKOUT, "bench", "workloads", "eviction.sql"),

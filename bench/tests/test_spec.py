@@ -48,15 +48,19 @@ SELECT 1;
 """
 
 
+# the last commit of the bash harness
+BASH_COMMIT = "4e541ba"
+
+
 def _bash_script():
-    """The text of bench/run-study.sh: the tree's, else the last commit's;
-    None when neither exists any more."""
+    """The text of bench/run-study.sh: the tree's, else that of the last
+    commit of the bash harness; None without either (no git history)."""
     path = os.path.join(CHECKOUT, "bench", "run-study.sh")
     if os.path.isfile(path):
         with open(path) as f:
             return f.read()
     out = subprocess.run(["git", "-c", "safe.directory=*", "-C", CHECKOUT,
-                          "show", "HEAD:bench/run-study.sh"],
+                          "show", BASH_COMMIT + ":bench/run-study.sh"],
                          capture_output=True, text=True)
     return out.stdout if out.returncode == 0 else None
 
@@ -159,14 +163,15 @@ class Site:
         return spec.from_environment(self.env(given), self.top, self.caller,
                                      check_patches)
 
-    def bash(self, given):
+    def bash(self, given, cwd=None):
         """run-study.sh on the environment of a case, called from the
-        caller's directory: its exit status and stderr."""
+        caller's directory (or cwd): its exit status and stderr."""
         env = {"PATH": "/usr/bin:/bin", "HOME": self.tmp, "LC_ALL": "C"}
         env.update(self.env(given))
         out = subprocess.run(["bash", os.path.join(self.top, "bench",
                                                    "run-study.sh")],
-                             cwd=self.caller, env=env, capture_output=True,
+                             cwd=cwd or self.caller, env=env,
+                             capture_output=True,
                              text=True, timeout=120,
                              stdin=subprocess.DEVNULL)
         return out.returncode, out.stderr
@@ -450,6 +455,15 @@ def test_relative_hint_when_called_from_the_checkout(site):
         '%s); a setting is name=value, without spaces' % site.top)
 
 
+@needs_bash
+def test_relative_hint_when_called_from_the_checkout_in_bash(site):
+    rc, err = site.bash({"VARIANTS": "a: nope.patch"}, cwd=site.top)
+    assert (rc, err) == (1, 'run-study: error: VARIANTS: variant a: patch '
+                            'file "nope.patch" not found (relative to %s); a '
+                            'setting is name=value, without spaces\n'
+                            % site.top)
+
+
 def test_blank_clients_refused(site):
     """CLIENTS of blanks only: "CLIENTS is empty".  (run-study.sh let it
     through to a study of no client count: its [ -n "$CLIENTS" ] saw the
@@ -457,6 +471,13 @@ def test_blank_clients_refused(site):
     with pytest.raises(spec.SpecError) as e:
         site.study({"CLIENTS": "   "})
     assert str(e.value) == "CLIENTS is empty"
+
+
+@needs_bash
+def test_blank_clients_passed_the_bash_checks(site):
+    rc, err = site.bash({"CLIENTS": "   "})
+    assert (rc, err) == (1, "run-study: error: %s/bench/study_stats.py is "
+                            "missing\n" % site.top)
 
 
 def test_pg_config_printing_no_bindir(site):
@@ -477,22 +498,28 @@ def test_each_program_is_required(site, prog):
         site.pg_config, site.bindir, prog)
 
 
+# make passes its unset variables empty
+ALL_EMPTY = {k: "" for k in (
+    "SCALE", "REPEAT", "DURATION", "WARMUP", "SEED", "THRESHOLD", "CLIENTS",
+    "THREADS", "STRATEGIES", "VARIANTS", "WORKLOAD", "RUN_DIR",
+    "VARIANT_DIR")}
+NUMBERS = {"SCALE": "1", "REPEAT": "3", "DURATION": "60", "WARMUP": "0",
+           "SEED": "0", "THRESHOLD": "0", "CLIENTS": " 4  16\t64 ",
+           "THREADS": "2"}
+# three variants: none, a patch of the caller's, then the checkout's and
+# both.patch, which both have (the caller's is taken); ";" and a newline
+VARIANTS = ("base; onefl: good.patch work_mem=4MB\n"
+            "x_1-2: top-only.patch both.patch pg_lockstat.spin_strategy=ttas"
+            " ; ")
 # environments both accept
 ACCEPTED = [
     ("defaults", {}),
-    ("all-empty", {k: "" for k in (
-        "SCALE", "REPEAT", "DURATION", "WARMUP", "SEED", "THRESHOLD",
-        "CLIENTS", "THREADS", "STRATEGIES", "VARIANTS", "WORKLOAD",
-        "RUN_DIR", "VARIANT_DIR")}),
-    ("numbers", {"SCALE": "1", "REPEAT": "3", "DURATION": "60",
-                 "WARMUP": "0", "SEED": "0", "THRESHOLD": "0",
-                 "CLIENTS": " 4  16\t64 ", "THREADS": "2"}),
+    ("all-empty", ALL_EMPTY),
+    ("numbers", NUMBERS),
     ("seed-18-digits", {"SEED": "123456789012345678"}),
     ("threshold-fraction", {"THRESHOLD": "99.99"}),
     ("strategies", {"STRATEGIES": "default ttas_backoff"}),
-    ("variants", {"VARIANTS": "base; onefl: good.patch work_mem=4MB\n"
-                              "x_1-2: top-only.patch both.patch "
-                              "pg_lockstat.spin_strategy=ttas ; "}),
+    ("variants", {"VARIANTS": VARIANTS}),
     ("variants-absolute", {"VARIANTS": "a: {caller}/real/r.patch"}),
     ("variants-through-link", {"VARIANTS": "a: lnk/r.patch"}),
     ("variant-name-31", {"VARIANTS": "a" * 31}),
@@ -541,8 +568,7 @@ def test_defaults(site):
 
 def test_empty_values_count_as_unset(site):
     """make passes its unset variables empty."""
-    empty = dict(ACCEPTED[1][1])
-    a, b = site.study(dict(empty, SEED="7")), site.study({"SEED": "7"})
+    a, b = site.study(dict(ALL_EMPTY, SEED="7")), site.study({"SEED": "7"})
     assert a == b
 
 
@@ -553,7 +579,7 @@ def test_seed_is_drawn_when_unset(site):
 
 
 def test_numbers(site):
-    s = site.study(ACCEPTED[2][1])
+    s = site.study(NUMBERS)
     assert (s.scale, s.repeat, s.duration, s.warmup, s.seed) == (
         1, 3, 60, 0, 0)
     assert s.threshold == "0"
@@ -578,8 +604,7 @@ def test_strategies(site):
 
 
 def test_variants(site):
-    text = ACCEPTED[6][1]["VARIANTS"]
-    s = site.study({"VARIANTS": text})
+    s = site.study({"VARIANTS": VARIANTS})
     assert s.names == ["base", "onefl", "x_1-2"]
     base, onefl, x = s.variants
     assert base == spec.Variant("base")
@@ -592,8 +617,8 @@ def test_variants(site):
                          os.path.join(site.caller, "both.patch"))
     assert x.settings == (("pg_lockstat.spin_strategy", "ttas"),)
     assert x.strategy == "ttas"
-    assert s.variants_given == text
-    assert s.compared() == 'VARIANTS="%s"' % text
+    assert s.variants_given == VARIANTS
+    assert s.compared() == 'VARIANTS="%s"' % VARIANTS
 
 
 def test_patch_paths(site):
@@ -750,10 +775,6 @@ def test_study_by_hand():
 
 # --- where the module and the bash code part ---------------------------------
 
-@pytest.mark.xfail(reason="spec.parse_variants checks a repeated variant "
-                   "name only after parsing the variant's items, so an "
-                   "item's error hides it; run-study.sh named the repeat "
-                   "first", strict=True)
 def test_repeated_name_is_named_before_its_items(site):
     with pytest.raises(spec.SpecError) as e:
         site.study({"VARIANTS": "a; a: port=1"})
@@ -767,10 +788,6 @@ def test_repeated_name_is_named_before_its_items_in_bash(site):
                             'appears twice\n')
 
 
-@pytest.mark.xfail(reason="spec.resolve_patch keeps a dangling link in the "
-                   "caller's directory (os.path.lexists) and refuses it; "
-                   "run-study.sh ([ -e ]) took the checkout's file of that "
-                   "name", strict=True)
 def test_dangling_link_in_caller_falls_back_to_checkout(site):
     os.symlink(os.path.join(site.tmp, "gone.patch"),
                os.path.join(site.caller, "top-only.patch"))
