@@ -22,6 +22,8 @@ The modules, each calling only those below it:
     results     the whole report of a study directory, in order
     report      table (a) to the position table, points.csv, plot data
     report_locks  the lock side: (m), (b), (c), lock shares
+    sqlnum      the arithmetic of the SQL that (b) and (c) were once
+                computed with
     mechanism   lock counts per transaction, variant against baseline
     design      the order of the variants and client counts of each round
     stats       pure statistics: intervals, verdicts, the collapse test

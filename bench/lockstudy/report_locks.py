@@ -22,20 +22,24 @@ The public API:
         (b) of every variant, then the (c) of every variant
     lock_shares(locks_rows, variant, top=5) -> locks-<variant>.dat
 
-Calls lockstudy.mechanism, lockstudy.stats (min_rounds), lockstudy.tables
+Calls lockstudy.mechanism, lockstudy.sqlnum (PostgreSQL's arithmetic),
+lockstudy.stats (min_rounds), lockstudy.tables
 (table, psql_aligned, psql_unaligned) and lockstudy.data.
 """
 
 import csv
 import math
-from decimal import ROUND_HALF_UP, Context, Decimal
-from typing import (Any, Callable, Dict, Iterable, List, Optional, Sequence,
+from decimal import Decimal
+from typing import (Any, Dict, Iterable, List, Optional, Sequence,
                     Tuple)
 
 from .data import (InputError, Run, RunKey, index_runs, number,
                    read_rows, report_order)
 from .mechanism import COLUMNS, Counts, Point, Row, analyse
 from .stats import min_rounds
+from .sqlnum import (coalesce0, descending, float_round, group_by,
+                     numeric_text, percent, quotient, sql_add, sql_max,
+                     sql_sum)
 from .tables import psql_aligned, psql_unaligned, table
 
 # The rows of (m), per kind: the columns that name a row, and each measure
@@ -244,90 +248,6 @@ def write_mechanism(points: Sequence[Point], path: str) -> None:
                             for x in q])
 
 
-# --- SQL's arithmetic ------------------------------------------------------
-# sum(bigint) is numeric, exact: Decimal (in the default context, exact
-# below 10^28).  sum(double precision) is a float8 sum, added in the order
-# of the rows (the file's, which for one variant, client count and name is
-# the order of the rounds, the order in which the study inserted them),
-# and a float8 cast to numeric goes through its 15 significant digits
-# (float8_numeric).  round(numeric, n) rounds
-# half away from zero and keeps n decimals.  numeric / numeric: computed
-# here to 60 digits, PostgreSQL's to at least 16 significant ones, then
-# rounded to 2 decimals; both give the exact quotient's rounding while
-# the divisor is below 10^12 (a quotient that is no tie lies at least
-# 1 / (200 divisor) from one).  NULL is None: a sum of NULLs only is NULL.
-
-def _sql_sum(values: Iterable[Any]) -> Any:
-    """sum(): the total of the values not NULL, in their order; NULL if
-    there are none."""
-    total = None
-    for x in values:
-        if x is not None:
-            total = x if total is None else total + x
-    return total
-
-
-def _sql_add(a: Any, b: Any) -> Any:
-    """a + b, NULL if either is."""
-    return None if a is None or b is None else a + b
-
-
-def float8_numeric(x: Optional[float]) -> Optional[Decimal]:
-    """A float8 cast to numeric: its 15 significant digits."""
-    return None if x is None else Decimal("%.15g" % x)
-
-
-def pg_round(x: Optional[Decimal], digits: int) -> Optional[Decimal]:
-    """round(numeric, digits): half away from zero, digits decimals."""
-    if x is None:
-        return None
-    return x.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP,
-                      context=Context(prec=80))
-
-
-def _text(x: Optional[Decimal]) -> Optional[str]:
-    """A numeric as PostgreSQL prints it: no exponent; NULL None."""
-    return None if x is None else format(x, "f")
-
-
-def _desc(x: Any) -> Tuple:
-    """Sort key of ORDER BY x DESC: NULLs first."""
-    return (0,) if x is None else (1, -x)
-
-
-def _group(rows: Iterable[Dict[str, Any]],
-           key: Callable[[Dict[str, Any]], Any]) -> Dict[Any, List[Dict]]:
-    """GROUP BY: the rows of each key, in their order."""
-    groups: Dict[Any, List[Dict]] = {}
-    for r in rows:
-        groups.setdefault(key(r), []).append(r)
-    return groups
-
-
-def _sql_max(values: Iterable[Any]) -> Any:
-    """max() and greatest(): the largest value not NULL; NULL if none."""
-    return max((x for x in values if x is not None), default=None)
-
-
-def _quotient(a: Optional[Decimal],
-              b: Optional[Decimal]) -> Optional[Decimal]:
-    """round(a / nullif(b, 0), 2) in numeric."""
-    if a is None or b is None or b == 0:
-        return None
-    return pg_round(Context(prec=60).divide(a, b), 2)
-
-
-def _percent(part: Optional[Decimal],
-             total: Optional[Decimal]) -> Optional[Decimal]:
-    """round(100 * part / nullif(total, 0), 2) in numeric."""
-    return _quotient(None if part is None else 100 * part, total)
-
-
-def _float_round(x: Optional[float], digits: int) -> Optional[str]:
-    """round(x::numeric, digits) of a float8, as text."""
-    return _text(pg_round(float8_numeric(x), digits))
-
-
 # --- (b), (c) and the lock shares ------------------------------------------
 
 def _read_stats(path: str, columns: Tuple[Tuple[str, ...], ...]) -> StatRows:
@@ -366,17 +286,17 @@ def _of(rows: StatRows, variant: str, clients: int) -> List[Dict[str, Any]]:
 def _lock_sums(g: List[Dict[str, Any]]) -> Dict[str, Any]:
     """The sums of one tranche's rows of (b)."""
     return {
-        "acquires": _sql_sum(_sql_add(r["sh_acquires"], r["ex_acquires"])
-                             for r in g),
-        "blocks": _sql_sum(r["blocks"] for r in g),
-        "spins": _sql_sum(r["spin_delays"] for r in g),
-        "wait": _sql_sum(r["wait_time"] for r in g),
-        "samples": _sql_sum(_sql_add(r["sh_hold_samples"],
-                                     r["ex_hold_samples"]) for r in g),
-        "hold": _sql_sum(_sql_add(r["sh_hold_time"], r["ex_hold_time"])
-                         for r in g),
-        "longest": _sql_max(_sql_max((r["max_ex_hold_time"],
-                                      r["max_sh_hold_time"])) for r in g),
+        "acquires": sql_sum(sql_add(r["sh_acquires"], r["ex_acquires"])
+                            for r in g),
+        "blocks": sql_sum(r["blocks"] for r in g),
+        "spins": sql_sum(r["spin_delays"] for r in g),
+        "wait": sql_sum(r["wait_time"] for r in g),
+        "samples": sql_sum(sql_add(r["sh_hold_samples"],
+                                   r["ex_hold_samples"]) for r in g),
+        "hold": sql_sum(sql_add(r["sh_hold_time"], r["ex_hold_time"])
+                        for r in g),
+        "longest": sql_max(sql_max((r["max_ex_hold_time"],
+                                    r["max_sh_hold_time"])) for r in g),
     }
 
 
@@ -387,14 +307,16 @@ def _lock_cells(name: str, s: Dict[str, Any], blocks: Optional[Decimal],
     mean = longest = None
     if s["hold"] is not None and s["samples"]:
         # float8 * float8 / numeric: the numeric is cast to float8
-        mean = _float_round(1000 * s["hold"] / float(s["samples"]), 2)
+        mean = float_round(1000 * s["hold"] / float(s["samples"]), 2)
     if s["samples"] is not None and s["samples"] > 0 \
             and s["longest"] is not None:
-        longest = _float_round(1000 * s["longest"], 1)
-    return [name, _text(s["acquires"]), _text(s["blocks"]), _text(s["spins"]),
-            _text(_percent(s["blocks"], blocks)),
-            _text(_percent(s["spins"], spins)),
-            _float_round(s["wait"], 1), _text(s["samples"]), mean, longest]
+        longest = float_round(1000 * s["longest"], 1)
+    return [name, numeric_text(s["acquires"]), numeric_text(s["blocks"]),
+            numeric_text(s["spins"]),
+            numeric_text(percent(s["blocks"], blocks)),
+            numeric_text(percent(s["spins"], spins)),
+            float_round(s["wait"], 1), numeric_text(s["samples"]), mean,
+            longest]
 
 
 def top_locks(locks_rows: StatRows, variant: str, clients: int, rounds: int,
@@ -405,13 +327,14 @@ def top_locks(locks_rows: StatRows, variant: str, clients: int, rounds: int,
     time and the sampled holds, the top tranches by blocks, then spin
     delays, then acquires (ties, which the query left in no order: by
     name)."""
-    groups = _group(_of(locks_rows, variant, clients), lambda r: r["tranche"])
+    groups = group_by(_of(locks_rows, variant, clients),
+                      lambda r: r["tranche"])
     sums = {name: _lock_sums(g) for name, g in groups.items()}
-    blocks = _sql_sum(s["blocks"] for s in sums.values())
-    spins = _sql_sum(s["spins"] for s in sums.values())
-    order = sorted(sums, key=lambda n: (_desc(sums[n]["blocks"]),
-                                        _desc(sums[n]["spins"]),
-                                        _desc(sums[n]["acquires"]), n))
+    blocks = sql_sum(s["blocks"] for s in sums.values())
+    spins = sql_sum(s["spins"] for s in sums.values())
+    order = sorted(sums, key=lambda n: (descending(sums[n]["blocks"]),
+                                        descending(sums[n]["spins"]),
+                                        descending(sums[n]["acquires"]), n))
     rows = [_lock_cells(n, sums[n], blocks, spins) for n in order[:top]]
     return ("(b) top %d LWLocks by blocks: variant %s, %d clients, sum of %d "
             "rounds\n" % (top, variant, clients, rounds)
@@ -420,18 +343,18 @@ def top_locks(locks_rows: StatRows, variant: str, clients: int, rounds: int,
 
 def _spin_sums(g: List[Dict[str, Any]]) -> Dict[str, Any]:
     """The sums of one call site's rows of (c)."""
-    return {c: _sql_sum(r[c] for r in g) for c in SPIN_COLUMNS[1]
+    return {c: sql_sum(r[c] for r in g) for c in SPIN_COLUMNS[1]
             + SPIN_COLUMNS[2]}
 
 
 def _spin_cells(site: Tuple[str, str, str],
                 s: Dict[str, Any]) -> List[Optional[str]]:
     """The cells of one call site (func, file, line) of (c)."""
-    per = _quotient(s["unlocked_skips"], s["contended"])
-    return [site[0], site[1] + ":" + site[2], _text(s["contended"]),
-            _text(s["spins"]), _text(s["delays"]),
-            _float_round(s["wait_time"], 1), _text(s["tas_attempts"]),
-            _text(s["unlocked_skips"]), _text(per)]
+    per = quotient(s["unlocked_skips"], s["contended"])
+    return [site[0], site[1] + ":" + site[2], numeric_text(s["contended"]),
+            numeric_text(s["spins"]), numeric_text(s["delays"]),
+            float_round(s["wait_time"], 1), numeric_text(s["tas_attempts"]),
+            numeric_text(s["unlocked_skips"]), numeric_text(per)]
 
 
 def top_spins(spins_rows: StatRows, variant: str, clients: int, rounds: int,
@@ -449,11 +372,11 @@ def top_spins(spins_rows: StatRows, variant: str, clients: int, rounds: int,
     if not any(r["contended"] is not None and r["contended"] > 0
                for r in mine):
         return heading + "no contended spin waits\n"
-    groups = _group(mine, lambda r: (r["func"], r["file"], r["line"]))
+    groups = group_by(mine, lambda r: (r["func"], r["file"], r["line"]))
     sums = {k: _spin_sums(g) for k, g in groups.items()}
     shown = sorted((k for k in sums if (sums[k]["contended"] or 0) > 0),
-                   key=lambda k: (_desc(sums[k]["contended"]),
-                                  _desc(sums[k]["spins"]),
+                   key=lambda k: (descending(sums[k]["contended"]),
+                                  descending(sums[k]["spins"]),
                                   k[1] + ":" + k[2], k[0]))
     return heading + psql_aligned(
         SPIN_HEADER, [_spin_cells(k, sums[k]) for k in shown[:top]],
@@ -479,26 +402,22 @@ def lock_shares(locks_rows: StatRows, variant: str, top: int = 5) -> str:
     blocks and spin delays at that client count in percent, 2 decimals, 0
     where there are none."""
     mine = [dict(r, clients=c) for (v, c, _), r in locks_rows if v == variant]
-    per = {k: (_sql_sum(r["blocks"] for r in g),
-               _sql_sum(r["spin_delays"] for r in g))
-           for k, g in _group(mine, lambda r: (r["clients"],
-                                               r["tranche"])).items()}
-    score = _group(({"name": n, "x": _sql_add(b, s)}
-                    for (_, n), (b, s) in per.items()), lambda r: r["name"])
+    per = {k: (sql_sum(r["blocks"] for r in g),
+               sql_sum(r["spin_delays"] for r in g))
+           for k, g in group_by(mine, lambda r: (r["clients"],
+                                                 r["tranche"])).items()}
+    score = group_by(({"name": n, "x": sql_add(b, s)}
+                      for (_, n), (b, s) in per.items()),
+                     lambda r: r["name"])
     ranked = sorted(score, key=lambda n: (
-        _desc(_sql_sum(r["x"] for r in score[n])), n))
-    totals = {c: [_sql_sum(per[k][i] for k in per if k[0] == c)
+        descending(sql_sum(r["x"] for r in score[n])), n))
+    totals = {c: [sql_sum(per[k][i] for k in per if k[0] == c)
                   for i in (0, 1)] for c, _ in per}
     rows = []
     for rank, name in enumerate(ranked[:top], start=1):
         for c in sorted(c for (c, n) in per if n == name):
             rows.append([str(rank), str(c), name.replace(" ", "_")]
-                        + [_text(_coalesce0(_percent(per[(c, name)][i],
-                                                     totals[c][i])))
+                        + [numeric_text(coalesce0(percent(per[(c, name)][i],
+                                                          totals[c][i])))
                            for i in (0, 1)])
     return psql_unaligned(rows, " ")
-
-
-def _coalesce0(x: Optional[Decimal]) -> Decimal:
-    """coalesce(x, 0)."""
-    return Decimal(0) if x is None else x

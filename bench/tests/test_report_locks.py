@@ -22,6 +22,7 @@ from fractions import Fraction
 import pytest
 
 from lockstudy import report_locks as rl
+from lockstudy import sqlnum
 from lockstudy.data import InputError, read_runs
 from test_mechanism import (Synth, assert_points, base_zero_study,
                             empty_points_study, expect, noise_study)
@@ -299,16 +300,16 @@ def test_lock_shares_computed_here(tmp_path, seed):
 
 
 def test_sql_arithmetic():
-    assert rl.pg_round(Decimal("0.125"), 2) == Decimal("0.13")
-    assert rl.pg_round(Decimal("-0.125"), 2) == Decimal("-0.13")
-    assert str(rl.pg_round(Decimal(5), 2)) == "5.00"
+    assert sqlnum.pg_round(Decimal("0.125"), 2) == Decimal("0.13")
+    assert sqlnum.pg_round(Decimal("-0.125"), 2) == Decimal("-0.13")
+    assert str(sqlnum.pg_round(Decimal(5), 2)) == "5.00"
     # 2.675 is 2.67499999999999982236431605997495353221893310546875 in
     # binary; its 15 digits are 2.675, which rounds to 2.68
-    assert rl.float8_numeric(2.675) == Decimal("2.675")
-    assert rl.pg_round(rl.float8_numeric(2.675), 2) == Decimal("2.68")
-    assert rl.float8_numeric(0.1 + 0.2) == Decimal("0.3")
-    assert rl.float8_numeric(1e-5) == Decimal("0.00001")
-    assert rl.float8_numeric(None) is None and rl.pg_round(None, 1) is None
+    assert sqlnum.float8_numeric(2.675) == Decimal("2.675")
+    assert sqlnum.pg_round(sqlnum.float8_numeric(2.675), 2) == Decimal("2.68")
+    assert sqlnum.float8_numeric(0.1 + 0.2) == Decimal("0.3")
+    assert sqlnum.float8_numeric(1e-5) == Decimal("0.00001")
+    assert sqlnum.float8_numeric(None) is None and sqlnum.pg_round(None, 1) is None
 
 
 def test_stat_rows_errors(tmp_path):
