@@ -18,7 +18,8 @@ import csv
 import math
 import os
 import types
-from typing import Dict, List, NamedTuple, Optional, Sequence
+from typing import (Dict, List, NamedTuple, Optional, Sequence,
+                    Tuple)
 
 from . import data, stats
 from .tables import fmt, table
@@ -31,10 +32,11 @@ CORRECTIONS = types.MappingProxyType({"bonferroni": "Bonferroni",
 COLUMNS = ("variant", "clients", "n", "median", "lo", "hi", "bifurcated",
            "cv", "tps_ci_low", "tps_ci_high", "pairs", "ratio", "ci_low",
            "ci_high", "coverage", "verdict", "rounds_needed", "bad_runs",
-           "fisher_p")
+           "fisher_p", "base_bad_runs", "ratio_noise")
 # the float columns of points.csv written to 6 significant digits; the
 # other floats (tps) get 3 decimals
-SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p")
+SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p",
+               "ratio_noise")
 
 
 class TpsReport(NamedTuple):
@@ -116,8 +118,9 @@ def table_a(points: Sequence[stats.Point], variants: Sequence[str],
     level, rlevel = _level(confidence), _level(ratio_confidence, True)
     out = ["(a) tps per client count: median over rounds and %s interval "
            "(order statistics); for each %s the ratio of its tps to %s's "
-           "in the same round: median, %s interval, verdict (threshold "
-           "%g%%); %d round%s; * bimodal (two groups of runs)"
+           "in the same round: Hodges-Lehmann estimate, %s interval "
+           "(Wilcoxon signed rank), verdict (threshold %g%%) and the bad "
+           "runs of a collapse (k/n low); %d round%s"
            % (level, NOUN, base, rlevel, 100 * threshold, nr,
               "" if nr == 1 else "s")]
     rows = [_row_a(p, base) for c in sorted({p["clients"] for p in points})
@@ -143,8 +146,9 @@ def table_a(points: Sequence[stats.Point], variants: Sequence[str],
                    "is at most %.2f%% (the sum of the intervals' exact "
                    "non-coverage)" % (ncomparisons, correction, rlevel,
                                       100 * bound))
-    out.append("rounds needed: rounds that would resolve the ratio "
-               "observed, at the noise observed; - within the threshold")
+    out.append("rounds needed: rounds that would give the ratio observed "
+               "a verdict with %d%% power, at the ratio noise observed; - "
+               "within the threshold" % round(100 * stats.POWER))
     return "\n".join(out)
 
 
@@ -154,51 +158,66 @@ def _row_a(p: stats.Point, base: str) -> List[str]:
     need = p["rounds_needed"]
     return [
         str(p["clients"]), p["variant"],
-        fmt(p["median"]) + (" *" if p["bifurcated"] else ""),
+        fmt(p["median"]),
         fmt(p["tps_ci_low"]) + "-" + fmt(p["tps_ci_high"])
         if p["variant"] == base else "",
         fmt(p["ratio"], 3) if ratio else "",
         fmt(p["ci_low"], 3) + "-" + fmt(p["ci_high"], 3) if ratio else "",
-        p["verdict"],
+        p["verdict"] + _low(p),
         ("-" if need is None else str(need))
         if p["verdict"] == "no difference" else "",
     ]
 
 
-def _runs_of(p: stats.Point) -> str:
-    """A point's bad runs of its runs, as the collapse table shows them."""
-    return "%d of %d" % (p["bad_runs"], p["n"])
+def _low(p: stats.Point) -> str:
+    """What a verdict cell says of a collapse: the point's bad runs where
+    its runs or, for a variant, the baseline's split ("", else
+    ", k/n low")."""
+    if p["bifurcated"] or p["bad_runs"]:
+        return ", %d/%d low" % (p["bad_runs"], p["n"])
+    return ""
+
+
+def _runs_of(n: Optional[int], of: int) -> str:
+    """Bad runs of runs, as the collapse table shows them."""
+    return "" if n is None else "%d of %d" % (n, of)
 
 
 def collapse_table(points: Sequence[stats.Point],
                    variants: Sequence[str]) -> str:
     """The collapse test's result: a line when no point's runs split, else
-    per client count where some do, each variant's bad runs against the
-    baseline's and Fisher's exact test of the two counts."""
+    per client count where some do, each variant's bad runs and the
+    baseline's, counted by one rule, and Fisher's exact test of the two
+    counts."""
     base = variants[0]
     false_alarms = 100 * stats.BIMODAL_FALSE_ALARMS
+    how = ("split test of each point's log tps after each round's effect "
+           "(the other %ss' median in that round), at most %g%% false "
+           "alarms per point of single-peaked runs (normal, skewed or "
+           "heavy-tailed); needs %d runs" % (NOUN, false_alarms,
+                                            stats.BIMODAL_MIN_RUNS))
     split = sorted({p["clients"] for p in points if p["bifurcated"]})
     if not split:
-        return ("collapse: no point's runs fall into two groups (split test "
-                "in log tps, %g%% false alarms per point of single-peaked "
-                "runs; needs %d runs)"
-                % (false_alarms, stats.BIMODAL_MIN_RUNS))
+        return "collapse: no point's runs fall into two groups (%s)" % how
     bases = {p["clients"]: p for p in points if p["variant"] == base}
     rows = []
     for c in split:
         b = bases.get(c)
-        rows += [[str(c), p["variant"], _runs_of(p),
-                  _runs_of(b) if b else "", fmt(p["fisher_p"], 3)]
+        rows += [[str(c), p["variant"], _runs_of(p["bad_runs"], p["n"]),
+                  _runs_of(p["base_bad_runs"], b["n"]) if b else "",
+                  fmt(p["fisher_p"], 3)]
                  for p in points if p["clients"] == c
                  and p["variant"] != base]
         # a study of the baseline alone still shows its split points
         if len(variants) == 1 and b:
-            rows.append([str(c), base, _runs_of(b), "", ""])
-    return ("collapse: points whose runs fall into two groups (split test "
-            "in log tps, %g%% false alarms per point): bad runs (the lower "
-            "group) of each %s and of %s, and Fisher's exact test of the two "
-            "counts; their ratios get the verdict bimodal\n"
-            % (false_alarms, NOUN, base)
+            rows.append([str(c), base, _runs_of(b["bad_runs"], b["n"]),
+                         "", ""])
+    return ("collapse: points whose runs fall into a good and a bad group "
+            "(%s): the bad runs of each %s and of %s, both below the "
+            "boundary of the %s's split, or of %s's where only it splits, "
+            "and Fisher's exact test of the two counts; below p = %g the "
+            "verdict is bimodal, else the bad runs are shown beside it\n"
+            % (how, NOUN, base, NOUN, base, stats.COLLAPSE_ALPHA)
             + table(["clients", NOUN, "bad runs", base + " bad runs",
                      "Fisher p"], rows, [True, False, True, True, True]))
 
@@ -216,23 +235,48 @@ def _per_point_table(title: str, clients: Sequence[int],
 
 def noise_table(points: Sequence[stats.Point],
                 variants: Sequence[str]) -> str:
-    """The coefficient of variation of each point, in percent."""
+    """Per client count, the baseline's coefficient of variation of tps
+    and each other variant's ratio noise, in percent."""
+    cells = {}
+    for p in points:
+        x = p["cv"] if p["variant"] == variants[0] else p["ratio_noise"]
+        if not math.isnan(x):
+            cells[(p["variant"], p["clients"])] = fmt(100 * x, 1)
     return _per_point_table(
-        "noise: coefficient of variation of tps across rounds (%)",
-        sorted({p["clients"] for p in points}), variants,
-        {(p["variant"], p["clients"]): fmt(100 * p["cv"], 1)
-         for p in points})
+        "noise (%%): for %s the coefficient of variation of its tps across "
+        "rounds; for each other %s the ratio noise, the standard deviation "
+        "of the log of its paired ratios, which its interval and rounds "
+        "needed depend on" % (variants[0], NOUN),
+        sorted({p["clients"] for p in points}), variants, cells)
+
+
+def _in_range(x: float, rng: Optional[Tuple[float, float]]) -> str:
+    """A number with the range chance gives it, marked when outside."""
+    if rng is None:
+        return fmt(x, 3)
+    mark = " " + stats.MARK if not rng[0] <= x <= rng[1] else ""
+    return "%s [%s-%s]%s" % (fmt(x, 3), fmt(rng[0], 3), fmt(rng[1], 3),
+                             mark)
+
+
+def _range_words() -> str:
+    """How the drift and position tables' ranges are taken."""
+    return ("[range that chance gives it, %g%% over the table together]; "
+            "%s outside it" % (100 * stats.RANGE_CONFIDENCE, stats.MARK))
 
 
 def drift_table(tps: Dict[stats.RunKey, float],
                 variants: Sequence[str]) -> str:
     """Per point, the median tps of the last third of the rounds over that
-    of the first third (stats.drift)."""
+    of the first third (stats.drift), with its null range
+    (stats.drift_ranges), marked outside it."""
+    ranges = stats.drift_ranges(tps, variants)
     return _per_point_table(
         "drift: median tps of the last third of the rounds over the first "
-        "third, per point",
+        "third, per point %s" % _range_words(),
         sorted({c for (s, c, r) in tps if s in variants}), variants,
-        {k: fmt(x, 3) for k, x in stats.drift(tps, variants).items()})
+        {k: _in_range(x, ranges.get(k))
+         for k, x in stats.drift(tps, variants).items()})
 
 
 def position_table(tps: Dict[stats.RunKey, float],
@@ -240,15 +284,19 @@ def position_table(tps: Dict[stats.RunKey, float],
                    variants: Sequence[str]) -> str:
     """Per variant but the baseline, the median ratio to the baseline by
     the position it ran in within its round (stats.position_ratios), with
-    the number of ratios; at least 2 variants."""
+    the number of ratios and the range of the median under no effect of
+    the position (stats.position_ranges); at least 2 variants."""
     npos = max(positions.values())
     by = stats.position_ratios(tps, positions, variants)
-    rows = [[s] + ["%s (%d)" % (fmt(by[s][q][0], 3), by[s][q][1])
+    ranges = stats.position_ranges(tps, positions, variants)
+    rows = [[s] + ["%s (%d)" % (_in_range(by[s][q][0],
+                                          ranges.get(s, {}).get(q)),
+                                by[s][q][1])
                    if q in by[s] else "" for q in range(1, npos + 1)]
             for s in variants[1:]]
     return ("position: median ratio to %s in the same round by the position "
-            "the %s ran in (number of ratios), all client counts\n"
-            % (variants[0], NOUN)
+            "the %s ran in (number of ratios), all client counts %s\n"
+            % (variants[0], NOUN, _range_words())
             + table([NOUN] + ["position %d" % q for q in range(1, npos + 1)],
                     rows, [False] + [True] * npos))
 

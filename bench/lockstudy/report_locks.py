@@ -23,8 +23,8 @@ The public API:
     lock_shares(locks_rows, variant, top=5) -> locks-<variant>.dat
 
 Calls lockstudy.mechanism, lockstudy.sqlnum (PostgreSQL's arithmetic),
-lockstudy.stats (min_rounds), lockstudy.tables
-(table, psql_aligned, psql_unaligned) and lockstudy.data.
+lockstudy.tables (table, psql_aligned, psql_unaligned) and
+lockstudy.data.
 """
 
 import csv
@@ -35,8 +35,9 @@ from typing import (Any, Dict, Iterable, List, Optional, Sequence,
 
 from .data import (InputError, Run, RunKey, index_runs, number,
                    read_rows, report_order)
-from .mechanism import COLUMNS, Counts, Point, Row, analyse
-from .stats import min_rounds
+from .mechanism import (COLUMNS, MAX_EXACT_ROUNDS, MONTE_CARLO_FLIPS,
+                        Q_MARK, Counts, Point, Row, analyse,
+                        min_mark_rounds)
 from .sqlnum import (coalesce0, descending, float_round, group_by,
                      numeric_text, percent, quotient, sql_add, sql_max,
                      sql_sum)
@@ -178,17 +179,44 @@ def rate_fmt(x: float, sign: bool = False) -> str:
     return ("%+.*f" if sign else "%.*f") % (digits, x)
 
 
+def ratio_fmt(x: float) -> str:
+    """A rate ratio: x and 3 decimals, "new" if infinite (the base's rate
+    is 0), "-" if undefined."""
+    if math.isnan(x):
+        return "-"
+    return "new" if math.isinf(x) else "x%.3f" % x
+
+
+def _bound_fmt(x: float) -> str:
+    """A bound of the interval of a rate ratio."""
+    if math.isnan(x):
+        return "-"
+    return "inf" if math.isinf(x) else "%.3f" % x
+
+
 def _row_cells(q: Row) -> List[str]:
     """The cells of one row of (m)."""
-    if q.stat == "ratio":
-        stat = "x%.3f" % q.median
-        ci = "[%.3f, %.3f]" % (q.ci_low, q.ci_high)
-    else:
-        stat = rate_fmt(q.median, True)
-        ci = "[%s, %s]" % (rate_fmt(q.ci_low, True),
-                           rate_fmt(q.ci_high, True))
-    return [q.name, q.measure, rate_fmt(q.base_median),
-            rate_fmt(q.variant_median), stat, ci, q.marker]
+    return [q.name, q.measure, rate_fmt(q.base_rate),
+            rate_fmt(q.variant_rate), ratio_fmt(q.ratio),
+            "[%s, %s]" % (_bound_fmt(q.ci_low), _bound_fmt(q.ci_high)),
+            "%.4f" % q.p, "%.4f" % q.q, q.marker]
+
+
+def _rows(n: int) -> str:
+    """n rows, or 1 row."""
+    return "%d row%s" % (n, "" if n == 1 else "s")
+
+
+def _marks_line(rows: Sequence[Row]) -> str:
+    """The line under a table (m): the rows marked and the chance marks
+    expected among them."""
+    marked = sum(q.marker == "*" for q in rows)
+    done = "%d of %s marked *" % (marked, _rows(len(rows)))
+    if not marked:
+        return done
+    return ("%s: at most %.2f of them expected by chance "
+            "(Benjamini-Hochberg: on average at most %g%% of the marked "
+            "rows)" % (done, Q_MARK * marked, 100 * Q_MARK))
 
 
 def _point_text(p: Point, base: str, confidence: float, top: int,
@@ -204,24 +232,28 @@ def _point_text(p: Point, base: str, confidence: float, top: int,
     if not p.rows:
         return [where + "no LWLock or spin-wait call site counted in the "
                 "%d round%s in common" % (n, plural)]
-    lines = [where + "per 1000 transactions, median over %d round%s of the "
-             "paired ratio (difference where the base is 0 in some round), "
-             "%s interval not corrected for the %d rows: the table "
-             "explains, the verdicts of table (a) decide; * the interval "
-             "excludes no change" % (n, plural, level, len(p.rows))]
+    test = "exact paired sign-flip test" if n <= MAX_EXACT_ROUNDS else \
+        "paired sign-flip test on %d sampled flips" % MONTE_CARLO_FLIPS
+    lines = [where + "per 1000 transactions over the %d round%s both ran, "
+             "each side's counts summed over its transactions; ratio of "
+             "the two rates with its %s bootstrap interval over the "
+             "rounds; p of the %s; q Benjamini-Hochberg over the %s; "
+             "* q <= %g" % (n, plural, level, test, _rows(len(p.rows)),
+                            Q_MARK)]
     lines += table(["lock or call site", "measure", base, p.variant,
-                    "ratio/diff", level + " interval", "*"],
+                    "ratio", level + " interval", "p", "q", "*"],
                    [_row_cells(q) for q in p.rows[:top]],
-                   [False, False, True, True, True, True, False]
-                   ).split("\n")
+                   [False, False, True, True, True, True, True, True,
+                    False]).split("\n")
     if len(p.rows) > top:
         lines.append("(%d more rows %s)" % (
             len(p.rows) - top, "in " + csv_name if csv_name
             else "not shown; --csv FILE writes every row"))
-    if p.rows[0].coverage < confidence:
-        lines.append("fewer than %d rounds: the intervals are min-max, of "
-                     "coverage %.1f%% only, and mark nothing"
-                     % (min_rounds(confidence), 100 * p.rows[0].coverage))
+    lines.append(_marks_line(p.rows))
+    if n < min_mark_rounds():
+        lines.append("fewer than %d rounds: the smallest p of the "
+                     "sign-flip test is %.4g, so no row can be marked"
+                     % (min_mark_rounds(), 2.0 ** (1 - n)))
     return lines
 
 
@@ -238,7 +270,8 @@ def mechanism_text(points: Sequence[Point], base: str, confidence: float,
 
 def write_mechanism(points: Sequence[Point], path: str) -> None:
     """mechanism.csv: every row of every point, the columns of
-    lockstudy.mechanism.COLUMNS, numbers to 6 significant digits."""
+    lockstudy.mechanism.COLUMNS, numbers to 6 significant digits (an
+    infinite ratio or bound inf, an undefined one nan)."""
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)

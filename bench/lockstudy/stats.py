@@ -1,11 +1,15 @@
 """The study's statistics: pure functions of numbers, no I/O.
 
-The order-statistics interval of a median and its exact coverage, the
-coefficient of variation, the collapse test (do a point's runs fall into
-two groups?), the verdict on a paired tps ratio and the rounds that would
-resolve one, and over a whole study: the points of table (a), the number
-of comparisons, the drift of each point and the ratio to the baseline by
-position in the round.
+The order-statistics interval of a median and its exact coverage (the
+baseline's tps), the Hodges-Lehmann estimate of a paired ratio with the
+interval of Wilcoxon's signed-rank test and its exact coverage, the
+coefficient of variation and the ratio noise, the collapse test on
+round-adjusted data (do a point's runs fall into a good and a bad group,
+beyond what each round's effect on every variant explains?), the verdict
+on a ratio interval and the rounds that would give one with 80 % power,
+and over a whole study: the points of table (a), the number of
+comparisons, the drift of each point and the ratio to the baseline by
+position in the round, each with the range chance gives it.
 
 A study's tps are given as a mapping (variant, clients, round) -> tps, one
 run per key: the caller (report) has read and checked the runs.  Calls no
@@ -14,6 +18,7 @@ other module of the package.
 
 import functools
 import math
+import warnings
 from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence,
                     Tuple)
 
@@ -23,18 +28,40 @@ from scipy import stats as scipy_stats
 RunKey = Tuple[str, int, int]		# (variant, clients, round)
 Point = Dict[str, Any]
 
-# the collapse test: the fewest runs it looks at, the share of single-peaked
-# points it flags, and the simulated draws its threshold is taken from
+# the collapse test: the fewest runs it looks at, the share of points of
+# single-peaked runs it flags (at most, over the shapes of noise it is
+# calibrated on), the simulated draws its threshold is taken from, and the
+# level of Fisher's test below which two sides' counts of bad runs differ
 BIMODAL_MIN_RUNS = 5
 BIMODAL_FALSE_ALARMS = 0.01
-BIMODAL_DRAWS = 20000
-# the verdicts that a split point's ratio loses to "bimodal"
+BIMODAL_DRAWS = 10000
+COLLAPSE_ALPHA = 0.05
+# the least distance between the means of the two groups, in log tps
+# (5 %): closer groups are not a collapse
+BIMODAL_MIN_DEPTH = -math.log(0.95)
+# the most variants the threshold is simulated for; more reuse it
+BIMODAL_MAX_VARIANTS = 6
+# the verdicts that a point loses to "bimodal"
 RATIO_VERDICTS = ("faster", "slower", "no difference")
+# the power that "rounds needed" asks for, the most rounds up to which it
+# is simulated, and the simulated draws
+POWER = 0.8
+POWER_SIMULATED = 60
+POWER_DRAWS = 1000
+# the level of the drift and position tables' null ranges, over all the
+# cells of one table together (Bonferroni), and the draws they are
+# simulated from
+RANGE_CONFIDENCE = 0.95
+RANGE_DRAWS = 4000
+# the mark of a number outside the range chance gives it
+MARK = "*"
 
 
+@functools.lru_cache(maxsize=None)
 def min_rounds(confidence: float) -> int:
     """The fewest values for which an order-statistics interval of the
-    median reaches the confidence level."""
+    median, or a signed-rank interval, reaches the confidence level (both
+    are the min-max interval, of coverage 1 - 2 / 2^n, at their widest)."""
     n = 1
     while 1 - 2 * scipy_stats.binom.cdf(0, n, 0.5) < confidence:
         n += 1
@@ -48,37 +75,137 @@ def median_ci(values: Sequence[float],
     confidence level; [min, max] and a lower coverage if none is."""
     x = numpy.sort(numpy.asarray(values, dtype=float))
     n = len(x)
+    k, coverage = _order_rank(n, confidence)
+    return float(numpy.median(x)), float(x[k - 1]), float(x[n - k]), coverage
+
+
+@functools.lru_cache(maxsize=None)
+def _order_rank(n: int, confidence: float) -> Tuple[int, float]:
+    """The rank k of median_ci's interval of n values and its coverage."""
     alpha = 1 - confidence
     k = 1
     while k < n + 1 - k and 2 * scipy_stats.binom.cdf(k, n, 0.5) <= alpha:
         k += 1
-    coverage = 1 - 2 * scipy_stats.binom.cdf(k - 1, n, 0.5)
-    return float(numpy.median(x)), float(x[k - 1]), float(x[n - k]), coverage
+    return k, float(1 - 2 * scipy_stats.binom.cdf(k - 1, n, 0.5))
+
+
+@functools.lru_cache(maxsize=None)
+def signed_rank_cdf(n: int) -> Tuple[float, ...]:
+    """P(W <= w) for w = 0 .. n(n+1)/2, W Wilcoxon's signed-rank statistic
+    of n values from a continuous distribution symmetric about 0 (the sum
+    of the ranks of the positive ones): the number of subsets of 1 .. n
+    with each sum, over 2^n."""
+    counts = numpy.zeros(n * (n + 1) // 2 + 1)
+    counts[0] = 1
+    for i in range(1, n + 1):
+        counts[i:] = counts[i:] + counts[:-i].copy()
+    return tuple(numpy.cumsum(counts) / 2.0 ** n)
+
+
+def hl_ci(values: Sequence[float],
+          confidence: float) -> Tuple[float, float, float, float]:
+    """Hodges-Lehmann estimate of the centre of symmetry of the values (the
+    median of the n(n+1)/2 Walsh averages (x_i + x_j) / 2, i <= j), the
+    interval of Wilcoxon's signed-rank test (low, high) and its exact
+    coverage for a continuous symmetric distribution: [w(k), w(N+1-k)] of
+    the N sorted Walsh averages, k the largest rank whose coverage
+    1 - 2 P(W <= k - 1) is at least the confidence; [min, max] and its
+    lower coverage if none is."""
+    x = numpy.asarray(values, dtype=float)
+    n = len(x)
+    i, j = numpy.triu_indices(n)
+    walsh = numpy.sort((x[i] + x[j]) / 2)
+    big_n = len(walsh)
+    k, coverage = _walsh_rank(n, confidence)
+    return (float(numpy.median(walsh)), float(walsh[k - 1]),
+            float(walsh[big_n - k]), coverage)
+
+
+@functools.lru_cache(maxsize=None)
+def _walsh_rank(n: int, confidence: float) -> Tuple[int, float]:
+    """The rank k of hl_ci's interval of n values and its coverage."""
+    cdf = signed_rank_cdf(n)
+    big_n = n * (n + 1) // 2
+    k = 1
+    while k < big_n + 1 - k and 2 * cdf[k] <= 1 - confidence:
+        k += 1
+    return k, float(1 - 2 * cdf[k - 1])
 
 
 def cv(values: Sequence[float]) -> float:
-    """Coefficient of variation: sample standard deviation over mean."""
-    if len(values) < 2:
+    """Coefficient of variation: sample standard deviation over mean; nan
+    below 2 values or at a mean of 0."""
+    if len(values) < 2 or not numpy.mean(values) > 0:
         return float("nan")
     return float(numpy.std(values, ddof=1) / numpy.mean(values))
 
 
-def split_statistic(logs: Sequence[Sequence[float]]
+def ratio_noise(ratios: Sequence[float]) -> float:
+    """The noise of paired ratios: the sample standard deviation of their
+    logs (about their coefficient of variation); nan below 2 ratios."""
+    if len(ratios) < 2:
+        return float("nan")
+    return float(numpy.std(numpy.log(ratios), ddof=1))
+
+
+def round_residuals(logs: numpy.ndarray) -> numpy.ndarray:
+    """Residuals of log tps after each variant's level and each round's
+    effect.  logs has the shape (..., variants, rounds), nan where a
+    variant did not run in a round.  Each variant's values are centred on
+    their median; a round's effect on a variant is taken from the others,
+    the median of their centred values in that round (0 where no other
+    variant ran in it: nothing tells the round from the variant).  So with
+    two variants a residual is the paired log ratio, centred; a slowdown
+    of a round that hits every variant alike is removed exactly (but for
+    a constant per variant, where it moved the variant's median, which
+    the split statistic does not see), and a variant's own bad runs stay
+    its own."""
+    centred = _centred(logs)
+    out = numpy.empty_like(centred)
+    for v in range(logs.shape[-2]):
+        out[..., v, :] = _residual(centred, v)
+    return out
+
+
+def _median_of(x: numpy.ndarray):
+    """numpy's median, or its much slower nanmedian where x has a nan."""
+    return numpy.nanmedian if numpy.isnan(x).any() else numpy.median
+
+
+def _centred(logs: numpy.ndarray) -> numpy.ndarray:
+    """logs centred on each variant's median over the rounds."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return logs - _median_of(logs)(logs, axis=-1, keepdims=True)
+
+
+def _residual(centred: numpy.ndarray, v: int) -> numpy.ndarray:
+    """The residuals of variant v (round_residuals) from the centred logs
+    of all variants."""
+    if centred.shape[-2] == 1:
+        return centred[..., v, :]
+    others = numpy.delete(centred, v, axis=-2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        effect = _median_of(others)(others, axis=-2)
+    return centred[..., v, :] - numpy.nan_to_num(effect, nan=0.0)
+
+
+def split_statistic(sorted_rows: Sequence[Sequence[float]]
                     ) -> Tuple[numpy.ndarray, numpy.ndarray]:
     """For rows of sorted values (a 2-D array), the largest over the splits
-    into a lower and an upper group of at least 2 values each of the
-    distance between the groups' means over the pooled standard deviation
-    inside the groups, and the size of the lower group at that split.  A
-    single outlying run is not a group."""
-    x = numpy.asarray(logs, dtype=float)
+    into a lower group of 2 to n/2 values and an upper group of the rest
+    of the distance between the groups' means over the pooled standard
+    deviation inside the groups, and the size of the lower group at that
+    split.  A single outlying run is not a group, and the lower group is
+    the smaller one: a collapse is a minority of slow runs."""
+    x = numpy.asarray(sorted_rows, dtype=float)
     n = x.shape[1]
-    # running sums give every split's group means and sums of squares at
-    # once, for all rows
     c1 = numpy.cumsum(x, axis=1)
     c2 = numpy.cumsum(x * x, axis=1)
     t1, t2 = c1[:, -1:], c2[:, -1:]
-    i = numpy.arange(2, n - 1)				# size of the lower group
-    s1_lo, s2_lo = c1[:, 1:-2], c2[:, 1:-2]
+    i = numpy.arange(2, n // 2 + 1)			# size of the lower group
+    s1_lo, s2_lo = c1[:, i - 1], c2[:, i - 1]
     s1_hi, s2_hi = t1 - s1_lo, t2 - s2_lo
     m_lo, m_hi = s1_lo / i, s1_hi / (n - i)
     ss = (s2_lo - s1_lo * m_lo) + (s2_hi - s1_hi * m_hi)
@@ -86,40 +213,76 @@ def split_statistic(logs: Sequence[Sequence[float]]
     diff = m_hi - m_lo
     # groups without spread: infinitely far apart if their means differ
     # (beyond rounding), else not apart at all
+    scale = numpy.maximum(1, numpy.maximum(numpy.abs(m_hi),
+                                           numpy.abs(m_lo)))
     with numpy.errstate(divide="ignore", invalid="ignore"):
-        g = numpy.where(sd > 1e-12 * numpy.maximum(1, numpy.abs(m_hi)),
-                        diff / sd,
-                        numpy.where(diff > 1e-12, numpy.inf, 0.0))
+        g = numpy.where(sd > 1e-12 * scale, diff / sd,
+                        numpy.where(diff > 1e-12 * scale, numpy.inf, 0.0))
     best = numpy.argmax(g, axis=1)
     return g[numpy.arange(len(g)), best], best + 2
 
 
+def null_noise(shape: Tuple[int, ...], seed: int) -> List[numpy.ndarray]:
+    """Draws of single-peaked noise of the given shape from each shape of
+    noise the collapse test is calibrated on: normal, skewed to the left
+    (a negated gamma of skewness -0.9), and heavy-tailed (Student's t with
+    3 degrees of freedom)."""
+    rng = numpy.random.default_rng(seed)
+    shape_k = 4 / 0.81
+    return [rng.standard_normal(shape),
+            -rng.gamma(shape_k, 1.0, shape),
+            rng.standard_t(3, shape)]
+
+
 @functools.lru_cache(maxsize=None)
-def bimodal_threshold(n: int) -> float:
-    """The split statistic's 1 - BIMODAL_FALSE_ALARMS quantile for n runs of
-    single-peaked (normal, in log tps) data: simulated, with a fixed seed so
-    that it is the same in every run.  The statistic does not depend on the
-    data's mean or spread."""
-    rng = numpy.random.default_rng(n)
-    draws = numpy.sort(rng.standard_normal((BIMODAL_DRAWS, n)), axis=1)
-    g, _ = split_statistic(draws)
-    return float(numpy.quantile(g, 1 - BIMODAL_FALSE_ALARMS))
+def bimodal_threshold(n: int, variants: int = 1) -> float:
+    """The threshold of the split statistic of n round-adjusted runs of a
+    point whose client count has that many variants: the largest over the
+    shapes of null_noise of its 1 - BIMODAL_FALSE_ALARMS quantile, so that
+    single-peaked runs of any of them are flagged at most that often.
+    Simulated with a fixed seed, so the same in every run; the statistic
+    depends neither on the data's level nor on its spread."""
+    k = max(1, min(variants, BIMODAL_MAX_VARIANTS))
+    quantiles = []
+    for draws in null_noise((BIMODAL_DRAWS, k, n), 1000 * k + n):
+        res = _residual(_centred(draws), 0)
+        g, _ = split_statistic(numpy.sort(res, axis=1))
+        quantiles.append(float(numpy.quantile(g, 1 - BIMODAL_FALSE_ALARMS)))
+    return max(quantiles)
+
+
+def collapse(residuals: Sequence[float],
+             variants: int = 1) -> Tuple[bool, float]:
+    """Whether a point's round-adjusted runs (round_residuals, one variant)
+    fall into a smaller lower group and the rest: at least
+    BIMODAL_MIN_RUNS runs and the split statistic above
+    bimodal_threshold, the groups' means at least BIMODAL_MIN_DEPTH apart
+    (a split of runs 1 % apart is no collapse, however clean).  Returns
+    (flag, boundary): the boundary between the groups, the midpoint
+    between the highest of the lower group and the lowest of the upper
+    one (nan when not flagged); a run below it is a bad run."""
+    x = numpy.sort(numpy.asarray(residuals, dtype=float))
+    n = len(x)
+    if n < BIMODAL_MIN_RUNS:
+        return False, float("nan")
+    g, k = split_statistic(x[numpy.newaxis, :])
+    i = int(k[0])
+    deep = numpy.mean(x[i:]) - numpy.mean(x[:i]) >= BIMODAL_MIN_DEPTH
+    if g[0] > bimodal_threshold(n, variants) and deep:
+        return True, float((x[i - 1] + x[i]) / 2)
+    return False, float("nan")
 
 
 def bimodal(values: Sequence[float]) -> Tuple[bool, int]:
-    """Whether the runs of a point fall into two groups (collapse), and how
-    many runs are in the lower one: at least BIMODAL_MIN_RUNS runs, and the
-    split statistic of their log tps above bimodal_threshold(n), which
-    single-peaked data exceeds in BIMODAL_FALSE_ALARMS of the cases.
-    Returns (flag, runs in the lower group, or 0)."""
-    n = len(values)
-    if n < BIMODAL_MIN_RUNS or min(values) <= 0:
+    """The collapse test of one point's tps on their own (no round
+    adjustment): (flag, runs in the lower group, or 0)."""
+    if len(values) < BIMODAL_MIN_RUNS or min(values) <= 0:
         return False, 0
-    logs = numpy.sort(numpy.log(numpy.asarray(values, dtype=float)))
-    g, k = split_statistic(logs[numpy.newaxis, :])
-    if g[0] > bimodal_threshold(n):
-        return True, int(k[0])
-    return False, 0
+    logs = numpy.log(numpy.asarray(values, dtype=float))
+    flag, boundary = collapse(logs - numpy.median(logs))
+    if not flag:
+        return False, 0
+    return True, int(numpy.sum(logs - numpy.median(logs) < boundary))
 
 
 def verdict(low: float, high: float, threshold: float, enough: bool) -> str:
@@ -138,10 +301,18 @@ def verdict(low: float, high: float, threshold: float, enough: bool) -> str:
 
 def rounds_needed(log_ratios: Sequence[float], ratio: float,
                   threshold: float, confidence: float) -> Optional[int]:
-    """Rounds that would resolve this median ratio at this noise, or None
-    when the ratio is within the threshold.  The median's standard error is
-    taken as sqrt(pi/2) s / sqrt(n), its large-sample value for normal
-    data, s the standard deviation of the log ratios."""
+    """Rounds that would give this ratio a verdict with POWER (80 %) at
+    this noise, or None when the ratio is within the threshold.  The
+    Hodges-Lehmann estimate's standard error is taken as
+    sqrt(pi/3) s / sqrt(n), its large-sample value for normal data, s the
+    standard deviation of the log ratios; the interval's bound must clear
+    the threshold, so n = ((z + z_power) sqrt(pi/3) s / margin)^2, z the
+    normal quantile of the interval's level, margin the log distance from
+    the ratio to the threshold.  Up to POWER_SIMULATED rounds, where that
+    is too few, the fewest n from there whose power, simulated for
+    normal log ratios (power_at), reaches POWER; at least min_rounds."""
+    if not ratio > 0:
+        return None
     if ratio >= 1:
         margin = math.log(ratio) - math.log(1 + threshold)
     else:
@@ -152,9 +323,54 @@ def rounds_needed(log_ratios: Sequence[float], ratio: float,
     if len(log_ratios) < 2:
         return nmin
     s = float(numpy.std(log_ratios, ddof=1))
-    z = float(scipy_stats.norm.ppf(1 - (1 - confidence) / 2))
-    n = math.ceil((z * math.sqrt(math.pi / 2) * s / margin) ** 2)
-    return max(n, nmin)
+    if s == 0:
+        return nmin
+    z = scipy_stats.norm.ppf(1 - (1 - confidence) / 2) \
+        + scipy_stats.norm.ppf(POWER)
+    n = max(nmin, math.ceil((z * math.sqrt(math.pi / 3) * s / margin) ** 2))
+    if n > POWER_SIMULATED or power_at(n, margin / s, confidence) >= POWER:
+        return n
+    # the fewest n above whose power reaches POWER, by bisection
+    low, high = n, n
+    while high <= POWER_SIMULATED and \
+            power_at(high, margin / s, confidence) < POWER:
+        low, high = high, 2 * high
+    while high - low > 1:
+        mid = (low + high) // 2
+        if power_at(mid, margin / s, confidence) >= POWER:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def power_at(n: int, effect: float, confidence: float) -> float:
+    """The probability that the signed-rank interval of n log ratios at
+    the confidence level lies wholly beyond the threshold, the ratios
+    normal with effect standard deviations between their centre and the
+    threshold: the share of simulated sets (lower_ends) whose interval's
+    lower end is above 0.  0 when n rounds cannot reach the level."""
+    ends = lower_ends(n, confidence)
+    if not ends:
+        return 0.0
+    # the Walsh averages of x + effect are those of x, shifted
+    return 1 - float(numpy.searchsorted(ends, -effect, side="right")
+                     / len(ends))
+
+
+@functools.lru_cache(maxsize=None)
+def lower_ends(n: int, confidence: float) -> Tuple[float, ...]:
+    """The lower ends w(k) of the signed-rank intervals of POWER_DRAWS sets
+    of n standard normal values (fixed seed), sorted; empty when n values
+    cannot reach the confidence level."""
+    k, coverage = _walsh_rank(n, confidence)
+    if coverage < confidence:
+        return ()
+    rng = numpy.random.default_rng(5000 + n)
+    x = rng.standard_normal((POWER_DRAWS, n))
+    i, j = numpy.triu_indices(n)
+    walsh = (x[:, i] + x[:, j]) / 2
+    return tuple(numpy.sort(numpy.partition(walsh, k - 1, axis=1)[:, k - 1]))
 
 
 def by_point(tps: Mapping[RunKey, float]) -> Dict[Tuple[str, int],
@@ -191,66 +407,145 @@ def analyse(tps: Mapping[RunKey, float], variants: Sequence[str],
         for c in sorted(c for (s2, c) in runs if s2 == s):
             points.append(_point(runs, s, c, threshold, confidence,
                                  ratio_confidence, variants[0]))
-    _collapse(points, variants[0])
+    _collapse(points, runs, variants)
     return points
 
 
 def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
            c: int, threshold: float, confidence: float,
            ratio_confidence: float, base: str) -> Point:
-    """The point of variant s at c clients, before the collapse test's
-    comparison with the baseline."""
+    """The point of variant s at c clients, before the collapse test."""
     mine = runs[(s, c)]
     rounds = sorted(mine)
     v = [mine[r] for r in rounds]
     med, lo, hi, cov = median_ci(v, confidence)
-    split, bad = bimodal(v)
     p = {
         "variant": s, "clients": c, "n": len(v), "median": med,
-        "lo": min(v), "hi": max(v), "bifurcated": split,
-        "bad_runs": bad, "fisher_p": None,
+        "lo": min(v), "hi": max(v), "bifurcated": False,
+        "bad_runs": 0, "fisher_p": None,
         "cv": cv(v), "tps_ci_low": lo, "tps_ci_high": hi,
         "coverage": cov, "ratio": None, "ci_low": None,
         "ci_high": None, "pairs": 0, "verdict": "",
-        "rounds_needed": None,
+        "rounds_needed": None, "base_bad_runs": None,
+        "ratio_noise": float("nan"),
     }
     if s == base:
         p["verdict"] = "baseline"
         return p
     # ratios within a round, so that drift from round to round cancels
     b = runs.get((base, c), {})
-    ratios = [mine[r] / b[r] for r in rounds if r in b and b[r] > 0]
+    ratios = [mine[r] / b[r] for r in rounds
+              if r in b and b[r] > 0 and mine[r] > 0]
     p["pairs"] = len(ratios)
     if not ratios:
         p["verdict"] = "no pairs"
         return p
-    rmed, rlo, rhi, rcov = median_ci(ratios, ratio_confidence)
-    p.update(ratio=rmed, ci_low=rlo, ci_high=rhi, coverage=rcov,
-             verdict=verdict(rlo, rhi, threshold, rcov >= ratio_confidence))
+    logs = numpy.log(ratios)
+    est, rlo, rhi, rcov = hl_ci(logs, ratio_confidence)
+    p.update(ratio=math.exp(est), ci_low=math.exp(rlo),
+             ci_high=math.exp(rhi), coverage=rcov,
+             ratio_noise=ratio_noise(ratios))
+    p["verdict"] = verdict(p["ci_low"], p["ci_high"], threshold,
+                           rcov >= ratio_confidence)
     if p["verdict"] == "no difference":
-        p["rounds_needed"] = rounds_needed(numpy.log(ratios), rmed,
-                                           threshold, ratio_confidence)
+        p["rounds_needed"] = rounds_needed(logs, p["ratio"], threshold,
+                                           ratio_confidence)
     return p
 
 
-def _collapse(points: List[Point], base: str) -> None:
-    """Compare the bad runs of each point with the baseline's of the same
-    client count (Fisher's exact test), and give a point whose runs or the
-    baseline's split the verdict "bimodal": a ratio of two mixtures says
-    nothing about either group."""
+def point_residuals(runs: Mapping[Tuple[str, int], Mapping[int, float]],
+                    variants: Sequence[str], clients: int
+                    ) -> Tuple[Dict[str, Dict[int, float]], int]:
+    """The round-adjusted log tps (round_residuals) of every variant's
+    runs at one client count, by variant and round (runs at 0 tps left
+    out), and the number of variants that ran at that client count."""
+    have = [s for s in variants if (s, clients) in runs]
+    rounds = sorted({r for s in have for r, t in runs[(s, clients)].items()
+                     if t > 0})
+    logs = numpy.full((len(have), len(rounds)), numpy.nan)
+    for i, s in enumerate(have):
+        for j, r in enumerate(rounds):
+            t = runs[(s, clients)].get(r, 0)
+            if t > 0:
+                logs[i, j] = math.log(t)
+    res = round_residuals(logs) if rounds else logs
+    return ({s: {r: float(res[i, j]) for j, r in enumerate(rounds)
+                 if not numpy.isnan(res[i, j])}
+             for i, s in enumerate(have)}, len(have))
+
+
+def _collapse(points: List[Point],
+              runs: Mapping[Tuple[str, int], Mapping[int, float]],
+              variants: Sequence[str]) -> None:
+    """The collapse test of every point on its round-adjusted runs, and
+    for each variant against the baseline at the same client count the
+    bad runs of both sides counted by one rule: below the boundary of the
+    variant's split if it splits, else of the baseline's.  Fisher's exact
+    test compares the two counts; where it finds them different (p below
+    COLLAPSE_ALPHA) the verdict is "bimodal", the variant collapsing more
+    or less often than the baseline; else the verdict stands, and the bad
+    runs are shown beside it."""
+    base = variants[0]
+    res: Dict[int, Dict[str, Dict[int, float]]] = {}
+    nvar: Dict[int, int] = {}
+    for c in sorted({p["clients"] for p in points}):
+        res[c], nvar[c] = point_residuals(runs, variants, c)
+    bounds = {}
+    for p in points:
+        mine = list(res[p["clients"]].get(p["variant"], {}).values())
+        flag, boundary = collapse(mine, nvar[p["clients"]])
+        bounds[(p["variant"], p["clients"])] = boundary
+        p["bifurcated"] = flag
+        if flag:
+            p["bad_runs"] = sum(x < boundary for x in mine)
     bases = {p["clients"]: p for p in points if p["variant"] == base}
     for p in points:
         b = bases.get(p["clients"])
         if p["variant"] == base or b is None:
             continue
+        c = p["clients"]
+        if not (p["bifurcated"] or b["bifurcated"]):
+            p["base_bad_runs"] = 0
+            continue
+        boundary = bounds[(p["variant"], c)] if p["bifurcated"] \
+            else bounds[(base, c)]
+        mine = list(res[c].get(p["variant"], {}).values())
+        theirs = list(res[c].get(base, {}).values())
+        p["bad_runs"] = sum(x < boundary for x in mine)
+        p["base_bad_runs"] = sum(x < boundary for x in theirs)
         _, pval = scipy_stats.fisher_exact(
-            [[p["bad_runs"], p["n"] - p["bad_runs"]],
-             [b["bad_runs"], b["n"] - b["bad_runs"]]])
+            [[p["bad_runs"], len(mine) - p["bad_runs"]],
+             [p["base_bad_runs"], len(theirs) - p["base_bad_runs"]]])
         p["fisher_p"] = float(pval)
-        if (p["bifurcated"] or b["bifurcated"]) \
-                and p["verdict"] in RATIO_VERDICTS:
+        if pval < COLLAPSE_ALPHA and p["verdict"] in RATIO_VERDICTS:
             p["verdict"] = "bimodal"
             p["rounds_needed"] = None
+
+
+def successive_noise(values: Sequence[float]) -> float:
+    """The noise of a series of log tps from its successive differences,
+    sqrt(sum (x[i+1] - x[i])^2 / (2 (n - 1))): a slow drift barely moves
+    it; nan below 2 values."""
+    x = numpy.asarray(values, dtype=float)
+    if len(x) < 2:
+        return float("nan")
+    return float(math.sqrt(numpy.sum(numpy.diff(x) ** 2)
+                           / (2 * (len(x) - 1))))
+
+
+@functools.lru_cache(maxsize=None)
+def drift_quantile(k: int, level: float) -> float:
+    """The level quantile of |median(last k) - median(first k)| of 3k
+    values of standard normal noise, scaled by their successive_noise:
+    the null distribution of a point's log drift over its noise.
+    Simulated with a fixed seed."""
+    rng = numpy.random.default_rng(7000 + k)
+    x = rng.standard_normal((RANGE_DRAWS, 3 * k))
+    d = numpy.abs(numpy.median(x[:, -k:], axis=1)
+                  - numpy.median(x[:, :k], axis=1))
+    s = numpy.sqrt(numpy.sum(numpy.diff(x, axis=1) ** 2, axis=1)
+                   / (2 * (3 * k - 1)))
+    return float(numpy.quantile(d / s, level))
 
 
 def drift(tps: Mapping[RunKey, float],
@@ -272,6 +567,49 @@ def drift(tps: Mapping[RunKey, float],
     return out
 
 
+def drift_ranges(tps: Mapping[RunKey, float], variants: Sequence[str]
+                 ) -> Dict[Tuple[str, int], Tuple[float, float]]:
+    """Per point of drift(), the range of its drift under no drift at the
+    point's noise (successive_noise of its log tps in round order), at
+    RANGE_CONFIDENCE over the table's points together (Bonferroni): a
+    drift outside it is not chance.  Points with a run at 0 tps are left
+    out."""
+    d = drift(tps, variants)
+    if not d:
+        return {}
+    level = 1 - (1 - RANGE_CONFIDENCE) / len(d)
+    runs = by_point(tps)
+    out = {}
+    for key in d:
+        mine = runs[key]
+        values = [mine[r] for r in sorted(mine)]
+        if min(values) <= 0:
+            continue
+        s = successive_noise(numpy.log(values))
+        q = drift_quantile(len(values) // 3, level) * s
+        out[key] = (math.exp(-q), math.exp(q))
+    return out
+
+
+def _ratios_by_position(tps: Mapping[RunKey, float],
+                        positions: Mapping[RunKey, int],
+                        variants: Sequence[str]
+                        ) -> Dict[str, Dict[int, Dict[int, List[float]]]]:
+    """The ratios of position_ratios, by variant, position and round."""
+    base = variants[0]
+    out = {}
+    for s in variants[1:]:
+        by: Dict[int, Dict[int, List[float]]] = {}
+        for (s2, c, r), t in sorted(tps.items()):
+            b = tps.get((base, c, r))
+            if s2 != s or not b or (s, c, r) not in positions:
+                continue
+            by.setdefault(positions[(s, c, r)], {}).setdefault(
+                r, []).append(t / b)
+        out[s] = by
+    return out
+
+
 def position_ratios(tps: Mapping[RunKey, float],
                     positions: Mapping[RunKey, int],
                     variants: Sequence[str]
@@ -282,15 +620,59 @@ def position_ratios(tps: Mapping[RunKey, float],
     number of ratios.  A trend over the positions means drift within
     rounds.  Runs without a position, or whose baseline run is missing or
     at 0 tps, are left out."""
-    base = variants[0]
     out = {}
-    for s in variants[1:]:
-        by: Dict[int, List[float]] = {}
+    for s, by in _ratios_by_position(tps, positions, variants).items():
+        out[s] = {}
+        for q, rounds in by.items():
+            x = [v for r in sorted(rounds) for v in rounds[r]]
+            out[s][q] = (float(numpy.median(x)), len(x))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def median_quantile(n: int, level: float) -> float:
+    """The level quantile of |median| of n values of standard normal
+    noise: the null spread of a median of n, in units of the noise.
+    Simulated with a fixed seed."""
+    rng = numpy.random.default_rng(9000 + n)
+    x = rng.standard_normal((RANGE_DRAWS, n))
+    return float(numpy.quantile(numpy.abs(numpy.median(x, axis=1)), level))
+
+
+def position_ranges(tps: Mapping[RunKey, float],
+                    positions: Mapping[RunKey, int],
+                    variants: Sequence[str]
+                    ) -> Dict[str, Dict[int, Tuple[float, float]]]:
+    """For each entry of position_ratios, the range of its median under no
+    effect of the position, at the variant's noise: about the median of
+    all its ratios M, exp(log M +- q s), s the standard deviation of its
+    log ratios about their median at each client count and q the
+    median_quantile of as many values as the entry has, at
+    RANGE_CONFIDENCE over the table's entries together (Bonferroni).  An
+    entry outside it is not chance."""
+    by = _ratios_by_position(tps, positions, variants)
+    entries = sum(len(x) for x in by.values())
+    if not entries:
+        return {}
+    level = 1 - (1 - RANGE_CONFIDENCE) / entries
+    base = variants[0]
+    out: Dict[str, Dict[int, Tuple[float, float]]] = {}
+    for s, mine in by.items():
+        logs: Dict[int, List[float]] = {}
         for (s2, c, r), t in tps.items():
             b = tps.get((base, c, r))
-            if s2 != s or not b or (s, c, r) not in positions:
-                continue
-            by.setdefault(positions[(s, c, r)], []).append(t / b)
-        out[s] = {q: (float(numpy.median(x)), len(x))
-                  for q, x in by.items()}
+            if s2 == s and b and t > 0 and (s, c, r) in positions:
+                logs.setdefault(c, []).append(math.log(t / b))
+        every = [x for c in logs for x in logs[c]]
+        centred = [x - float(numpy.median(logs[c])) for c in logs
+                   for x in logs[c]]
+        if len(every) < 2:
+            continue
+        centre = float(numpy.median(every))
+        sd = float(numpy.std(centred, ddof=1))
+        out[s] = {}
+        for q, rounds in mine.items():
+            n = sum(len(x) for x in rounds.values())
+            half = median_quantile(n, level) * sd
+            out[s][q] = (math.exp(centre - half), math.exp(centre + half))
     return out

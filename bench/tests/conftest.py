@@ -4,11 +4,12 @@ the tests import the package lockstudy; and what several test files share.
 The fixture exact holds the statistics that the tests compute on their
 own, independently of the package (no numpy, no scipy): the
 order-statistics interval of a median by exact integer binomials
-(math.comb), binomial acceptance bounds, Fisher's exact test, the split
+(math.comb), the signed-rank interval and Hodges-Lehmann estimate from
+the Walsh averages and an integer count of the signed-rank statistic's
+distribution, binomial acceptance bounds, Fisher's exact test, the split
 statistic by brute force.  The fixture study builds synthetic studies.
 """
 
-import json
 import math
 import os
 import statistics
@@ -118,25 +119,64 @@ class Exact:
     @staticmethod
     def split_g(values: Sequence[float]) -> Tuple[float, int]:
         """The split statistic of the values by brute force: over the
-        splits of the sorted values into groups of at least 2, the largest
-        distance between the groups' means over their pooled standard
-        deviation, and the lower group's size there (the first such)."""
+        splits of the sorted values into a lower group of 2 to n/2 and an
+        upper group of the rest, the largest distance between the groups'
+        means over their pooled standard deviation, and the lower group's
+        size there (the first such)."""
         x = sorted(values)
         n = len(x)
         best = (-1.0, 0)
-        for i in range(2, n - 1):
+        for i in range(2, n // 2 + 1):
             lo, hi = x[:i], x[i:]
             m_lo, m_hi = statistics.fmean(lo), statistics.fmean(hi)
             ss = sum((v - m_lo) ** 2 for v in lo) + \
                 sum((v - m_hi) ** 2 for v in hi)
             sd = math.sqrt(ss / (n - 2))
-            if sd > 1e-9 * max(1, abs(m_hi)):
+            scale = max(1, abs(m_hi), abs(m_lo))
+            if sd > 1e-9 * scale:
                 g = (m_hi - m_lo) / sd
             else:
-                g = math.inf if m_hi - m_lo > 1e-9 else 0.0
+                g = math.inf if m_hi - m_lo > 1e-9 * scale else 0.0
             if g > best[0]:
                 best = (g, i)
         return best
+
+    @staticmethod
+    def signed_rank_counts(n: int) -> List[int]:
+        """The number of subsets of the ranks 1 .. n with each sum 0 ..
+        n(n+1)/2, by recursion over the ranks in integers: 2^n P(W = w)
+        for Wilcoxon's signed-rank statistic under symmetry."""
+        counts = [1]
+        for i in range(1, n + 1):
+            grown = counts + [0] * i
+            for w, c in enumerate(counts):
+                grown[w + i] += c
+            counts = grown
+        return counts
+
+    @staticmethod
+    def signed_rank_ci(values: Sequence[float],
+                       confidence: Fraction = Fraction(19, 20)
+                       ) -> Tuple[float, float, float, Fraction, bool]:
+        """Hodges-Lehmann estimate (median of the Walsh averages), the
+        signed-rank interval [w(k), w(N+1-k)] of the sorted Walsh averages
+        for the largest k whose coverage 1 - 2 P(W <= k - 1) is at least
+        the confidence (k = 1 when none is), its exact coverage and
+        whether it reaches the confidence."""
+        x = list(values)
+        n = len(x)
+        walsh = sorted((x[i] + x[j]) / 2 for i in range(n)
+                       for j in range(i, n))
+        big_n = len(walsh)
+        counts = Exact.signed_rank_counts(n)
+
+        def coverage(k):
+            return 1 - Fraction(2 * sum(counts[:k]), 2 ** n)
+        k = 1
+        while k + 1 <= big_n + 1 - (k + 1) and coverage(k + 1) >= confidence:
+            k += 1
+        return (Exact.median(walsh), walsh[k - 1], walsh[big_n - k],
+                coverage(k), coverage(k) >= confidence)
 
 
 @pytest.fixture
@@ -175,11 +215,3 @@ class Study:
 @pytest.fixture
 def study() -> type:
     return Study
-
-
-@pytest.fixture(scope="session")
-def golden_thresholds() -> Dict[int, float]:
-    """The collapse test's thresholds for 5 to 40 runs as the old
-    bench/study_stats.py computed them (see test_golden.py)."""
-    with open(os.path.join(GOLDEN, "bimodal_thresholds.json")) as f:
-        return {int(n): float(t) for n, t in json.load(f).items()}

@@ -1,36 +1,35 @@
-"""The package against the old bench/study_stats.py: byte for byte the same
-report text, points.csv and plot data, the same round and client orders
-for the same seed, the same error messages and the same thresholds of the
-collapse test.
+"""The package against fixed files: the tps report's text, points.csv and
+plot data of fixed runs, and the old bench/study_stats.py's round and
+client orders for the same seed and its error messages.
 
-How the golden files under golden/ were made, once, with the old code of
-commit 4e541ba (git show 4e541ba:bench/study_stats.py >
-/tmp/old_study_stats.py), by /usr/bin/python3 (numpy 1.24.2, scipy 1.10.1):
-  - golden/<case>/ for each case of golden/cases.json: the stdout of
-        old_study_stats.py --noun variant --points golden/<case>/points.csv
-            --dat-dir golden/<case> [--strategies "V ..."] [--threshold T]
-            [--confidence C] [--correction K] runs.csv
-    as stdout.txt, runs.csv a copy of the case's input with its first
-    column named strategy (the old code reads no other name), then the
-    first column of points.csv's header renamed strategy -> variant; the
-    files tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat as written;
-  - orders.json: the stdout and stderr of
+How the golden files under golden/ were made, by /usr/bin/python3 (numpy
+1.24.2, scipy 1.10.1):
+  - golden/<case>/ for each case of golden/cases.json: by this package
+    when issue 33 changed the method (the Hodges-Lehmann ratio and its
+    signed-rank interval, the collapse test on round-adjusted runs, the
+    drift and position ranges), from report.tps_report of the case's
+    input and options: stdout.txt its text, then write_points and
+    write_dat.  They pin the text against unintended change; that its
+    numbers are right is test_stats.py's, test_collapse.py's and
+    test_report.py's part, which compute them independently.  (The
+    files before were the old code's, commit 4e541ba, and the package
+    reproduced them byte for byte up to 70c6d42.)
+  - orders.json: the stdout and stderr of the old code (commit 4e541ba,
+    git show 4e541ba:bench/study_stats.py > /tmp/old_study_stats.py)
         old_study_stats.py order --noun variant SEED ROUNDS NAME ...
         old_study_stats.py clients SEED ROUNDS CLIENTS ...
   - errors.json: the stderr (exit status 1) of old_study_stats.py
     --noun variant [options] runs.csv, run in a directory holding the
     case's runs.csv (or, for content null, none); the message naming
-    --strategies now names --variants;
-  - bimodal_thresholds.json: repr(bimodal_threshold(n)) of the old module,
-    imported, for n from 5 to 40.
+    --strategies now names --variants.
 The inputs of the cases example*, williams and part16 are the kept studies
 of bench/results/.  golden/inputs/mixed-runs.csv and solo-runs.csv are
 synthetic (numpy.random.default_rng(20261203)), made to reach what those
-do not: collapse in a variant and in the baseline (the collapse table,
-bimodal-<v>.dat), a baseline run at 0 tps, points of 4 rounds beside
-points of 9 (min-max intervals), a point without a baseline ("no pairs"),
-a listed variant without runs, and a study of one variant with the new
-column name and no position column.
+do not: collapse in a variant and in the baseline (the collapse table),
+a baseline run at 0 tps, points of 4 rounds beside points of 9 (min-max
+intervals), a point without a baseline ("no pairs"), a listed variant
+without runs, and a study of one variant with the new column name and no
+position column.
 """
 
 import json
@@ -38,7 +37,7 @@ import os
 
 import pytest
 
-from lockstudy import data, design, report, stats
+from lockstudy import data, design, report
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(GOLDEN)))
@@ -126,8 +125,3 @@ def test_errors(case, tmp_path, monkeypatch):
                                   "has variants not in --variants")
     want = want.replace("two runs for strategy", "two runs for variant")
     assert "study_stats: error: %s\n" % e.value == want
-
-
-def test_bimodal_thresholds(golden_thresholds):
-    assert {n: stats.bimodal_threshold(n) for n in golden_thresholds} == \
-        golden_thresholds

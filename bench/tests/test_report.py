@@ -70,25 +70,37 @@ def _noise_study(study, rng, clients, rounds=12):
                           0.1 * rng.standard_normal()))
 
 
+def _signed_rank_coverage(exact, n, level):
+    """The exact coverage of the signed-rank interval of n values at the
+    level, and its rank k."""
+    counts = exact.signed_rank_counts(n)
+    k = 1
+    while 1 - Fraction(2 * sum(counts[:k + 1]), 2 ** n) >= level:
+        k += 1
+    return k, 1 - Fraction(2 * sum(counts[:k]), 2 ** n)
+
+
 def test_bonferroni(study, exact):
     # 3 variants x 4 client counts: 8 comparisons, each ratio interval at
-    # 1 - 0.05 / 8; at 12 rounds that is [x(1), x(12)]; with no correction
-    # each is at 95%, [x(3), x(10)]
+    # 1 - 0.05 / 8, [w(6), w(73)] of the 78 Walsh averages; with no
+    # correction each is at 95%, [w(14), w(65)] (the published critical
+    # values of the signed-rank test at n = 12: 13 at 5%)
     tps = _noise_study(study, numpy.random.default_rng(2201), CLIENTS)
     level = Fraction(1) - Fraction(1, 20) / 8
-    k, coverage, _ = exact.order_ci(12, level)
-    assert (k, coverage) == (1, 1 - Fraction(2, 4096))
+    k, coverage = _signed_rank_coverage(exact, 12, level)
+    assert k == 6
     r = tps_report(study, tps, None)
     assert (r.comparisons, r.ratio_confidence) == (8, 1 - 0.05 / 8)
     assert ("\ncomparisons: 8; Bonferroni: each ratio interval at %.2f%%, so "
             "that the chance of at least one false verdict in the study is "
             "at most %.2f%% (the sum of the intervals' exact non-coverage)\n"
             % (100 * level, 100 * 8 * (1 - coverage))) in r.text
-    assert "median, 99.38% interval" in r.text
+    assert "Hodges-Lehmann estimate, 99.38% interval (Wilcoxon signed " \
+        "rank)" in r.text
     assert [p["coverage"] for p in r.points if p["variant"] != "a"] == \
         pytest.approx([float(coverage)] * 8, abs=1e-12)
-    k, coverage, _ = exact.order_ci(12)
-    assert (k, coverage) == (3, 1 - Fraction(2 * 79, 4096))
+    k, coverage = _signed_rank_coverage(exact, 12, Fraction(19, 20))
+    assert k == 14
     r = tps_report(study, tps, None, correction="none")
     assert r.ratio_confidence == 0.95
     assert "\ncomparisons: 8; no correction: each ratio interval at 95%, " \
@@ -122,31 +134,49 @@ def test_null_studies(study):
 
 
 def _split_study(study):
-    # ttas splits at 16 clients (3 of 9 runs at 600), tas is clean
+    # ttas splits at 16 clients (5 of 12 runs at 600), tas is clean
     def tps(s, c, r):
         if s == "tas":
             return 1000 + r
-        return 599 + r if c == 16 and r <= 3 else 1500 + r
-    return study.grid(["tas", "ttas"], [4, 16], 9, tps)
+        return 599 + r if c == 16 and r <= 5 else 1500 + r
+    return study.grid(["tas", "ttas"], [4, 16], 12, tps)
 
 
 def test_collapse_table(study, exact):
     r = tps_report(study, _split_study(study), ["tas", "ttas"])
-    assert "\ncollapse: points whose runs fall into two groups (split test " \
-        "in log tps, 1% false alarms per point): bad runs (the lower " \
-        "group) of each variant and of tas, " in r.text
-    assert re.search(r"^\s+16 \| ttas\s+\|\s+3 of 9 \|\s+0 of 9 \|\s+%.3f$"
-                     % exact.fisher_p(3, 6, 0, 9), r.text, re.M)
-    # in table (a): the split point marked *, its ratio's verdict bimodal
-    # and no rounds needed
-    assert re.search(r"^\s+16 \| ttas\s+\|\s+\d+ \* \|\s+\| [\d.]+ \| "
-                     r"[\d.-]+ \| bimodal\s+\|$", r.text, re.M)
-    assert re.search(r"^\s+16 \| tas\s+\|\s+1005 \|", r.text, re.M)
+    assert "\ncollapse: points whose runs fall into a good and a bad group " \
+        "(split test of each point's log tps after each round's effect " \
+        "(the other variants' median in that round), at most 1% false " \
+        "alarms per point of single-peaked runs (normal, skewed or " \
+        "heavy-tailed); needs 5 runs): the bad runs of each variant and of " \
+        "tas, both below the boundary of the variant's split, " in r.text
+    assert re.search(r"^\s+16 \| ttas\s+\|\s+5 of 12 \|\s+0 of 12 \|"
+                     r"\s+%.3f$" % exact.fisher_p(5, 7, 0, 12), r.text, re.M)
+    # in table (a): 5 of 12 against 0 of 12 differ (p < 0.05), so the
+    # verdict is bimodal, with the bad runs, and no rounds needed
+    assert exact.fisher_p(5, 7, 0, 12) < Fraction(1, 20)
+    assert re.search(r"^\s+16 \| ttas\s+\|\s+\d+ \|\s+\| [\d.]+ \| "
+                     r"[\d.-]+ \| bimodal, 5/12 low\s+\|$", r.text, re.M)
+    assert re.search(r"^\s+16 \| tas\s+\|\s+1006 \|", r.text, re.M)
     clean = tps_report(study, study.grid(["tas", "ttas"], [4], 9,
                                          lambda s, c, r: 1000 + r), None)
-    assert "\ncollapse: no point's runs fall into two groups (split test in " \
-        "log tps, 1% false alarms per point of single-peaked runs; needs 5 " \
-        "runs)\n" in clean.text
+    assert "\ncollapse: no point's runs fall into two groups (split test " \
+        "of each point's log tps after each round's effect (the other " \
+        "variants' median in that round), at most 1% false alarms per " \
+        "point of single-peaked runs (normal, skewed or heavy-tailed); " \
+        "needs 5 runs)\n" in clean.text
+
+
+def test_collapse_beside_the_verdict(study, exact):
+    # 3 of 12 runs at 60%: flagged, but 3 of 12 against 0 of 12 is not a
+    # difference (p = 0.22), so the verdict stands with the bad runs
+    def tps(s, c, r):
+        return 1000 + r if s == "tas" else (599 + r if r <= 3 else 1500 + r)
+    r = tps_report(study, study.grid(["tas", "ttas"], [16], 12, tps),
+                   ["tas", "ttas"])
+    assert exact.fisher_p(3, 9, 0, 12) > Fraction(1, 20)
+    assert re.search(r"^\s+16 \| ttas\s+\|.*\| (no difference|faster), "
+                     r"3/12 low \|", r.text, re.M)
 
 
 def test_collapse_table_of_the_baseline_alone(study):
@@ -160,17 +190,19 @@ def test_collapse_table_of_the_baseline_alone(study):
 
 
 def test_noise_table(study):
-    split = [100, 101, 102, 130, 131]
+    base = [100, 101, 102, 130, 131]
     tps = study.grid(["tas", "ttas"], [16], 5, lambda s, c, r: (
-        split[r - 1] if s == "tas" else 100 + r))
+        base[r - 1] if s == "tas" else 100 + r))
     text = tps_report(study, tps, ["tas", "ttas"]).text
-    cv = ["%.1f" % (100 * statistics.stdev(v) / statistics.fmean(v))
-          for v in (split, [100 + r for r in range(1, 6)])]
-    assert re.search(r"^noise: coefficient of variation of tps across rounds "
-                     r"\(%%\)\n.*\n.*\n\s+16 \|\s+%s \|\s+%s$"
-                     % tuple(map(re.escape, cv)), text, re.M)
-    # two groups of runs: marked in table (a)
-    assert re.search(r"^\s+16 \| tas\s+\|\s+102 \* \|", text, re.M)
+    cv = "%.1f" % (100 * statistics.stdev(base) / statistics.fmean(base))
+    noise = "%.1f" % (100 * statistics.stdev(
+        [math.log((100 + r) / base[r - 1]) for r in range(1, 6)]))
+    assert re.search(r"^noise \(%%\): for tas the coefficient of variation of "
+                     r"its tps across rounds; for each other variant the "
+                     r"ratio noise, .*\n.*\n.*\n\s+16 \|\s+%s \|\s+%s$"
+                     % (re.escape(cv), re.escape(noise)), text, re.M)
+    # one symbol, one meaning: no mark of a collapse in the tps column
+    assert re.search(r"^\s+16 \| tas\s+\|\s+102 \|", text, re.M)
 
 
 def _drift_runs():
@@ -187,15 +219,23 @@ def _drift_runs():
 
 def test_drift_and_position_tables():
     text = report.tps_report(_drift_runs(), ["a", "b"], 2).text
-    # (1500, 1600) over (1100, 1200) for a; (1650, 1600) over (1210, 1200)
+    # (1500, 1600) over (1100, 1200) for a; (1650, 1600) over (1210, 1200);
+    # a grows in even steps, so its noise and range are tight: marked
     assert re.search(r"^drift: median tps of the last third of the rounds "
-                     r"over the first third, per point\n\s*clients \|\s+a "
-                     r"\|\s+b\n[-+]+\n\s+1 \| %.3f \| %.3f$"
+                     r"over the first third, per point \[range that chance "
+                     r"gives it, 95%% over the table together\]; \* "
+                     r"outside it\n\s*clients \|\s+a \|\s+b\n[-+]+\n"
+                     r"\s+1 \| %.3f \[[\d.]+-[\d.]+\] \* \| %.3f "
+                     r"\[[\d.]+-[\d.]+\]( \*)?$"
                      % (1550 / 1150, 1625 / 1205), text, re.M)
     assert "\nposition: median ratio to a in the same round by the position " \
-        "the variant ran in (number of ratios), all client counts\n" in text
-    assert re.search(r"^ variant \| position 1 \| position 2\n[-+]+\n b\s+\|"
-                     r"\s+1\.100 \(3\) \|\s+1\.000 \(3\)$", text, re.M)
+        "the variant ran in (number of ratios), all client counts [range " \
+        "that chance gives it, 95% over the table together]; * outside " \
+        "it\n" in text
+    assert re.search(r"^ variant \|\s+position 1 \|\s+position 2\n[-+]+\n "
+                     r"b\s+\|\s+1\.100 \[[\d.]+-[\d.]+\]( \*)? \(3\) \|"
+                     r"\s+1\.000 \[[\d.]+-[\d.]+\]( \*)? \(3\)$", text,
+                     re.M)
     # no position column: no position table
     runs = [r._replace(position=None) for r in _drift_runs()]
     assert "position:" not in report.tps_report(runs, None, 2).text
@@ -242,49 +282,50 @@ def test_errors(runs, kw, message):
     assert str(e.value) == message
 
 
-def test_write_points(study, tmp_path):
+def test_write_points(study, tmp_path, exact):
     r = tps_report(study, _split_study(study), ["tas", "ttas"])
     path = tmp_path / "points.csv"
     report.write_points(r.points, str(path))
     lines = path.read_text().split("\n")
     assert lines[0] == "variant,clients,n,median,lo,hi,bifurcated,cv," \
         "tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage," \
-        "verdict,rounds_needed,bad_runs,fisher_p"
+        "verdict,rounds_needed,bad_runs,fisher_p,base_bad_runs,ratio_noise"
     assert lines[-1] == "" and len(lines) == 2 + len(r.points)
     rows = [dict(zip(lines[0].split(","), x.split(","))) for x in lines[1:-1]]
     base, split = rows[1], rows[3]
-    # tas at 16 clients: tps 1001 .. 1009; ttas: 3 of 9 runs split off
+    # tas at 16 clients: tps 1001 .. 1012; ttas: 5 of 12 runs split off
     assert (base["variant"], base["clients"], base["n"], base["median"],
             base["lo"], base["hi"], base["bifurcated"], base["verdict"],
-            base["ratio"], base["fisher_p"]) == \
-        ("tas", "16", "9", "1005.000", "1001.000", "1009.000", "f",
-         "baseline", "", "")
-    ratios = sorted((599 + x) / (1000 + x) if x <= 3 else
-                    (1500 + x) / (1000 + x) for x in range(1, 10))
-    assert (split["bifurcated"], split["bad_runs"], split["verdict"],
-            split["pairs"], split["ratio"], split["fisher_p"],
-            split["rounds_needed"]) == \
-        ("t", "3", "bimodal", "9", "%.6g" % ratios[4], "%.6g" % (168 / 816),
-         "")
-    values = [599 + x if x <= 3 else 1500 + x for x in range(1, 10)]
+            base["ratio"], base["fisher_p"], base["base_bad_runs"]) == \
+        ("tas", "16", "12", "1006.500", "1001.000", "1012.000", "f",
+         "baseline", "", "", "")
+    logs = [math.log((599 + x) / (1000 + x) if x <= 5 else
+                     (1500 + x) / (1000 + x)) for x in range(1, 13)]
+    est = exact.signed_rank_ci(logs)[0]
+    assert (split["bifurcated"], split["bad_runs"], split["base_bad_runs"],
+            split["verdict"], split["pairs"], split["ratio"],
+            split["fisher_p"], split["rounds_needed"]) == \
+        ("t", "5", "0", "bimodal", "12", "%.6g" % math.exp(est),
+         "%.6g" % float(exact.fisher_p(5, 7, 0, 12)), "")
+    assert float(split["ratio_noise"]) == pytest.approx(
+        statistics.stdev(logs), rel=1e-5)
+    values = [599 + x if x <= 5 else 1500 + x for x in range(1, 13)]
     assert float(split["cv"]) == pytest.approx(
         statistics.stdev(values) / statistics.fmean(values), rel=1e-5)
 
 
-def test_write_dat(study, tmp_path):
-    split = [100, 101, 102, 130, 131]
-    tps = study.grid(["tas", "ttas"], [16], 5, lambda s, c, r: (
-        split[r - 1] if s == "tas" else 100 + r))
-    r = tps_report(study, tps, ["tas", "ttas"])
+def test_write_dat(study, tmp_path, exact):
+    r = tps_report(study, _split_study(study), ["tas", "ttas"])
     report.write_dat(r.points, r.variants, str(tmp_path))
     assert (tmp_path / "tps-tas.dat").read_text() == \
-        "16 102.000 100.000 131.000\n"
-    ratios = sorted((100 + x) / split[x - 1] for x in range(1, 6))
-    assert (tmp_path / "ratio-ttas.dat").read_text() == \
-        "16 %.6f %.6f %.6f\n" % (ratios[2], ratios[0], ratios[4])
-    # the baseline's split makes the ratio bimodal
+        "4 1006.500 1001.000 1012.000\n16 1006.500 1001.000 1012.000\n"
+    p = {q["clients"]: q for q in r.points if q["variant"] == "ttas"}
+    assert (tmp_path / "ratio-ttas.dat").read_text() == "".join(
+        "%d %.6f %.6f %.6f\n" % (c, p[c]["ratio"], p[c]["ci_low"],
+                                p[c]["ci_high"]) for c in (4, 16))
+    # the collapse that differs from the baseline's makes the ratio bimodal
     assert (tmp_path / "bimodal-ttas.dat").read_text() == \
-        "16 %.6f\n" % ratios[2]
+        "16 %.6f\n" % p[16]["ratio"]
     assert sorted(f.name for f in tmp_path.iterdir()) == \
         ["bimodal-ttas.dat", "ratio-ttas.dat", "tps-tas.dat", "tps-ttas.dat"]
 
@@ -298,7 +339,8 @@ def test_report_of_data_read(tmp_path):
     r = report.tps_report(data.read_runs(str(path)), None, 2)
     assert r.variants == ["x", "y"]
     assert r.points[1]["verdict"] == "faster"
-    assert re.search(r"^ y\s+\|\s+\|\s+[\d.]+ \(6\)$", r.text, re.M)
+    assert re.search(r"^ y\s+\|\s+\|\s+[\d.]+ \[[\d.]+-[\d.]+\]( \*)? "
+                     r"\(6\)$", r.text, re.M)
 
 
 def test_no_mutable_module_globals():
