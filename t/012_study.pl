@@ -1,14 +1,15 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # The study harness behind "make run" (bench/lockstudy), in miniature:
-# it prints the plan, runs rounds of every variant in the order that SEED
-# replays, prints table (a) with the baseline's tps and the other
-# variant's ratio, interval and verdict, the noise, the top-10 lock
-# tables with real counts and the spin-wait tables, saves the CSVs and
-# plots, leaves no server running, refuses bad parameters with a message
-# naming the parameter, and refuses a second run while one holds the lock.
-# WORKLOAD=eviction applies its server settings and shows contended spin
-# waits in table (c); a bench/workloads script reaches its locks.
+# it prints the plan, runs a warm-up round that it does not record, then
+# rounds of every variant in the order that SEED replays, prints table
+# (a) with the baseline's tps and the other variant's ratio, interval and
+# verdict, the noise, the top-10 lock tables with real counts and the
+# spin-wait tables, saves the CSVs and plots, leaves no server running,
+# refuses bad parameters with a message naming the parameter, and refuses
+# a second run while one holds the lock.  WORKLOAD=eviction applies its
+# server settings and shows contended spin waits in table (c); a
+# bench/workloads script reaches its locks.
 
 use strict;
 use warnings FATAL => 'all';
@@ -31,8 +32,8 @@ my ($stdout, $stderr);
 my $ok = IPC::Run::run([ 'env', @env, @study, 'run' ], '>', \$stdout, '2>', \$stderr);
 ok($ok, 'a small study succeeds') or diag($stderr);
 like($stdout,
-	qr/^plan: 2 rounds x 2 variants x 2 client counts \(1 2\) = 8 runs of 1s; 4 server starts, each followed by a 1s warm-up run at 2 clients that is not recorded; baseline tas; variant order seeded by SEED=7; estimated \d+m\d\ds$/m,
-	'prints the plan');
+	qr/^plan: 2 rounds x 2 variants x 2 client counts \(1 2\) = 8 runs of 1s, after a warm-up round of 4 runs that are not recorded; 6 server starts, each followed by a 1s warm-up run at 2 clients that is not recorded; baseline tas; variant order seeded by SEED=7; estimated \d+m\d\ds$/m,
+	'prints the plan, the warm-up round and its server starts included');
 my ($order_out, $order_err);
 IPC::Run::run([ 'env', @study, 'order', 7, 2, 'tas', 'ttas' ],
 	'>', \$order_out, '2>', \$order_err) or die $order_err;
@@ -41,25 +42,25 @@ IPC::Run::run([ 'env', @study, 'clients', 7, 2, 1, 2 ],
 	'>', \$order_out, '2>', \$order_err) or die $order_err;
 my @clients = split /\n/, $order_out;
 like($stdout,
-	qr/^round 1: \Q$order[0]; clients $clients[0]\E\nround 2: \Q$order[1]; clients $clients[1]\E$/m,
-	'the round order and the client order of each round are the ones that SEED=7 gives');
-like($stdout, qr/^\(a\) tps per client count: .* ratio of its tps to tas's in the same round: median, 97\.5% interval, verdict \(threshold 2%\); 2 rounds/m,
+	qr/^warm-up round: \Q$order[0]; clients $clients[0]\E; not recorded\nround 1: \Q$order[0]; clients $clients[0]\E\nround 2: \Q$order[1]; clients $clients[1]\E$/m,
+	'the round order and the client order of each round are the ones that SEED=7 gives, the warm-up round in round 1\'s');
+like($stdout, qr/^\(a\) tps per client count: .* ratio of its tps to tas's in the same round: Hodges-Lehmann estimate, 97\.5% interval \(Wilcoxon signed rank\), verdict \(threshold 2%\) and the bad runs of a collapse \(k\/n low\); 2 rounds/m,
 	'prints table (a), naming the baseline, the corrected level (2 comparisons) and the threshold');
 like(
 	$stdout,
-	qr/^\s+2 \| tas\s+\|\s+\d+( \*)? \|\s+\d+-\d+ \|\s+\|\s+\| baseline\s+\|$/m,
+	qr/^\s+2 \| tas\s+\|\s+\d+ \|\s+\d+-\d+ \|\s+\|\s+\| baseline\s+\|$/m,
 	'table (a): the baseline\'s median tps and its interval for 2 clients');
 like(
 	$stdout,
-	qr/^\s+2 \| ttas\s+\|\s+\d+( \*)? \|\s+\| \d+\.\d{3} \| \d+\.\d{3}-\d+\.\d{3} \| no difference \|\s+(\d+|-)$/m,
+	qr/^\s+2 \| ttas\s+\|\s+\d+ \|\s+\| \d+\.\d{3} \| \d+\.\d{3}-\d+\.\d{3} \| no difference \|\s+(\d+|-)$/m,
 	'table (a): the ratio, its interval and, with 2 rounds, "no difference"');
 like($stdout, qr/^fewer than 7 rounds: the intervals are min-max, of coverage 50\.0% only, and give no verdict$/m,
 	'table (a) says why 2 rounds give no verdict');
 like($stdout,
 	qr/^comparisons: 2; Bonferroni: each ratio interval at 97\.5%, so that the chance of at least one false verdict in the study is at most 0\.00%/m,
 	'and the number of comparisons and the bound (none can be false without a verdict)');
-like($stdout, qr/^noise: coefficient of variation of tps across rounds \(%\)\n\s+clients \|\s+tas \|\s+ttas\n.*\n\s+1 \|\s+[\d.]+ \|\s+[\d.]+\n\s+2 \|/m,
-	'the noise table');
+like($stdout, qr/^noise \(%\): for tas the coefficient of variation of its tps across rounds; for each other variant the ratio noise, .*\n\s+clients \|\s+tas \|\s+ttas\n.*\n\s+1 \|\s+[\d.]+ \|\s+[\d.]+\n\s+2 \|/m,
+	'the noise table: the baseline\'s tps CV, the ratio noise of the other');
 like(
 	$stdout,
 	qr/\(b\) top 10 LWLocks by blocks: variant ttas, 2 clients, sum of 2 rounds/,
@@ -76,6 +77,9 @@ like($stdout,
 like($stderr,
 	qr/^lockstudy: round 2\/2  variant ttas\s+clients\s+2\s+[\d.]+ s\s+[\d.]+ tps  elapsed \d+m\d\ds, remaining \d+m\d\ds$/m,
 	'a progress line per run, with elapsed and remaining time');
+my @progress = $stderr =~ /^lockstudy: (warm-up round|round [12]\/2)  variant /mg;
+is("@progress", join(' ', ('warm-up round') x 4, ('round 1/2') x 4, ('round 2/2') x 4),
+	'progress lines: the 4 runs of the warm-up round, then 4 per round');
 
 my @studies = glob("$run_dir/2*");
 is(scalar(@studies), 1, 'one study directory');
@@ -83,6 +87,7 @@ my $runs = slurp_file("$studies[0]/runs.csv");
 like($runs, qr/^variant,clients,round,position,tps,seconds,transactions\n/,
 	'runs.csv has the round, the position and the transactions');
 is(scalar(() = $runs =~ /^(tas|ttas),[12],[12],[12],[\d.]+,[\d.]+,[1-9]\d*$/mg), 8, 'runs.csv has a row per run');
+is(scalar(() = $runs =~ /\n/g), 1 + 8, 'and none of the warm-up round');
 # pgbench's tps is its transactions over the DURATION = 1 s it ran
 ok( !(grep { my @f = split /,/; $f[6] / $f[4] < 0.8 || $f[6] / $f[4] > 1.2 } grep { /^t/ } split /\n/, $runs),
 	'the transactions of each run are its tps times its second');
@@ -95,16 +100,24 @@ foreach my $r (1, 2)
 		like($runs, qr/^$s,2,$r,$pos,/m, "round $r: $s ran in position $pos");
 	}
 }
-like(slurp_file("$studies[0]/locks.csv"), qr/^ttas,2,2,\d+,BufferMapping,/m,
+my $locks = slurp_file("$studies[0]/locks.csv");
+like($locks, qr/^ttas,2,2,\d+,BufferMapping,/m,
 	'locks.csv has the lock deltas of each run');
+unlike($locks . slurp_file("$studies[0]/spins.csv"), qr/^\w+,\d+,0,/m,
+	'locks.csv and spins.csv have no row of round 0, the warm-up round');
+my @starts = slurp_file("$studies[0]/server.log") =~ /starting PostgreSQL /g;
+is(scalar(@starts), 1 + 3 * 2,
+	'the server started for the setup and for each variant in the warm-up round and in each round');
+ok(-s "$studies[0]/pgbench-$_-0.log", "the warm-up round's log $_ is kept")
+  foreach ('tas-1', 'tas-2', 'ttas-1', 'ttas-2', 'tas-warmup', 'ttas-warmup');
 like(slurp_file("$studies[0]/spins.csv"),
 	qr/^variant,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
 	'spins.csv has the pg_spinlock_stats columns');
 my $points = slurp_file("$studies[0]/points.csv");
-like($points, qr/^variant,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed,bad_runs,fisher_p\n/,
-	'points.csv has the columns ratio, ci_low, ci_high and verdict, then bad_runs and fisher_p');
-like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,[tf],[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,no difference,\d*,0,1$/m,
-	'points.csv: median, min, max, collapse flag, noise, the ratio with its interval and verdict, no bad runs, Fisher p 1');
+like($points, qr/^variant,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,rounds_needed,bad_runs,fisher_p,base_bad_runs,ratio_noise\n/,
+	'points.csv has the columns ratio, ci_low, ci_high and verdict, then bad_runs, fisher_p, base_bad_runs and ratio_noise');
+like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,f,[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,no difference,\d*,0,,0,[\d.e+-]+$/m,
+	'points.csv: median, min, max, no collapse (2 runs), noise, the ratio with its interval and verdict, no bad runs on either side, no Fisher test, the ratio noise');
 foreach my $f ('settings.txt', 'machine.txt', 'versions.txt', 'commands.txt')
 {
 	ok(-s "$studies[0]/$f", "$f is saved");
@@ -118,7 +131,18 @@ like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 /m,
 	'commands.txt has the exact pgbench commands');
 like($commands, qr/^\[ttas\] pgbench -n -S -M prepared -c 2 -j \d+ -T 1 postgres \(warm-up\)$/m,
 	'and the warm-up runs');
-like($commands, qr/^SCALE=1 .* REPEAT=2 SEED=7 THRESHOLD=2 /m, 'and the parameters');
+like($commands, qr/^SCALE=1 .* WARMUP=1 WARMUP_ROUND=1 .* REPEAT=2 SEED=7 THRESHOLD=2 /m, 'and the parameters');
+# the warm-up round: before round 1, in round 1's orders, every command
+# marked
+my ($warm) = $commands =~ /^(# warm-up round: .*?)^# round 1: /ms;
+like($warm // '', qr/\A# warm-up round: \Q$order[0]; clients $clients[0]\E \(not recorded\)\n/,
+	'commands.txt has the warm-up round, in round 1\'s orders, marked not recorded');
+my @warm = split /\n/, $warm // '';
+is(scalar(grep { /^\[\w+\] pgbench .* -T 1 -P 1 postgres \(warm-up round\)$/ } @warm), 4,
+	'and its 4 runs, marked');
+is(scalar(grep { /^\[\w+\] pgbench .* -T 1 postgres \(warm-up, warm-up round\)$/ } @warm), 2,
+	'and the warm-up run after each of its 2 server starts');
+is(scalar(@warm), 1 + 4 + 2, 'and nothing else');
 # each round's measured runs, per variant, in that round's client order
 my ($round, @seen) = (0);
 foreach my $line (split /\n/, $commands)
@@ -162,7 +186,7 @@ ok( IPC::Run::run(
 		[
 			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$evict_dir", 'SCALE=1',
 			'STRATEGIES=ttas', 'CLIENTS=16', 'DURATION=3', 'REPEAT=1',
-			'WARMUP=1', 'WORKLOAD=eviction', @study, 'run'
+			'WARMUP=1', 'WARMUP_ROUND=0', 'WORKLOAD=eviction', @study, 'run'
 		],
 		'>', \$stdout, '2>', \$stderr),
 	'the eviction workload runs') or diag($stderr);
@@ -188,7 +212,7 @@ ok( IPC::Run::run(
 		[
 			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$sinval_dir", 'SCALE=1',
 			'STRATEGIES=default', 'CLIENTS=2', 'DURATION=1', 'REPEAT=1',
-			'WARMUP=0', 'WORKLOAD=sinval', @study, 'run'
+			'WARMUP=0', 'WARMUP_ROUND=0', 'WORKLOAD=sinval', @study, 'run'
 		],
 		'>', \$stdout, '2>', \$stderr),
 	'the sinval workload runs') or diag($stderr);
@@ -197,7 +221,7 @@ like(slurp_file("$sinval_study/locks.csv"), qr/^default,2,1,\d+,SInvalWrite,0,[1
 	'the sinval workload takes SInvalWrite exclusively');
 
 foreach my $bad ('CLIENTS=1 x', 'STRATEGIES=bogus', 'STRATEGIES=tas ttas tas', 'DURATION=0',
-	'WORKLOAD=nope', 'SCALE=-1', 'REPEAT=0', 'WARMUP=-1', 'SEED=x', 'THRESHOLD=100')
+	'WORKLOAD=nope', 'SCALE=-1', 'REPEAT=0', 'WARMUP=-1', 'WARMUP_ROUND=2', 'SEED=x', 'THRESHOLD=100')
 {
 	my ($out, $err);
 	my $ret = IPC::Run::run([ 'env', @env, $bad, @study, 'run' ], '>', \$out, '2>', \$err);

@@ -9,6 +9,9 @@
 # data directory is removed, the logs stay and the lock is free: a second
 # study during a run is refused, naming the running one, and the study
 # after all these failures runs.  A failing gnuplot is only a warning.
+# The studies run without the warm-up round (WARMUP_ROUND=0), so that each
+# step fails where it names round 1, but for two of the warm-up round: a
+# run of it that fails, and an interrupt during it.
 
 use strict;
 use warnings FATAL => 'all';
@@ -26,7 +29,8 @@ my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
 my $run_dir = PostgreSQL::Test::Utils::tempdir;
 my @env = (
 	"PG_CONFIG=$pg_config", "RUN_DIR=$run_dir", 'SCALE=1',
-	'STRATEGIES=default', 'CLIENTS=1', 'DURATION=1', 'REPEAT=1', 'WARMUP=0');
+	'STRATEGIES=default', 'CLIENTS=1', 'DURATION=1', 'REPEAT=1', 'WARMUP=0',
+	'WARMUP_ROUND=0');
 
 # The harness takes workloads from its own bench/workloads only: a copy of
 # the tree (symbolic links) whose bench/workloads also has failing scripts.
@@ -182,6 +186,16 @@ like($err,
 	'the warm-up run fails: the message names the step and the round');
 left_clean('the warm-up run fails', $dir, 'pgbench-default-warmup-1.log', 'server.log');
 
+# --- a run of the warm-up round fails ------------------------------------------
+($status, $out, $err, $dir) =
+  run_study($fake_top, 'WORKLOAD=divzero', 'WARMUP_ROUND=1');
+is($status, 1, 'a run of the warm-up round fails: exit status 1');
+like($err,
+	qr/^lockstudy: error: pgbench \(variant default, 1 clients, warm-up round\) failed \(exit status 2\); see \S+pgbench-default-1-0\.log$/m,
+	'a run of the warm-up round fails: the message names the step and the warm-up round');
+left_clean('a run of the warm-up round fails', $dir, 'pgbench-default-1-0.log', 'server.log');
+ok(defined $dir && !-e "$dir/runs.csv", 'a run of the warm-up round fails: no runs.csv');
+
 # --- recording the counters (psql) fails ---------------------------------------
 ($status, $out, $err, $dir) = run_study($fake_top, 'WORKLOAD=dropext');
 is($status, 1, 'recording the counters fails: exit status 1');
@@ -197,14 +211,15 @@ left_clean('recording the counters fails', $dir, 'server.log');
 # it.  pgbench would run for an hour: the study must stop it at once.
 sub interrupt
 {
-	my ($sig, $how, $expect) = @_;
-	my $what = "SIG$sig to the " . ($how eq 'group' ? 'process group' : 'script alone');
+	my ($sig, $how, $expect, $round, @more) = @_;
+	my $what = "SIG$sig to the " . ($how eq 'group' ? 'process group' : 'script alone')
+	  . " ($round)";
 	my %before = map { $_ => 1 } studies();
 	my ($sout, $serr) = ('', '');
 	# a bound on a hang, restarted for the end of the study below
 	my $timer = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
 	my $h = IPC::Run::start(
-		[ 'env', @env, 'DURATION=3600', LockStatTest::study_command($top), 'run' ],
+		[ 'env', @env, 'DURATION=3600', @more, LockStatTest::study_command($top), 'run' ],
 		'<', \undef, '>', \$sout, '2>', \$serr,
 		init => sub {
 			# a process group of its own, and signals as a terminal has them
@@ -253,7 +268,7 @@ sub interrupt
 	my $raw = $h->full_result(0);
 	is(($raw & 127) ? "signal " . ($raw & 127) : "exit status " . ($raw >> 8),
 		"exit status $expect", "$what: exit status $expect");
-	like($serr, qr/^lockstudy: interrupted by SIG$sig during pgbench \(variant default, 1 clients, round 1\); stopping$/m,
+	like($serr, qr/^lockstudy: interrupted by SIG$sig during pgbench \(variant default, 1 clients, $round\); stopping$/m,
 		"$what: says so, naming the step");
 	ok(gone($pgbench), "$what: pgbench is stopped");
 	ok(gone($postmaster), "$what: the server is stopped");
@@ -264,9 +279,10 @@ sub interrupt
 	kill('QUIT', $postmaster) if alive($postmaster);
 }
 
-interrupt('INT', 'group', 130);
-interrupt('INT', 'script', 130);
-interrupt('TERM', 'script', 143);
+interrupt('INT', 'group', 130, 'round 1');
+interrupt('INT', 'script', 130, 'round 1');
+interrupt('TERM', 'script', 143, 'round 1');
+interrupt('INT', 'script', 130, 'warm-up round', 'WARMUP_ROUND=1');
 
 # --- after all that, a study runs; gnuplot failing is only a warning ----------
 my $bin = PostgreSQL::Test::Utils::tempdir;

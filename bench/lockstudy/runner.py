@@ -9,6 +9,12 @@ its transactions, its per-second tps and the pg_lwlock_stats and
 pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv,
 the report and the plots.
 
+Before round 1, unless WARMUP_ROUND=0, a warm-up round runs the same way
+in round 1's variant and client orders, but records nothing: its runs are
+in commands.txt (marked) and in the logs of round 0, not in the CSVs, so
+that no round the report analyses is the study's first (a first round
+ran slow for every variant, issue 33).
+
 One study at a time per RUN_DIR (a lock file).  SIGINT, SIGTERM and SIGHUP
 stop a running pgbench at once.  However the study ends, the server is
 stopped (immediate shutdown after a failure: the data is thrown away) and
@@ -35,6 +41,8 @@ SIGNALS = {signal.SIGINT: ("INT", 130), signal.SIGTERM: ("TERM", 143),
 # more than its DURATION (connections, counter reset and recording)
 START_COST = 3
 RUN_COST = 1
+# the number of the warm-up round, in the runner and in its logs' names
+WARMUP_ROUND = 0
 
 
 class Interrupted(BaseException):
@@ -61,6 +69,11 @@ def ignore_signals() -> None:
     """A second Ctrl-C must not cut the cleanup short."""
     for s in SIGNALS:
         signal.signal(s, signal.SIG_IGN)
+
+
+def round_name(r: int) -> str:
+    """Round r in messages: "round 3", or "warm-up round" for round 0."""
+    return "warm-up round" if r == WARMUP_ROUND else "round %d" % r
 
 
 def hms(seconds: float) -> str:
@@ -94,8 +107,12 @@ class StudyRun:
         self.cluster: Optional[cluster.Cluster] = None
         self.conn = None
         self.recorder = records.Recorder()
+        # the variant order and the client order of each recorded round,
+        # and of the warm-up round (empty if there is none)
         self.rounds: List[List[str]] = []
         self.round_clients: List[List[int]] = []
+        self.warmup_order: List[str] = []
+        self.warmup_clients: List[int] = []
         # estimated seconds of the whole study, and of what has run
         self.total = 0
         self.done = 0
@@ -205,6 +222,9 @@ class StudyRun:
         return START_COST + self.study.warmup, self.study.duration + RUN_COST
 
     def plan(self) -> None:
+        """Draw the orders of the rounds and print the plan: the runs, the
+        server starts and the estimated time, the warm-up round's
+        included, then the order of every round."""
         s = self.study
         self.at = "drawing the variant order"
         self.rounds, warning = design.variant_order(s.seed, s.repeat, s.names)
@@ -212,23 +232,38 @@ class StudyRun:
             print("%s: warning: %s" % (spec.ME, warning), file=sys.stderr)
         self.round_clients = design.client_order(s.seed, s.repeat,
                                                  list(s.clients))
+        if s.warmup_round:
+            # round 1's orders: the warm-up round comes out of the same
+            # seeded design and leaves the recorded rounds as they were
+            self.warmup_order = list(self.rounds[0])
+            self.warmup_clients = list(self.round_clients[0])
         slot, run = self.cost()
         n, nc = len(s.variants), len(s.clients)
-        total = s.repeat * n * (slot + nc * run)
+        rounds = s.repeat + (1 if s.warmup_round else 0)
+        total = rounds * n * (slot + nc * run)
         clients = " ".join(map(str, s.clients))
+        if s.warmup_round:
+            warm = ("after a warm-up round of %d runs that are not "
+                    "recorded" % (n * nc))
+        else:
+            warm = "no warm-up round (WARMUP_ROUND=0)"
         lines = [
             "pg_lockstat study: workload %s (%s), scale %d, %ds per run, %d "
             "CPUs" % (s.workload.name, s.workload.describe(), s.scale,
                       s.duration, self.nproc),
             "plan: %d rounds x %d variants x %d client counts (%s) = %d runs "
-            "of %ds; %d server starts, each followed by a %ds warm-up run at "
-            "%d clients that is not recorded; baseline %s; variant order "
-            "seeded by SEED=%d; estimated %s"
-            % (s.repeat, n, nc, clients, s.repeat * n * nc, s.duration,
-               s.repeat * n, s.warmup, s.max_clients, s.names[0], s.seed,
+            "of %ds, %s; %d server starts, each followed by a %ds warm-up "
+            "run at %d clients that is not recorded; baseline %s; variant "
+            "order seeded by SEED=%d; estimated %s"
+            % (s.repeat, n, nc, clients, s.repeat * n * nc, s.duration, warm,
+               rounds * n, s.warmup, s.max_clients, s.names[0], s.seed,
                hms(total))]
         if s.variants_given is not None:
             lines += builds.plan_lines(s.names, s.variants, self.builds)
+        if s.warmup_round:
+            lines.append("warm-up round: %s; clients %s; not recorded" % (
+                " ".join(self.warmup_order),
+                " ".join(map(str, self.warmup_clients))))
         for r, order in enumerate(self.rounds):
             lines.append("round %d: %s; clients %s" % (
                 r + 1, " ".join(order),
@@ -239,21 +274,30 @@ class StudyRun:
     # --- the rounds ----------------------------------------------------
 
     def run_rounds(self) -> None:
+        """The warm-up round, if any, then the rounds."""
         s = self.study
         self.done = 0
         self.started = time.monotonic()
-        for r, order in enumerate(self.rounds, start=1):
-            self.append("commands.txt", ["# round %d: %s; clients %s" % (
-                r, " ".join(order),
-                " ".join(map(str, self.round_clients[r - 1])))])
+        todo = [(r, order, self.round_clients[r - 1])
+                for r, order in enumerate(self.rounds, start=1)]
+        if s.warmup_round:
+            todo.insert(0, (WARMUP_ROUND, self.warmup_order,
+                            self.warmup_clients))
+        for r, order, clients in todo:
+            self.append("commands.txt", ["# %s: %s; clients %s%s" % (
+                round_name(r), " ".join(order), " ".join(map(str, clients)),
+                " (not recorded)" if r == WARMUP_ROUND else "")])
             for pos, name in enumerate(order, start=1):
                 i = s.names.index(name)
-                self.run_variant(r, pos, i)
+                self.run_variant(r, pos, i, clients)
 
-    def run_variant(self, r: int, pos: int, i: int) -> None:
-        """The runs of the i-th variant in round r, at position pos."""
+    def run_variant(self, r: int, pos: int, i: int,
+                    clients: Sequence[int]) -> None:
+        """The runs of the i-th variant in round r (0: the warm-up round),
+        at position pos, at the client counts in that order."""
         s = self.study
         v = s.variants[i]
+        warm = r == WARMUP_ROUND
         label = "variant " + v.name
         self.start(label, i)
         self.at = "checking the server of " + label
@@ -270,26 +314,31 @@ class StudyRun:
                                   pgbench.threads(s.max_clients, s.threads,
                                                   self.nproc),
                                   s.warmup, False)
-            self.append("commands.txt", ["[%s] %s (warm-up)"
-                                         % (v.name, " ".join(cmd))])
-            self.pgbench("pgbench (%s, warm-up, round %d)" % (label, r), cmd,
+            self.append("commands.txt", ["[%s] %s (warm-up%s)" % (
+                v.name, " ".join(cmd), ", warm-up round" if warm else "")])
+            self.pgbench("pgbench (%s, warm-up, %s)" % (label, round_name(r)),
+                         cmd,
                          self.path("pgbench-%s-warmup-%d.log" % (v.name, r)))
         self.done += self.cost()[0]
-        for c in self.round_clients[r - 1]:
+        for c in clients:
             self.run_point(r, pos, i, c)
         self.stop()
 
     def run_point(self, r: int, pos: int, i: int, c: int) -> None:
-        """One recorded pgbench run: variant i, c clients, round r."""
+        """One pgbench run: variant i, c clients, round r; recorded unless
+        r is the warm-up round, which runs it the same way (the counters
+        reset, pgbench's options, its log) but keeps only the log."""
         s = self.study
         name = s.names[i]
-        point = "variant %s, %d clients, round %d" % (name, c, r)
+        warm = r == WARMUP_ROUND
+        point = "variant %s, %d clients, %s" % (name, c, round_name(r))
         self.sql("pg_lockstat_reset() (%s)" % point,
                  "SELECT pg_lockstat_reset()")
         cmd = pgbench.command(s.workload.args, c,
                               pgbench.threads(c, s.threads, self.nproc),
                               s.duration, True)
-        self.append("commands.txt", ["[%s] %s" % (name, " ".join(cmd))])
+        self.append("commands.txt", ["[%s] %s%s" % (
+            name, " ".join(cmd), " (warm-up round)" if warm else "")])
         out = self.path("pgbench-%s-%d-%d.log" % (name, c, r))
         t0 = time.monotonic()
         text = self.pgbench("pgbench (%s)" % point, cmd, out)
@@ -302,18 +351,23 @@ class StudyRun:
             raise cluster.StepError("pgbench (%s) failed: no number of "
                                     "transactions in its output; see %s"
                                     % (point, out))
-        self.append("persec.csv", ["%s,%d,%d,%s,%s" % (name, c, r, sec, t)
-                                   for sec, t in pgbench.per_second(text)])
-        self.record(point, (name, c, r))
-        self.recorder.runs.append((name, c, r, pos, records.pg_float(tps),
-                                   records.pg_float("%.3f" % elapsed), xacts))
+        if not warm:
+            self.append("persec.csv", ["%s,%d,%d,%s,%s" % (name, c, r, sec, t)
+                                       for sec, t in
+                                       pgbench.per_second(text)])
+            self.record(point, (name, c, r))
+            self.recorder.runs.append((name, c, r, pos,
+                                       records.pg_float(tps),
+                                       records.pg_float("%.3f" % elapsed),
+                                       xacts))
         self.done += self.cost()[1]
         spent = time.monotonic() - self.started
         left = spent * (self.total - self.done) / max(self.done, 1)
-        print("%s: round %d/%d  variant %-9s clients %4d  %6.1f s  %10.1f "
-              "tps  elapsed %s, remaining %s"
-              % (spec.ME, r, s.repeat, name, c, elapsed, float(tps),
-                 hms(spent), hms(left)), file=sys.stderr, flush=True)
+        print("%s: %s  variant %-9s clients %4d  %6.1f s  %10.1f tps  "
+              "elapsed %s, remaining %s"
+              % (spec.ME, "warm-up round" if warm else "round %d/%d"
+                 % (r, s.repeat), name, c, elapsed, float(tps), hms(spent),
+                 hms(left)), file=sys.stderr, flush=True)
 
     def record(self, point: str, key: Tuple[str, int, int]) -> None:
         """The counters of the run, as the views show them."""

@@ -2,8 +2,8 @@
 
 The parameters come from the environment, as "make run" passes its make
 variables (an empty value counts as unset): PG_CONFIG, SCALE, STRATEGIES,
-VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP, WORKLOAD, THREADS,
-REPEAT, SEED, THRESHOLD, RUN_DIR (doc/study.md describes each).
+VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP, WARMUP_ROUND, WORKLOAD,
+THREADS, REPEAT, SEED, THRESHOLD, RUN_DIR (doc/study.md describes each).
 
 A study compares variants, the first the baseline.  A variant has a name,
 patch files applied after the project's core series (none: the server of
@@ -90,6 +90,8 @@ class Study:
     variants: Tuple[Variant, ...]
     # VARIANTS as given, or None for a study of STRATEGIES
     variants_given: Optional[str]
+    # whether a warm-up round, not recorded, runs before the REPEAT rounds
+    warmup_round: bool = True
 
     @property
     def names(self) -> List[str]:
@@ -108,10 +110,12 @@ class Study:
     def parameters(self) -> str:
         """The parameters as the first line of commands.txt."""
         return ("SCALE=%d %s CLIENTS=\"%s\" DURATION=%d WARMUP=%d "
-                "WORKLOAD=%s REPEAT=%d SEED=%d THRESHOLD=%s THREADS=%s"
+                "WARMUP_ROUND=%d WORKLOAD=%s REPEAT=%d SEED=%d THRESHOLD=%s "
+                "THREADS=%s"
                 % (self.scale, self.compared(),
                    " ".join(map(str, self.clients)), self.duration,
-                   self.warmup, self.workload.name, self.repeat, self.seed,
+                   self.warmup, self.warmup_round, self.workload.name,
+                   self.repeat, self.seed,
                    self.threshold,
                    "" if self.threads is None else self.threads))
 
@@ -139,6 +143,9 @@ def _numbers(env: Mapping[str, str]) -> dict:
                              "a positive integer (seconds)"),
         "warmup": _integer(env, "WARMUP", "3", r"0|[1-9][0-9]*",
                            "0 or a positive integer (seconds)"),
+        "warmup_round": _integer(env, "WARMUP_ROUND", "1", r"[01]",
+                                 "1 (a warm-up round before the first) or "
+                                 "0 (none)") == 1,
         "seed": _integer(env, "SEED", str(random.SystemRandom().randrange(
             1000000)), r"0|[1-9][0-9]{0,17}", "a non-negative integer"),
     }

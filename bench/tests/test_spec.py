@@ -17,6 +17,7 @@ pg_config of these tests is a shell script printing a bindir of fake
 programs.
 """
 
+import dataclasses
 import os
 import pwd
 import shutil
@@ -500,12 +501,12 @@ def test_each_program_is_required(site, prog):
 
 # make passes its unset variables empty
 ALL_EMPTY = {k: "" for k in (
-    "SCALE", "REPEAT", "DURATION", "WARMUP", "SEED", "THRESHOLD", "CLIENTS",
-    "THREADS", "STRATEGIES", "VARIANTS", "WORKLOAD", "RUN_DIR",
-    "VARIANT_DIR")}
+    "SCALE", "REPEAT", "DURATION", "WARMUP", "WARMUP_ROUND", "SEED",
+    "THRESHOLD", "CLIENTS", "THREADS", "STRATEGIES", "VARIANTS", "WORKLOAD",
+    "RUN_DIR", "VARIANT_DIR")}
 NUMBERS = {"SCALE": "1", "REPEAT": "3", "DURATION": "60", "WARMUP": "0",
-           "SEED": "0", "THRESHOLD": "0", "CLIENTS": " 4  16\t64 ",
-           "THREADS": "2"}
+           "WARMUP_ROUND": "0", "SEED": "0", "THRESHOLD": "0",
+           "CLIENTS": " 4  16\t64 ", "THREADS": "2"}
 # three variants: none, a patch of the caller's, then the checkout's and
 # both.patch, which both have (the caller's is taken); ";" and a newline
 VARIANTS = ("base; onefl: good.patch work_mem=4MB\n"
@@ -548,6 +549,7 @@ def test_defaults(site):
     s = site.study({})
     assert (s.pg_config, s.bindir) == (site.pg_config, site.bindir)
     assert (s.scale, s.repeat, s.duration, s.warmup) == (10, 12, 5, 3)
+    assert s.warmup_round is True
     assert s.threshold == "2"
     assert s.clients == (1, 8, 64) and s.max_clients == 64
     assert s.threads is None
@@ -582,6 +584,7 @@ def test_numbers(site):
     s = site.study(NUMBERS)
     assert (s.scale, s.repeat, s.duration, s.warmup, s.seed) == (
         1, 3, 60, 0, 0)
+    assert s.warmup_round is False
     assert s.threshold == "0"
     assert s.clients == (4, 16, 64) and s.max_clients == 64
     assert s.threads == 2
@@ -726,18 +729,19 @@ def test_bad_server_settings_lines(site, line):
                             '(name = value)' % line)
 
 
-# the first line of commands.txt as run-study.sh wrote it
+# the first line of commands.txt as run-study.sh wrote it, with
+# WARMUP_ROUND, which it did not have, after WARMUP
 BASH_PARAMETERS = r'''
 if [ -n "$VARIANTS" ]; then compared="VARIANTS=\"$VARIANTS\""; else compared="STRATEGIES=\"$names\""; fi
-echo "SCALE=$SCALE $compared CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS"
+echo "SCALE=$SCALE $compared CLIENTS=\"$CLIENTS\" DURATION=$DURATION WARMUP=$WARMUP WARMUP_ROUND=$WARMUP_ROUND WORKLOAD=$WORKLOAD REPEAT=$REPEAT SEED=$SEED THRESHOLD=$THRESHOLD THREADS=$THREADS"
 '''  # noqa: E501
 
 
 @pytest.mark.parametrize("given", [
     {"SEED": "42"},
     {"SCALE": "3", "STRATEGIES": "ttas tas", "CLIENTS": "2 4", "DURATION":
-     "7", "WARMUP": "0", "WORKLOAD": "eviction", "REPEAT": "6", "SEED": "0",
-     "THRESHOLD": "2.5", "THREADS": "3"},
+     "7", "WARMUP": "0", "WARMUP_ROUND": "0", "WORKLOAD": "eviction",
+     "REPEAT": "6", "SEED": "0", "THRESHOLD": "2.5", "THREADS": "3"},
     {"SEED": "9", "VARIANTS": "base; onefl: good.patch work_mem=4MB"},
 ])
 def test_parameters_line(site, given):
@@ -747,6 +751,7 @@ def test_parameters_line(site, given):
            "CLIENTS": given.get("CLIENTS", "1 8 64"),
            "DURATION": given.get("DURATION", "5"),
            "WARMUP": given.get("WARMUP", "3"),
+           "WARMUP_ROUND": given.get("WARMUP_ROUND", "1"),
            "WORKLOAD": given.get("WORKLOAD", "select-only"),
            "REPEAT": given.get("REPEAT", "12"), "SEED": given["SEED"],
            "THRESHOLD": given.get("THRESHOLD", "2"),
@@ -770,7 +775,40 @@ def test_study_by_hand():
     assert s.max_clients == 8
     assert s.parameters() == (
         'SCALE=2 VARIANTS="a;b" CLIENTS="8 1" DURATION=4 WARMUP=1 '
-        'WORKLOAD=tpcb-like REPEAT=2 SEED=5 THRESHOLD=1.5 THREADS=')
+        'WARMUP_ROUND=1 WORKLOAD=tpcb-like REPEAT=2 SEED=5 THRESHOLD=1.5 '
+        'THREADS=')
+    # a warm-up round unless the study says otherwise
+    assert s.warmup_round is True
+    off = dataclasses.replace(s, warmup_round=False)
+    assert "WARMUP=1 WARMUP_ROUND=0 WORKLOAD" in off.parameters()
+
+
+# --- WARMUP_ROUND, which the bash harness did not have -----------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("1", True), ("0", False), ("", True), (None, True)])
+def test_warmup_round(site, text, expected):
+    given = {} if text is None else {"WARMUP_ROUND": text}
+    assert site.study(given).warmup_round is expected
+
+
+@pytest.mark.parametrize("text", ["2", "yes", "on", "00", "01", "-1", " 1",
+                                  "1.0", "true"])
+def test_warmup_round_refused(site, text):
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"WARMUP_ROUND": text})
+    assert str(e.value) == ('WARMUP_ROUND must be 1 (a warm-up round before '
+                            'the first) or 0 (none), not "%s"' % text)
+
+
+def test_warmup_round_checked_after_warmup(site):
+    """The numbers are checked in the order the user reads them."""
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"WARMUP": "x", "WARMUP_ROUND": "x"})
+    assert str(e.value).startswith("WARMUP must be ")
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"WARMUP_ROUND": "x", "SEED": "x"})
+    assert str(e.value).startswith("WARMUP_ROUND must be ")
 
 
 # --- where the module and the bash code part ---------------------------------
