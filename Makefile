@@ -212,8 +212,16 @@ bench-cost: all server-stock server-lwlock-stats
 		LWLOCK_STATS_PG_CONFIG=$(BUILD_DIR)-lwlock-stats/bin/pg_config \
 		bench-cost
 
+# A study with an unpatched variant ("name: unpatched" in VARIANTS) runs
+# the stock build of the same source beside the base: built first (cached),
+# with the base's CASSERT and EXTRA_CFLAGS, unless STOCK_PG_CONFIG names
+# another.
+RUN_STOCK = $(if $(STOCK_PG_CONFIG),,$(filter unpatched,$(subst :, ,$(subst ;, ,$(VARIANTS)))))
+
 run: all
-	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) run
+	$(if $(RUN_STOCK),STOCK=1 scripts/build-server.sh $(BUILD_DIR)-stock)
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
+		STOCK_PG_CONFIG=$(or $(STOCK_PG_CONFIG),$(BUILD_DIR)-stock/bin/pg_config) run
 
 # Every prefix of the core patch series applies with git am and builds
 # (about 15 minutes per major; not part of "make test").
@@ -285,8 +293,10 @@ bench-cost: all install
 
 # the study: the Python package bench/lockstudy, run by Debian's python3
 # (numpy, scipy, psycopg2), its parameters from the make variables
+# (STOCK_PG_CONFIG, for an unpatched variant, defaults to the stock build
+# beside PG_CONFIG's: <build>-stock/bin/pg_config)
 run: all install
-	@PG_CONFIG=$(PG_CONFIG) \
+	@PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG="$(STOCK_PG_CONFIG)" \
 	SCALE="$(SCALE)" STRATEGIES="$(STRATEGIES)" VARIANTS="$(VARIANTS)" CLIENTS="$(CLIENTS)" \
 	DURATION="$(DURATION)" WARMUP="$(WARMUP)" WARMUP_ROUND="$(WARMUP_ROUND)" \
 	WORKLOAD="$(WORKLOAD)" THREADS="$(THREADS)" \

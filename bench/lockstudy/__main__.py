@@ -109,7 +109,8 @@ def cmd_mechanism(a: argparse.Namespace) -> int:
     text, points = report_locks.mechanism_report(
         data.read_runs(a.runs, need_transactions=True), a.locks, a.spins,
         a.variants.split() if a.variants else None, a.confidence, a.top,
-        os.path.basename(a.csv) if a.csv else None, runs_path=a.runs)
+        os.path.basename(a.csv) if a.csv else None, runs_path=a.runs,
+        unpatched=a.unpatched.split() if a.unpatched else ())
     sys.stdout.write(text)
     if a.csv:
         report_locks.write_mechanism(points, a.csv)
@@ -174,6 +175,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--top", type=int, default=10)
     p.add_argument("--csv", help="write every row as CSV")
+    p.add_argument("--unpatched", help="the variants that ran the "
+                   "unpatched server (no pg_lockstat): not available")
     p.set_defaults(func=cmd_mechanism)
     p = sub.add_parser("order", help="the variant order of each round")
     p.add_argument("seed", type=non_negative)

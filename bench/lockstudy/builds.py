@@ -1,6 +1,9 @@
 """The variants' servers: the patch check, the builds, the plan's build list.
 
-Variants without patches run the server of PG_CONFIG (the base build).
+Variants without patches run the server of PG_CONFIG (the base build);
+unpatched variants the stock server of STOCK_PG_CONFIG, checked to be a
+build of the same PostgreSQL as the base, without patches, with the
+base's build flags (stock_build()).
 Each distinct list of patches is one build: the base's source, configure
 flags and core patch series plus the patches, built by
 scripts/build-server.sh (cached by the hash of its patches) into
@@ -32,6 +35,12 @@ from . import spec
 
 # the stamp of a variant's pg_lockstat copy: made from the sources only
 EXT_STAMP = "sources 2"
+# the description of the unpatched server, in the plan and versions.txt
+STOCK_DESCRIPTION = "the unpatched server (STOCK_PG_CONFIG)"
+# the lines of a build's key.txt that an unpatched server must share with
+# the base: what it was built from and how
+SAME_INPUTS = ("arch", "postgresql", "source", "configure", "configure-env",
+               "extra-cflags", "make")
 
 
 class BuildError(Exception):
@@ -76,6 +85,26 @@ def base_build(bindir: str) -> Build:
     return Build(bindir, _read(os.path.join(bindir, "..",
                                             ".pg_lockstat_build_key"))
                  or "unknown", "the base server (PG_CONFIG)")
+
+
+def postgres_version(bindir: str) -> str:
+    """What bindir's postgres --version prints ("postgres (PostgreSQL)
+    18.1"), "" if it cannot be run."""
+    try:
+        return subprocess.run([os.path.join(bindir, "postgres"),
+                               "--version"], capture_output=True,
+                              text=True).stdout.strip()
+    except OSError:
+        return ""
+
+
+def key_lines(bindir: str) -> List[str]:
+    """The key.txt of the build-server.sh build installed above bindir
+    (through its .pg_lockstat_build_src), [] for another installation."""
+    src = _read(os.path.join(bindir, "..", ".pg_lockstat_build_src"))
+    if not src:
+        return []
+    return _read(os.path.join(src, "..", "key.txt")).splitlines()
 
 
 def _fields(keytxt: Sequence[str], name: str) -> List[str]:
@@ -288,6 +317,49 @@ def _install_extension(variant: spec.Variant, vdir: str, key: str,
         f.write(stamp + "\n")
 
 
+def stock_build(study: spec.Study) -> Build:
+    """The unpatched server of STOCK_PG_CONFIG, checked against the base:
+    another installation, the same postgres --version and, where both are
+    builds of build-server.sh, no patches and the same source, configure
+    flags and CFLAGS (SAME_INPUTS).  BuildError otherwise: a tps ratio
+    between two servers built differently measures the difference."""
+    bindir = study.stock_bindir
+    prefix = os.path.normpath(os.path.join(bindir, ".."))
+    where = "the unpatched server %s (STOCK_PG_CONFIG)" % prefix
+    if os.path.realpath(bindir) == os.path.realpath(study.bindir):
+        raise BuildError("%s is the base server itself (PG_CONFIG); it must "
+                         "be a build of the same source without the core "
+                         "series (make server-stock)" % where)
+    stock, base = postgres_version(bindir), postgres_version(study.bindir)
+    if not stock or stock != base:
+        raise BuildError("%s is %s, the base server %s; an unpatched "
+                         "variant needs the same PostgreSQL version (make "
+                         "server-stock builds it from the base's source)"
+                         % (where, '"%s"' % stock if stock else
+                            "a postgres that cannot be run", '"%s"' % base))
+    keytxt = key_lines(bindir)
+    if _fields(keytxt, "patch"):
+        raise BuildError("%s was built with patches (%s); an unpatched "
+                         "variant needs a build without them (make "
+                         "server-stock)" % (where, " ".join(
+                             f.split()[-1] for f in _fields(keytxt,
+                                                            "patch"))))
+    base_keytxt = key_lines(study.bindir)
+    if keytxt and base_keytxt:
+        for name in SAME_INPUTS:
+            mine, theirs = _fields(keytxt, name), _fields(base_keytxt, name)
+            if mine != theirs:
+                raise BuildError(
+                    "%s was built with another %s than the base server: "
+                    '"%s" against "%s" (scripts/build-server.sh key.txt); '
+                    "build it with the base's CASSERT and EXTRA_CFLAGS: "
+                    "STOCK=1 scripts/build-server.sh <dir>, then "
+                    "STOCK_PG_CONFIG=<dir>/bin/pg_config"
+                    % (where, name, " ".join(mine), " ".join(theirs)))
+    key = _read(os.path.join(prefix, ".pg_lockstat_build_key")) or "unknown"
+    return Build(bindir, key, STOCK_DESCRIPTION)
+
+
 def _build_variant(variant: spec.Variant, study: spec.Study,
                    base: Dict[str, str], top: str) -> Build:
     vdir = build_dir(base["key"], variant.patches, study.variant_dir)
@@ -297,8 +369,7 @@ def _build_variant(variant: spec.Variant, study: spec.Study,
           % (spec.ME, variant.name, description, vdir), file=sys.stderr)
     _build_server(variant, vdir, base, top)
     key = _read(os.path.join(vdir, ".pg_lockstat_build_key"))
-    version = [subprocess.run([os.path.join(d, "postgres"), "--version"],
-                              capture_output=True, text=True).stdout.strip()
+    version = [postgres_version(d)
                for d in (os.path.join(vdir, "bin"), study.bindir)]
     if version[0] != version[1]:
         raise BuildError("variant %s was built from another PostgreSQL than "
@@ -308,11 +379,14 @@ def _build_variant(variant: spec.Variant, study: spec.Study,
 
 
 def build_all(study: spec.Study, top: str) -> List[Build]:
-    """The build of every variant, in the order of the variants: every
-    patch checked first, then each distinct list of patches built once."""
+    """The build of every variant, in the order of the variants: the
+    unpatched server checked and every patch checked first, then each
+    distinct list of patches built once."""
     base = base_build(study.bindir)
+    stock = stock_build(study) if study.unpatched else None
     if not any(v.patches for v in study.variants):
-        return [base for _ in study.variants]
+        return [stock if v.unpatched and stock else base
+                for v in study.variants]
     info = check_base(study, top)
     for v in study.variants:
         if v.patches:
@@ -320,6 +394,9 @@ def build_all(study: spec.Study, top: str) -> List[Build]:
     made: Dict[tuple, Build] = {}
     builds = []
     for v in study.variants:
+        if v.unpatched and stock:
+            builds.append(stock)
+            continue
         if not v.patches:
             builds.append(base)
             continue

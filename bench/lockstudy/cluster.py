@@ -3,9 +3,12 @@
 One data directory serves every variant: before each start, variant.conf
 (included at the end of postgresql.conf) is rewritten with the variant's
 settings, and the variant's own pg_ctl starts its own postgres.  After a
-start, check_variant() proves that the running postmaster is the variant's
-binary and that each of its settings is in force.  The study talks to the
-server through psycopg2.
+start, check_binary() proves that the running postmaster is the variant's
+binary and check_settings() that each of its settings is in force.  An
+unpatched variant's postgres is the stock build's, on the same data
+directory (initdb'ed by the base, of the same version), its variant.conf
+overriding postgresql.conf's shared_preload_libraries = 'pg_lockstat'
+with ''.  The study talks to the server through psycopg2.
 
 Calls spec (the variant).  Raises StepError with
 the user's message.

@@ -1,4 +1,5 @@
-"""The study's files: runs.csv, locks.csv and spins.csv, read and checked.
+"""The study's files: runs.csv, locks.csv and spins.csv, read and checked,
+and the variants that versions.txt says ran the unpatched server.
 
 One row of runs.csv is one pgbench run: variant, clients, round, position
 (in its round), tps, seconds, transactions.  locks.csv and spins.csv hold
@@ -24,6 +25,9 @@ RUNS_COLUMNS = ["variant", "clients", "round", "position", "tps", "seconds",
 LEGACY_VARIANT = "strategy"
 
 RunKey = Tuple[str, int, int]		# (variant, clients, round)
+# the line of versions.txt that names the variants that ran the unpatched
+# server, their names after it separated by spaces
+UNPATCHED_LINE = "unpatched variants: "
 
 
 class InputError(Exception):
@@ -166,3 +170,17 @@ def report_order(runs: Iterable[Run], given: Optional[Sequence[str]],
         raise InputError("%s has %s not in --%s: %s"
                          % (path, what, what, " ".join(unknown)))
     return names, seen
+
+
+def read_unpatched(path: str) -> List[str]:
+    """The variants that ran the unpatched server (no pg_lockstat), from
+    the line UNPATCHED_LINE of versions.txt at path; none without that
+    line or without the file (a study before unpatched variants, or
+    copied without it)."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return []
+    return [name for line in lines if line.startswith(UNPATCHED_LINE)
+            for name in line[len(UNPATCHED_LINE):].split()]

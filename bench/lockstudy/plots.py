@@ -5,7 +5,8 @@ interval, against clients (ratio-<v>.dat, bimodal-<v>.dat); tps.png: tps
 against clients with min-max bars (tps-<v>.dat); collapse-<v>-<c>.png: the
 per-second tps of every round of each point whose runs split into two
 groups (points.csv, persec.csv); locks-<v>.png: the lock shares of the top
-tranches per client count (locks-<v>.dat).
+tranches per client count (locks-<v>.dat; none for a variant whose file
+has no rows, as an unpatched variant's).
 
 Not fatal: the tables are printed and the CSVs saved by then, so a missing
 or failing gnuplot is a warning and the study succeeds.  Calls spec.
@@ -120,7 +121,11 @@ def lock_plots(p: Plotter, names: Sequence[str], xrange: str) -> None:
         if not os.path.exists(dat) or os.path.getsize(dat) == 0:
             continue
         with open(dat) as f:
-            rows = [line.split() for line in f if line.strip()]
+            # a comment line: not available (an unpatched variant)
+            rows = [line.split() for line in f
+                    if line.strip() and not line.startswith("#")]
+        if not rows:
+            continue
         ranks: dict = {}
         for row in rows:
             ranks.setdefault(int(row[0]), row[2])

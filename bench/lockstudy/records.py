@@ -5,7 +5,8 @@ rows recorded after each run (kept in memory, written as runs.csv,
 locks.csv and spins.csv at the end, in a fixed order) and the metadata
 files machine.txt and versions.txt.
 
-Calls builds and spec.
+Calls builds, data (the line of versions.txt that the report reads) and
+spec.
 """
 
 import csv
@@ -18,7 +19,7 @@ import subprocess
 import time
 from typing import Dict, List, Sequence, TextIO, Tuple
 
-from . import builds, spec
+from . import builds, data, spec
 
 
 class LockError(Exception):
@@ -92,6 +93,20 @@ class Recorder:
             self.lines[kind].append((key + tuple(-int(row[i] or 0)
                                                  for i in at), line))
 
+    def headers(self, cur, views: Sequence[Tuple[str, str, Sequence[str]]]
+                ) -> None:
+        """The header line of each (view, kind, _) of views, as copy()
+        writes it, from a COPY of none of its rows: the files have their
+        columns even if no run records rows (a study of unpatched variants
+        only)."""
+        for view, kind, _ in views:
+            buf = io.StringIO()
+            cur.copy_expert("COPY (SELECT ''::text AS variant, 0::int AS "
+                            "clients, 0::int AS round, * FROM " + view +
+                            " LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
+                            buf)
+            self.header.setdefault(kind, buf.getvalue().splitlines()[0])
+
     def write(self, rundir: str) -> None:
         """runs.csv (by round, position, clients), locks.csv and spins.csv
         (by variant, clients, round, then the most blocks or contended)."""
@@ -142,7 +157,8 @@ def machine_lines(nproc: int) -> List[str]:
 def versions_lines(study: spec.Study, top: str,
                    variant_builds: Sequence[builds.Build]) -> List[str]:
     """versions.txt: the server, pgbench, this checkout, the core series
-    (the start of each patch's SHA-256) and each variant's build."""
+    (the start of each patch's SHA-256), each variant's build and, if
+    any, the line naming the variants of the unpatched server."""
     major = builds.server_major(study.bindir)
     series = builds.series(top, major)
     lines = ["server: " + _output(["postgres", "--version"]),
@@ -155,6 +171,9 @@ def versions_lines(study: spec.Study, top: str,
     for v, b in zip(study.variants, variant_builds):
         lines.append("variant %s: %s, build %s, %s"
                      % (v.name, b.prefix, b.key, b.description))
+    if study.unpatched:
+        # what the report reads (data.read_unpatched)
+        lines.append(data.UNPATCHED_LINE + " ".join(study.unpatched))
     return lines
 
 

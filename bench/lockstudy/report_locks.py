@@ -8,19 +8,29 @@ statistics.  (b), (c) and the lock shares were SQL queries printed by
 psql; they are computed here as PostgreSQL computed them (see "SQL's
 arithmetic" below) and printed as psql printed them, byte for byte.
 
+A variant of the unpatched server has no pg_lockstat counts: where its
+(m), (b) and (c) would be, one line says "not available: <variant> runs
+the unpatched server (no pg_lockstat)" (not_available()), and so does its
+locks-<variant>.dat, as a comment; with an unpatched baseline, (m) is one
+such line for the whole study.
+
 The public API:
     mechanism_report(runs, locks_path, spins_path, variants=None,
                      confidence=0.95, top=10, csv_name=None,
-                     runs_path="runs.csv") -> (text, points): reads
-        locks.csv and spins.csv, checks the options and the variants
-    mechanism_text(points, base, confidence, top, csv_name) -> its text
+                     runs_path="runs.csv", unpatched=()) -> (text,
+        points): reads locks.csv and spins.csv, checks the options and
+        the variants
+    mechanism_text(points, base, confidence, top, csv_name, variants=None,
+                   unpatched=()) -> its text
     write_mechanism(points, path): mechanism.csv
     read_locks(path), read_spins(path) -> rows for the functions below
     top_locks(locks_rows, variant, clients, rounds, top=10) -> (b)
     top_spins(spins_rows, variant, clients, rounds, top=10) -> (c)
-    top_tables(locks_rows, spins_rows, variants, clients, rounds) -> the
-        (b) of every variant, then the (c) of every variant
+    top_tables(locks_rows, spins_rows, variants, clients, rounds,
+               unpatched=()) -> the (b) of every variant, then the (c)
+        of every variant
     lock_shares(locks_rows, variant, top=5) -> locks-<variant>.dat
+    not_available(variant) -> the line of an unpatched variant
 
 Calls lockstudy.mechanism, lockstudy.sqlnum (PostgreSQL's arithmetic),
 lockstudy.tables (table, psql_aligned, psql_unaligned) and
@@ -75,6 +85,12 @@ SPIN_HEADER = ("func", "site", "contended", "spins", "delays", "wait ms",
                "TAS attempts", "unlocked skips", "skips/contended")
 
 StatRows = List[Tuple[RunKey, Dict[str, Any]]]
+
+
+def not_available(variant: str) -> str:
+    """What the lock tables say of a variant of the unpatched server."""
+    return ("not available: %s runs the unpatched server (no pg_lockstat)"
+            % variant)
 
 
 # --- (m) -------------------------------------------------------------------
@@ -146,26 +162,34 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
                      variants: Optional[Sequence[str]] = None,
                      confidence: float = 0.95, top: int = 10,
                      csv_name: Optional[str] = None,
-                     runs_path: str = "runs.csv"
+                     runs_path: str = "runs.csv",
+                     unpatched: Sequence[str] = ()
                      ) -> Tuple[str, List[Point]]:
     """Table (m) of a study: its text (every line ended by a newline) and
     its points (for write_mechanism).  runs: the runs of runs.csv, read
     with need_transactions (runs_path names the file in messages);
     variants: the option --variants as a list (None: the order of first
     appearance); top: rows shown per table; csv_name: the name of the CSV
-    of every row, for the line under a table cut short.  InputError on
-    bad options or files."""
+    of every row, for the line under a table cut short; unpatched: the
+    variants of the unpatched server, which have no points (an unpatched
+    baseline: no points at all; locks.csv and spins.csv are then not
+    read).  InputError on bad options or files."""
     if not 0 < confidence < 1:
         raise InputError("--confidence must lie between 0 and 1")
     if top < 1:
         raise InputError("--top must be at least 1")
     transactions = run_transactions(runs, runs_path)
     names = mechanism_variants(runs, variants, runs_path)
+    if names[0] in unpatched:
+        return mechanism_text([], names[0], confidence, top, csv_name,
+                              names, unpatched), []
     counts: Counts = {}
     read_counts(locks_path, "lwlock", transactions, counts)
     read_counts(spins_path, "spin", transactions, counts)
-    points = analyse(transactions, counts, names, confidence)
-    return mechanism_text(points, names[0], confidence, top, csv_name), points
+    points = analyse(transactions, counts,
+                     [v for v in names if v not in unpatched], confidence)
+    return mechanism_text(points, names[0], confidence, top, csv_name,
+                          names, unpatched), points
 
 
 def rate_fmt(x: float, sign: bool = False) -> str:
@@ -258,14 +282,31 @@ def _point_text(p: Point, base: str, confidence: float, top: int,
 
 
 def mechanism_text(points: Sequence[Point], base: str, confidence: float,
-                   top: int, csv_name: Optional[str]) -> str:
+                   top: int, csv_name: Optional[str],
+                   variants: Optional[Sequence[str]] = None,
+                   unpatched: Sequence[str] = ()) -> str:
     """The tables (m) of the points, an empty line between two; every
-    line ends with a newline."""
-    if not points:
+    line ends with a newline.  variants (the baseline first) and
+    unpatched, if given: for each variant of the unpatched server, in the
+    order of variants, one line where its tables would be; for an
+    unpatched baseline one line only."""
+    if base in unpatched:
+        return ("(m) mechanism: %s; it is the baseline, so no variant has "
+                "a table (m)\n" % not_available(base))
+    if variants is None:
+        variants = [base] + list(dict.fromkeys(p.variant for p in points))
+    blocks = []
+    for v in variants[1:]:
+        if v in unpatched:
+            blocks.append("(m) mechanism: %s against %s: %s"
+                          % (v, base, not_available(v)))
+            continue
+        blocks += ["\n".join(_point_text(p, base, confidence, top,
+                                         csv_name))
+                   for p in points if p.variant == v]
+    if not blocks:
         return ""
-    return "\n\n".join("\n".join(_point_text(p, base, confidence, top,
-                                             csv_name))
-                       for p in points) + "\n"
+    return "\n\n".join(blocks) + "\n"
 
 
 def write_mechanism(points: Sequence[Point], path: str) -> None:
@@ -417,13 +458,22 @@ def top_spins(spins_rows: StatRows, variant: str, clients: int, rounds: int,
 
 
 def top_tables(locks_rows: StatRows, spins_rows: StatRows,
-               variants: Sequence[str], clients: int, rounds: int) -> str:
+               variants: Sequence[str], clients: int, rounds: int,
+               unpatched: Sequence[str] = ()) -> str:
     """What the report prints after (m): the (b) of every variant, then
-    the (c) of every variant, each after an empty line."""
-    return ("".join("\n" + top_locks(locks_rows, v, clients, rounds)
-                    for v in variants)
-            + "".join("\n" + top_spins(spins_rows, v, clients, rounds)
-                      for v in variants))
+    the (c) of every variant, each after an empty line; for a variant of
+    unpatched, one line in place of each."""
+    def locks(v: str) -> str:
+        if v in unpatched:
+            return "(b) top LWLocks: %s\n" % not_available(v)
+        return top_locks(locks_rows, v, clients, rounds)
+
+    def spins(v: str) -> str:
+        if v in unpatched:
+            return "(c) top spin-wait call sites: %s\n" % not_available(v)
+        return top_spins(spins_rows, v, clients, rounds)
+    return ("".join("\n" + locks(v) for v in variants)
+            + "".join("\n" + spins(v) for v in variants))
 
 
 def lock_shares(locks_rows: StatRows, variant: str, top: int = 5) -> str:

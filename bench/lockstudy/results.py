@@ -6,7 +6,10 @@ or more; (b) the top LWLocks and (c) the top spin-wait call sites of each
 variant at the highest client count.  Writes points.csv, mechanism.csv and
 the plot data (tps-, ratio-, bimodal- and locks-<variant>.dat).  The study
 runs it at its end; "python3 -m lockstudy report DIR" runs it again on a
-saved study, without a server.
+saved study, without a server.  The variants that versions.txt names as
+running the unpatched server get table (a) as any other, and in place of
+(m), (b), (c) and their lock shares a line saying that these are not
+available.
 
 Calls report, report_locks and data.
 """
@@ -29,10 +32,11 @@ def report_text(directory: str, variants: Optional[List[str]],
     report.write_dat(tps.points, tps.variants, directory)
     parts = [tps.text]
     names = tps.variants
+    unpatched = data.read_unpatched(path("versions.txt"))
     if len(names) > 1:
         text, points = report_locks.mechanism_report(
             runs, path("locks.csv"), path("spins.csv"), names,
-            csv_name="mechanism.csv")
+            csv_name="mechanism.csv", unpatched=unpatched)
         report_locks.write_mechanism(points, path("mechanism.csv"))
         parts.append(text)
     locks = report_locks.read_locks(path("locks.csv"))
@@ -41,9 +45,13 @@ def report_text(directory: str, variants: Optional[List[str]],
     rounds = max(r.round for r in runs)
     for v in names:
         with open(path("locks-%s.dat" % v), "w") as f:
-            f.write(report_locks.lock_shares(locks, v))
-    return "\n".join(parts) + report_locks.top_tables(locks, spins, names,
-                                                      clients, rounds)
+            if v in unpatched:
+                # a comment to gnuplot, and no plot (plots.lock_plots)
+                f.write("# %s\n" % report_locks.not_available(v))
+            else:
+                f.write(report_locks.lock_shares(locks, v))
+    return "\n".join(parts) + report_locks.top_tables(
+        locks, spins, names, clients, rounds, unpatched)
 
 
 def print_report(directory: str, variants: Optional[List[str]],

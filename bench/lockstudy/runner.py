@@ -9,6 +9,10 @@ its transactions, its per-second tps and the pg_lwlock_stats and
 pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv,
 the report and the plots.
 
+A variant of the unpatched server (no pg_lockstat) runs the same way but
+resets and records no counters: its runs have no rows in locks.csv and
+spins.csv.
+
 Before round 1, unless WARMUP_ROUND=0, a warm-up round runs the same way
 in round 1's variant and client orders, but records nothing: its runs are
 in commands.txt (marked) and in the logs of round 0, not in the CSVs, so
@@ -43,6 +47,10 @@ START_COST = 3
 RUN_COST = 1
 # the number of the warm-up round, in the runner and in its logs' names
 WARMUP_ROUND = 0
+# the views recorded after each run: (view, file, the columns sorted by,
+# largest first)
+VIEWS = (("pg_lwlock_stats", "locks", ("blocks",)),
+         ("pg_spinlock_stats", "spins", ("contended", "spins")))
 
 
 class Interrupted(BaseException):
@@ -206,6 +214,13 @@ class StudyRun:
         self.start("setup")
         self.sql("CREATE EXTENSION pg_lockstat",
                  "CREATE EXTENSION pg_lockstat")
+        self.at = "reading the columns of the pg_lockstat views"
+        try:
+            with self.conn.cursor() as cur:
+                self.recorder.headers(cur, VIEWS)
+        except cluster.psycopg2.Error as e:
+            _print_error(e)
+            raise cluster.StepError("%s failed" % self.at)
         with open(self.path("persec.csv"), "w") as f:
             f.write("variant,clients,round,second,tps\n")
         self.say("pgbench -i -s %d" % self.study.scale)
@@ -327,13 +342,16 @@ class StudyRun:
     def run_point(self, r: int, pos: int, i: int, c: int) -> None:
         """One pgbench run: variant i, c clients, round r; recorded unless
         r is the warm-up round, which runs it the same way (the counters
-        reset, pgbench's options, its log) but keeps only the log."""
+        reset, pgbench's options, its log) but keeps only the log.  An
+        unpatched variant has no counters to reset or record."""
         s = self.study
         name = s.names[i]
+        lockstat = not s.variants[i].unpatched
         warm = r == WARMUP_ROUND
         point = "variant %s, %d clients, %s" % (name, c, round_name(r))
-        self.sql("pg_lockstat_reset() (%s)" % point,
-                 "SELECT pg_lockstat_reset()")
+        if lockstat:
+            self.sql("pg_lockstat_reset() (%s)" % point,
+                     "SELECT pg_lockstat_reset()")
         cmd = pgbench.command(s.workload.args, c,
                               pgbench.threads(c, s.threads, self.nproc),
                               s.duration, True)
@@ -355,7 +373,8 @@ class StudyRun:
             self.append("persec.csv", ["%s,%d,%d,%s,%s" % (name, c, r, sec, t)
                                        for sec, t in
                                        pgbench.per_second(text)])
-            self.record(point, (name, c, r))
+            if lockstat:
+                self.record(point, (name, c, r))
             self.recorder.runs.append((name, c, r, pos,
                                        records.pg_float(tps),
                                        records.pg_float("%.3f" % elapsed),
@@ -374,10 +393,8 @@ class StudyRun:
         self.at = "recording the results (%s)" % point
         try:
             with self.conn.cursor() as cur:
-                self.recorder.copy(cur, "pg_lwlock_stats", "locks", key,
-                                   ["blocks"])
-                self.recorder.copy(cur, "pg_spinlock_stats", "spins", key,
-                                   ["contended", "spins"])
+                for view, kind, order in VIEWS:
+                    self.recorder.copy(cur, view, kind, key, order)
         except cluster.psycopg2.Error as e:
             _print_error(e)
             raise cluster.StepError("%s failed" % self.at)

@@ -1,13 +1,16 @@
 """The study's specification: its parameters, checked before anything starts.
 
 The parameters come from the environment, as "make run" passes its make
-variables (an empty value counts as unset): PG_CONFIG, SCALE, STRATEGIES,
-VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP, WARMUP_ROUND, WORKLOAD,
-THREADS, REPEAT, SEED, THRESHOLD, RUN_DIR (doc/study.md describes each).
+variables (an empty value counts as unset): PG_CONFIG, STOCK_PG_CONFIG,
+SCALE, STRATEGIES, VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP,
+WARMUP_ROUND, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD, RUN_DIR
+(doc/study.md describes each).
 
 A study compares variants, the first the baseline.  A variant has a name,
 patch files applied after the project's core series (none: the server of
-PG_CONFIG) and server settings; STRATEGIES="a b" is the shorthand of
+PG_CONFIG) and server settings; or it is "unpatched": the stock server of
+STOCK_PG_CONFIG, without pg_lockstat (shared_preload_libraries = '').
+STRATEGIES="a b" is the shorthand of
 VARIANTS="a: pg_lockstat.spin_strategy=a; b: pg_lockstat.spin_strategy=b".
 
 Every refusal raises SpecError with the message the user sees.  Calls no
@@ -34,6 +37,8 @@ BUILTIN_WORKLOADS = (("select-only", ("-S", "-M", "prepared")),
 # settings that the study itself sets, since its clients connect through them
 OWN_SETTINGS = ("port", "listen_addresses", "unix_socket_directories")
 PROGRAMS = ("initdb", "pg_ctl", "postgres", "psql", "pgbench")
+# the item of VARIANTS that makes a variant run the unpatched server
+UNPATCHED = "unpatched"
 
 
 class SpecError(Exception):
@@ -44,11 +49,14 @@ class SpecError(Exception):
 class Variant:
     """One server variant: patches are absolute paths, settings (name,
     value) pairs; strategy is its pg_lockstat.spin_strategy, if it sets
-    one."""
+    one; unpatched, whether it runs the unpatched server of
+    STOCK_PG_CONFIG (then without patches, and its settings have
+    shared_preload_libraries, '' unless VARIANTS gives it)."""
     name: str
     patches: Tuple[str, ...] = ()
     settings: Tuple[Tuple[str, str], ...] = ()
     strategy: Optional[str] = None
+    unpatched: bool = False
 
     def settings_lines(self) -> List[str]:
         """The settings as postgresql.conf lines."""
@@ -92,10 +100,19 @@ class Study:
     variants_given: Optional[str]
     # whether a warm-up round, not recorded, runs before the REPEAT rounds
     warmup_round: bool = True
+    # the unpatched server's pg_config and bindir: empty unless a variant
+    # is unpatched
+    stock_pg_config: str = ""
+    stock_bindir: str = ""
 
     @property
     def names(self) -> List[str]:
         return [v.name for v in self.variants]
+
+    @property
+    def unpatched(self) -> List[str]:
+        """The names of the variants that run the unpatched server."""
+        return [v.name for v in self.variants if v.unpatched]
 
     @property
     def max_clients(self) -> int:
@@ -164,10 +181,12 @@ def _numbers(env: Mapping[str, str]) -> dict:
     return out
 
 
-def server_bindir(pg_config: str) -> str:
-    """The bindir of PG_CONFIG's server, with every program the study runs."""
-    bad = ('PG_CONFIG="%s" cannot be run; it must point to the pg_config of '
-           'the patched server' % pg_config)
+def server_bindir(pg_config: str, parameter: str = "PG_CONFIG",
+                  server: str = "the patched server") -> str:
+    """The bindir of the server of pg_config, with every program the study
+    runs; parameter and server name it in the messages."""
+    bad = ('%s="%s" cannot be run; it must point to the pg_config of %s'
+           % (parameter, pg_config, server))
     try:
         out = subprocess.run([pg_config, "--bindir"], capture_output=True,
                              text=True)
@@ -178,9 +197,38 @@ def server_bindir(pg_config: str) -> str:
     bindir = out.stdout.strip()
     for prog in PROGRAMS:
         if not os.access(os.path.join(bindir, prog), os.X_OK):
-            raise SpecError('PG_CONFIG="%s": %s/%s is missing'
-                            % (pg_config, bindir, prog))
+            raise SpecError('%s="%s": %s/%s is missing'
+                            % (parameter, pg_config, bindir, prog))
     return bindir
+
+
+def default_stock_pg_config(pg_config: str) -> str:
+    """STOCK_PG_CONFIG's default: <build>-stock/bin/pg_config for a
+    PG_CONFIG <build>/bin/pg_config, where the Makefile puts the stock
+    build beside a build (make server-stock); "" for another PG_CONFIG."""
+    bindir, prog = os.path.split(os.path.normpath(pg_config))
+    build, bin_name = os.path.split(bindir)
+    if prog != "pg_config" or bin_name != "bin" or \
+            os.path.basename(build) == "":
+        return ""
+    return os.path.join(build + "-stock", "bin", "pg_config")
+
+
+def stock_server(env: Mapping[str, str], pg_config: str) -> Tuple[str, str]:
+    """The pg_config and bindir of the unpatched server, for a study with
+    an unpatched variant: STOCK_PG_CONFIG, by default the stock build
+    beside PG_CONFIG's."""
+    stock = _get(env, "STOCK_PG_CONFIG") or \
+        default_stock_pg_config(pg_config)
+    if not stock:
+        raise SpecError('an unpatched variant runs the server of '
+                        'STOCK_PG_CONFIG, which has no default here: '
+                        'PG_CONFIG="%s" is not <build>/bin/pg_config; set '
+                        'STOCK_PG_CONFIG to the pg_config of the unpatched '
+                        'server' % pg_config)
+    return stock, server_bindir(
+        stock, "STOCK_PG_CONFIG",
+        "the unpatched server (make server-stock builds it)")
 
 
 def parse_setting(vname: str, item: str,
@@ -203,6 +251,35 @@ def parse_setting(vname: str, item: str,
         raise SpecError('%s: unknown strategy "%s" (valid: %s)'
                         % (where, value, " ".join(STRATEGIES)))
     return name, value
+
+
+def unpatched_settings(vname: str, patches: Sequence[str],
+                       settings: Sequence[Tuple[str, str]]
+                       ) -> Tuple[Tuple[str, str], ...]:
+    """The settings of the unpatched variant vname, checked:
+    shared_preload_libraries = '' first unless they set it.  The stock
+    server has neither the core series nor pg_lockstat: SpecError for
+    patch files, a pg_lockstat.* setting or a shared_preload_libraries
+    that names pg_lockstat."""
+    where = "VARIANTS: variant %s" % vname
+    if patches:
+        raise SpecError('%s: "%s" and patch files together (%s); an '
+                        'unpatched variant runs the stock server of '
+                        'STOCK_PG_CONFIG as it is built, without the core '
+                        'series' % (where, UNPATCHED, " ".join(patches)))
+    for name, value in settings:
+        if name.startswith("pg_lockstat."):
+            raise SpecError("%s: %s is a setting of pg_lockstat, which the "
+                            "unpatched server does not load"
+                            % (where, name))
+        if name == "shared_preload_libraries" and "pg_lockstat" in [
+                x.strip() for x in value.split(",")]:
+            raise SpecError("%s: the unpatched server cannot load "
+                            "pg_lockstat (shared_preload_libraries=%s)"
+                            % (where, value))
+    if "shared_preload_libraries" in [n for n, _ in settings]:
+        return tuple(settings)
+    return (("shared_preload_libraries", ""),) + tuple(settings)
 
 
 def resolve_patch(vname: str, item: str, caller_pwd: str, top: str) -> str:
@@ -242,9 +319,10 @@ def resolve_patch(vname: str, item: str, caller_pwd: str, top: str) -> str:
 def parse_variant(spec: str, caller_pwd: str, top: str,
                   check_patches: bool = True,
                   seen: Sequence[str] = ()) -> Variant:
-    """One "name[: item ...]" of VARIANTS, after the variants named seen.
-    Without check_patches (the unprivileged pass, whose builds were made
-    before) patch items are kept as given."""
+    """One "name[: item ...]" of VARIANTS, after the variants named seen:
+    each item "unpatched", a setting name=value or a patch file.  Without
+    check_patches (the unprivileged pass, whose builds were made before)
+    patch items are kept as given."""
     name, _, items = spec.partition(":")
     name = name.strip()
     if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,30}", name):
@@ -256,7 +334,14 @@ def parse_variant(spec: str, caller_pwd: str, top: str,
         raise SpecError('VARIANTS: variant "%s" appears twice' % name)
     patches: List[str] = []
     settings: List[Tuple[str, str]] = []
+    unpatched = False
     for item in items.split():
+        if item == UNPATCHED:
+            if unpatched:
+                raise SpecError('VARIANTS: variant %s says "%s" twice'
+                                % (name, UNPATCHED))
+            unpatched = True
+            continue
         if re.match(r"[A-Za-z_][A-Za-z0-9_.]*=", item):
             settings.append(parse_setting(name, item,
                                           [s for s, _ in settings]))
@@ -267,6 +352,9 @@ def parse_variant(spec: str, caller_pwd: str, top: str,
             raise SpecError('VARIANTS: variant %s lists patch file "%s" twice'
                             % (name, item))
         patches.append(path)
+    if unpatched:
+        return Variant(name, (), unpatched_settings(name, patches, settings),
+                       None, True)
     strategy = dict(settings).get("pg_lockstat.spin_strategy")
     return Variant(name, tuple(patches), tuple(settings), strategy)
 
@@ -360,6 +448,9 @@ def from_environment(env: Mapping[str, str], top: str, caller_pwd: str,
     else:
         variants = parse_strategies(_get(env, "STRATEGIES",
                                          DEFAULT_STRATEGIES))
+    stock_pg_config = stock_bindir = ""
+    if any(v.unpatched for v in variants):
+        stock_pg_config, stock_bindir = stock_server(env, pg_config)
     return Study(
         pg_config=pg_config, bindir=bindir,
         workload=parse_workload(_get(env, "WORKLOAD", "select-only"), top),
@@ -368,4 +459,6 @@ def from_environment(env: Mapping[str, str], top: str, caller_pwd: str,
         variant_dir=_get(env, "VARIANT_DIR",
                          os.path.join(top, "build", "variants")),
         variants=variants,
-        variants_given=variants_text or None, **numbers)
+        variants_given=variants_text or None,
+        stock_pg_config=stock_pg_config, stock_bindir=stock_bindir,
+        **numbers)

@@ -5,10 +5,11 @@ locks-<variant>.dat, points.csv with a split point, persec.csv), draw()
 with the real gnuplot makes ratio.png, tps.png, collapse-<v>-<c>.png and
 locks-<v>.png, in run-study.sh's order, each a PNG (its signature) of the
 size the script asks for (900x600, 900x800 for the lock shares), and
-nothing else.  Without gnuplot on PATH: the warning and no image.  With a
-gnuplot that fails (a script on PATH, which even leaves a partial file
-behind): a warning per image naming gnuplot.log, where gnuplot's errors
-went, and no image left.  No server.
+nothing else; none of the lock shares of an unpatched variant, whose
+file says they are not available.  Without gnuplot on PATH: the warning
+and no image.  With a gnuplot that fails (a script on PATH, which even
+leaves a partial file behind): a warning per image naming gnuplot.log,
+where gnuplot's errors went, and no image left.  No server.
 """
 
 import os
@@ -116,6 +117,21 @@ def test_draw_of_the_baseline_alone(tmp_path):
     made = plots.draw(d, _study(names=("tas",)), 2)
     assert made == ["tps.png"]
     assert _pngs(d) == ["tps.png"]
+
+
+@needs_gnuplot
+def test_no_lock_image_of_an_unpatched_variant(tmp_path, capsys):
+    """The lock-share file of a variant of the unpatched server holds one
+    comment line, not available: no image of it, and no warning."""
+    d = str(tmp_path)
+    _study_dir(d)
+    _write(d, "locks-ttas.dat", "# not available: ttas runs the unpatched "
+           "server (no pg_lockstat)\n")
+    made = plots.draw(d, _study(), 4)
+    assert made == ["ratio.png", "tps.png", "collapse-ttas-8.png",
+                    "locks-tas.png"]
+    assert _pngs(d) == sorted(made)
+    assert "warning" not in capsys.readouterr().err
 
 
 @needs_gnuplot

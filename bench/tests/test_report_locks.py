@@ -13,7 +13,9 @@ mechanism-rates.csv pin what the package prints and writes, every row
 checked against test_mechanism.py's own computation, the rows the same as
 in the study's mechanism.csv.  The studies of test_mechanism.py give the
 text of (m), its CSV and every bad input's message; (b), (c) and the lock
-shares are also computed here in fractions.
+shares are also computed here in fractions.  Variants of the unpatched
+server: one "not available" line in place of their (m), (b) and (c), and
+of all (m) when the baseline is one.
 """
 
 import csv
@@ -408,6 +410,92 @@ def test_mechanism_variants_order(tmp_path):
     (tmp_path / "2").mkdir()
     text, _ = mechanism(write_study(empty_points_study(), tmp_path / "2"))
     assert headings(text) == ["A against C"] * 3 + ["B against C"] * 2
+
+
+# --- variants of the unpatched server ----------------------------------------
+
+NOT_AVAILABLE = "not available: %s runs the unpatched server (no pg_lockstat)"
+
+
+def test_not_available():
+    assert rl.not_available("stock") == NOT_AVAILABLE % "stock"
+
+
+def test_mechanism_of_an_unpatched_variant(tmp_path):
+    """B runs the unpatched server: one line where its tables were, A's
+    tables and points as without it (its counts in the files ignored)."""
+    st = noise_study()
+    paths = write_study(st, tmp_path)
+    _, full = mechanism(paths, ["C", "B", "A"])
+    runs = read_runs(paths[0], need_transactions=True)
+    text, points = rl.mechanism_report(runs, paths[1], paths[2],
+                                       ["C", "B", "A"],
+                                       csv_name="mechanism.csv",
+                                       unpatched=["B"])
+    a = [p for p in full if p.variant == "A"]
+    assert points == a and len(a) == 2
+    assert text == ("(m) mechanism: B against C: %s\n\n" % (
+        NOT_AVAILABLE % "B")) + rl.mechanism_text(a, "C", 0.95, 10,
+                                                  "mechanism.csv")
+    # where B comes in the order, its line comes
+    text, _ = rl.mechanism_report(runs, paths[1], paths[2], ["C", "A", "B"],
+                                  csv_name="mechanism.csv", unpatched=["B"])
+    assert text.endswith("\n\n(m) mechanism: B against C: %s\n"
+                         % (NOT_AVAILABLE % "B"))
+    # every variant but the baseline unpatched: one line each, no points
+    text, points = rl.mechanism_report(runs, paths[1], paths[2],
+                                       ["C", "B", "A"], unpatched=["A", "B"])
+    assert points == []
+    assert text == "".join("(m) mechanism: %s against C: %s\n%s" % (
+        v, NOT_AVAILABLE % v, sep) for v, sep in (("B", "\n"), ("A", "")))
+
+
+def test_mechanism_command_with_unpatched(tmp_path, capsys):
+    """python3 -m lockstudy mechanism --unpatched B: the same text."""
+    from lockstudy.__main__ import main
+    paths = write_study(noise_study(), tmp_path)
+    runs = read_runs(paths[0], need_transactions=True)
+    want, _ = rl.mechanism_report(runs, paths[1], paths[2], ["C", "B", "A"],
+                                  unpatched=["B"])
+    assert main(["mechanism", "--variants", "C B A", "--unpatched", "B"] +
+                paths) == 0
+    assert capsys.readouterr().out == want
+
+
+def test_mechanism_of_an_unpatched_baseline(tmp_path):
+    """No table (m) in the study: one line, and locks.csv and spins.csv
+    are not read."""
+    st = noise_study()
+    paths = write_study(st, tmp_path)
+    runs = read_runs(paths[0], need_transactions=True)
+    for unpatched in (["C"], ["C", "A"]):
+        text, points = rl.mechanism_report(
+            runs, "/nowhere/locks.csv", "/nowhere/spins.csv",
+            ["C", "B", "A"], unpatched=unpatched)
+        assert points == []
+        assert text == ("(m) mechanism: %s; it is the baseline, so no "
+                        "variant has a table (m)\n" % (NOT_AVAILABLE % "C"))
+    # the options and runs.csv are still checked
+    with pytest.raises(InputError):
+        rl.mechanism_report(runs, paths[1], paths[2], ["C"],
+                            unpatched=["C"])
+
+
+def test_top_tables_of_an_unpatched_variant():
+    locks = rl.read_locks(os.path.join(SYNTHETIC, "locks.csv"))
+    spins = rl.read_spins(os.path.join(SYNTHETIC, "spins.csv"))
+    got = rl.top_tables(locks, spins, ["base", "exp", "calm"], 16, 4,
+                        unpatched=["exp"])
+    assert got == (
+        "\n" + rl.top_locks(locks, "base", 16, 4) +
+        "\n(b) top LWLocks: %s\n" % (NOT_AVAILABLE % "exp") +
+        "\n" + rl.top_locks(locks, "calm", 16, 4) +
+        "\n" + rl.top_spins(spins, "base", 16, 4) +
+        "\n(c) top spin-wait call sites: %s\n" % (NOT_AVAILABLE % "exp") +
+        "\n" + rl.top_spins(spins, "calm", 16, 4))
+    # without unpatched variants, as before
+    assert rl.top_tables(locks, spins, ["base", "exp", "calm"], 16, 4,
+                         ()) == golden(SYNTHETIC, "tables.txt")
 
 
 def test_write_mechanism(tmp_path):

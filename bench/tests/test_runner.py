@@ -16,10 +16,15 @@ dropped.  plan() and run_rounds() on a fake server (FakeRun): the
 warm-up round runs every variant at every client count in round 1's
 orders before round 1, is counted in the plan's server starts and
 estimate, is marked in commands.txt and the progress lines, and leaves
-nothing in the records; WARMUP_ROUND=0 leaves it out.  No server.
+nothing in the records; WARMUP_ROUND=0 leaves it out.  A variant of the
+unpatched server runs its own build, checked, the same runs, without the
+counter resets and recordings; the plan and versions.txt name its build,
+versions.txt the unpatched variants; Recorder.headers() gives the files
+their columns when no run records a row.  No server.
 """
 
 import csv
+import dataclasses
 import decimal
 import fcntl
 import io
@@ -322,10 +327,13 @@ class FakeCursor:
     def copy_expert(self, sql, f):
         self.queries.append(sql)
         m = re.fullmatch(r"COPY \(SELECT '(.*)'::text AS variant, (\d+)::int "
-                         r"AS clients, (\d+)::int AS round, \* FROM (\w+)\) "
-                         r"TO STDOUT WITH \(FORMAT csv, HEADER\)", sql)
+                         r"AS clients, (\d+)::int AS round, \* FROM (\w+)"
+                         r"( LIMIT 0)?\) TO STDOUT WITH \(FORMAT csv, "
+                         r"HEADER\)", sql)
         assert m, sql
-        variant, clients, rnd, view = m.groups()
+        variant, clients, rnd, view, none = m.groups()
+        if none:
+            variant, clients, rnd = "none", "-1", "-1"
         columns, rows = self.views[view]
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["variant", "clients", "round"] + columns)
@@ -435,6 +443,26 @@ def test_recorder_copy_keeps_copy_text():
     assert rec.header["locks"].startswith("variant,clients,round,tranche")
 
 
+def test_recorder_headers_without_rows(tmp_path):
+    """The header lines read at the setup: a study whose runs record no
+    row (its variants all unpatched) still writes files with columns."""
+    rec = records.Recorder()
+    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
+                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
+    rec.headers(cur, runner.VIEWS)
+    assert [q.split(" FROM ")[1] for q in cur.queries] == [
+        "pg_lwlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
+        "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)"]
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "locks.csv")) == [
+        "variant,clients,round," + ",".join(LOCK_COLUMNS), ""]
+    assert _lines(str(tmp_path / "spins.csv")) == [
+        "variant,clients,round," + ",".join(SPIN_COLUMNS), ""]
+    # and the same header as the runs' rows give
+    other, _ = _recorded()
+    assert rec.header == other.header
+
+
 # --- clean_environment -------------------------------------------------------
 
 @pytest.fixture
@@ -470,16 +498,22 @@ def test_clean_environment_as_the_bash_loop(saved_environ):
 
 # --- the plan and the rounds, the warm-up round's included -------------------
 
-def _study(warmup_round, repeat=2, warmup=3, variants_given=None):
-    """A study of the variants a and b at 1 and 8 clients, seed 7."""
+def _study(warmup_round, repeat=2, warmup=3, variants_given=None,
+           unpatched=()):
+    """A study of the variants a and b at 1 and 8 clients, seed 7; those
+    of unpatched run the unpatched server."""
     names = ("a", "b")
     return spec.Study(
         pg_config="/pg/bin/pg_config", bindir="/pg/bin", scale=1,
         clients=(1, 8), duration=5, warmup=warmup,
         workload=spec.Workload("select-only", ("-S", "-M", "prepared")),
         threads=None, repeat=repeat, seed=7, threshold="2", run_dir="/r",
-        variant_dir="/v", variants=tuple(spec.Variant(n) for n in names),
-        variants_given=variants_given, warmup_round=warmup_round)
+        variant_dir="/v",
+        variants=tuple(spec.Variant(n, unpatched=n in unpatched)
+                       for n in names),
+        variants_given=variants_given, warmup_round=warmup_round,
+        stock_pg_config="/stock/bin/pg_config" if unpatched else "",
+        stock_bindir="/stock/bin" if unpatched else "")
 
 
 # what the fake pgbench prints: its tps, transactions and one second
@@ -498,11 +532,15 @@ class _Cursor:
 
 
 class _Server:
-    """The cluster and the connection of a fake run."""
+    """The cluster and the connection of a fake run; the binary checks go
+    to the list checked."""
     log = "/dev/null"
 
+    def __init__(self, checked=None):
+        self.checked = checked
+
     def check_binary(self, label, bindir):
-        pass
+        self.checked.append((label, bindir))
 
     def cursor(self):
         return _Cursor()
@@ -518,14 +556,19 @@ class FakeRun(runner.StudyRun):
 
     def __init__(self, study, rundir):
         b = builds.Build("/pg/bin", "k", "the base server")
-        super().__init__(study, "/top", [b] * len(study.variants),
+        stock = builds.Build("/stock/bin", "ks", builds.STOCK_DESCRIPTION)
+        super().__init__(study, "/top", [stock if v.unpatched else b
+                                         for v in study.variants],
                          io.StringIO())
         self.rundir = rundir
-        self.cluster = _Server()
+        # the binary checks after each start: (label, bindir)
+        self.checked = []
+        self.cluster = _Server(self.checked)
         self.events = []
 
     def start(self, label, i=None):
-        self.events.append(("start", label))
+        self.events.append(("start", label, None if i is None else
+                            self.builds[i].bindir))
         self.conn = _Server()
 
     def stop(self):
@@ -553,8 +596,8 @@ def fake_cluster(monkeypatch):
                         lambda cur: ["work_mem|4096|kB|default"])
 
 
-def _planned(warmup_round, tmp_path, **kw):
-    s = FakeRun(_study(warmup_round, **kw), str(tmp_path))
+def _planned(warmup_round, tmp_path, study=None, **kw):
+    s = FakeRun(study or _study(warmup_round, **kw), str(tmp_path))
     s.plan()
     return s, s.out.getvalue().split("\n")
 
@@ -727,3 +770,80 @@ def test_no_warm_up_runs_at_warmup_0(tmp_path, fake_cluster):
     assert not any(e[0] == "pgbench" and "-P 1" not in e[3]
                    for e in s.events)
     assert len([e for e in s.events if e[0] == "pgbench"]) == 3 * 2 * 2
+
+
+# --- a variant of the unpatched server ---------------------------------------
+
+def test_unpatched_variant_runs_without_counters(tmp_path, fake_cluster):
+    """b runs the unpatched server: its own binary, checked, and the same
+    runs as a, but no counter reset before them and no recording after;
+    its tps, transactions and seconds are recorded as a's."""
+    s = _rounds(True, tmp_path, unpatched=("b",))
+    # each start runs the variant's build, and checks that binary
+    starts = [e for e in s.events if e[0] == "start"]
+    assert sorted(set(starts)) == [("start", "variant a", "/pg/bin"),
+                                   ("start", "variant b", "/stock/bin")]
+    assert len(starts) == 3 * 2
+    assert s.checked == [(e[1], e[2]) for e in starts]
+    # the runs of both, the warm-up round's included
+    runs = sorted(e[2] for e in s.events
+                  if e[0] == "pgbench" and "-P 1" in e[3])
+    assert runs == sorted("pgbench-%s-%d-%d.log" % (v, c, r)
+                          for v in "ab" for c in (1, 8) for r in (0, 1, 2))
+    # the resets and recordings of a only
+    assert sorted(e[1] for e in s.events if e[0] == "sql") == sorted(
+        "pg_lockstat_reset() (variant a, %d clients, %s)"
+        % (c, runner.round_name(r)) for c in (1, 8) for r in (0, 1, 2))
+    assert sorted(e[1] for e in s.events if e[0] == "record") == sorted(
+        ("a", c, r) for c in (1, 8) for r in (1, 2))
+    # runs.csv and persec.csv have both
+    assert sorted(run[:3] for run in s.recorder.runs) == sorted(
+        (v, c, r) for v in "ab" for c in (1, 8) for r in (1, 2))
+    assert {run[6] for run in s.recorder.runs} == {500}
+    persec = [line.split(",")[:3] for line in
+              _lines(str(tmp_path / "persec.csv")) if line]
+    assert sorted(persec) == sorted([v, str(c), str(r)] for v in "ab"
+                                    for c in (1, 8) for r in (1, 2))
+    assert s.done == s.total
+
+
+def test_unpatched_baseline(tmp_path, fake_cluster):
+    s = _rounds(False, tmp_path, unpatched=("a",))
+    assert all("variant b" in e[1] for e in s.events if e[0] == "sql")
+    assert {e[1][0] for e in s.events if e[0] == "record"} == {"b"}
+    assert len(s.recorder.runs) == 2 * 2 * 2
+
+
+def test_unpatched_variant_in_the_plan(tmp_path):
+    study = _study(True, variants_given="a; b: unpatched", unpatched=("b",))
+    study = dataclasses.replace(study, variants=(
+        study.variants[0], spec.Variant(
+            "b", (), (("shared_preload_libraries", ""),), None, True)))
+    _, lines = _planned(True, tmp_path, study=study)
+    assert lines[2:5] == [
+        "build 1: the base server: /pg (build key k)",
+        "build 2: the unpatched server (STOCK_PG_CONFIG): /stock (build key "
+        "ks)",
+        "variant a: build 1"]
+    assert lines[5] == ("variant b: build 2, settings "
+                        "shared_preload_libraries = ''")
+
+
+def test_versions_txt_names_the_unpatched_variants(monkeypatch):
+    monkeypatch.setattr(records.builds, "server_major", lambda b: "18")
+    monkeypatch.setattr(records.builds, "series", lambda top, major: [])
+    monkeypatch.setattr(records, "_output", lambda cmd: "out")
+    b = builds.Build("/pg/bin", "k", "the base server (PG_CONFIG)")
+    stock = builds.Build("/stock/bin", "ks", builds.STOCK_DESCRIPTION)
+    study = _study(True, unpatched=("a", "b"))
+    lines = records.versions_lines(study, "/top", [stock, stock])
+    assert lines[-3:] == [
+        "variant a: /stock, build ks, the unpatched server "
+        "(STOCK_PG_CONFIG)",
+        "variant b: /stock, build ks, the unpatched server "
+        "(STOCK_PG_CONFIG)",
+        "unpatched variants: a b"]
+    lines = records.versions_lines(_study(True), "/top", [b, b])
+    assert lines[-1] == "variant b: /pg, build k, the base server " \
+        "(PG_CONFIG)"
+    assert not any(line.startswith("unpatched") for line in lines)

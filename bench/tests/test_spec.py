@@ -12,7 +12,9 @@ bench/study_stats.py of the copy).  Then what the accepted parameters
 become: the defaults, empty values counting as unset, the variants (patch
 files relative to the caller's directory, then to the checkout; settings;
 strategies), the workloads and their header lines, and the first line of
-commands.txt, compared with what the bash code printed.  No server: the
+commands.txt, compared with what the bash code printed.  Unpatched
+variants and STOCK_PG_CONFIG, which the bash code did not have, with
+their refusals (UNPATCHED_REFUSALS, STOCK_REFUSALS).  No server: the
 pg_config of these tests is a shell script printing a bindir of fake
 programs.
 """
@@ -841,3 +843,179 @@ def test_dangling_link_in_caller_falls_back_to_checkout_in_bash(site):
     rc, err = site.bash({"VARIANTS": "a: top-only.patch"})
     assert (rc, err) == (1, "run-study: error: %s/bench/study_stats.py is "
                             "missing\n" % site.top)
+
+
+# --- unpatched variants and STOCK_PG_CONFIG ----------------------------------
+
+def _server(prefix):
+    """A fake server installed in prefix, as the site's: its pg_config
+    prints prefix/bin, whose programs exist.  Its pg_config."""
+    bindir = os.path.join(prefix, "bin")
+    for prog in PROGRAMS:
+        _write(os.path.join(bindir, prog), "#!/bin/sh\nexit 1\n", 0o755)
+    _write(os.path.join(bindir, "pg_config"),
+           '#!/bin/sh\n[ "$1" = --bindir ] || exit 1\necho %s\n' % bindir,
+           0o755)
+    return os.path.join(bindir, "pg_config")
+
+
+@pytest.fixture
+def stock(site):
+    """The site's stock server, where the Makefile puts it: beside the
+    base's build, <build>-stock."""
+    return _server(os.path.join(site.tmp, "pg-stock"))
+
+
+@pytest.mark.parametrize("pg_config, expected", [
+    ("/w/build/pg18/bin/pg_config", "/w/build/pg18-stock/bin/pg_config"),
+    ("/w/build/pg18/bin/../bin/pg_config",
+     "/w/build/pg18-stock/bin/pg_config"),
+    ("build/pg15/bin/pg_config", "build/pg15-stock/bin/pg_config"),
+    ("/usr/lib/postgresql/18/bin/pg_config",
+     "/usr/lib/postgresql/18-stock/bin/pg_config"),
+    ("/bin/pg_config", ""), ("bin/pg_config", ""), ("pg_config", ""),
+    ("/w/pg18/pg_config", ""), ("/w/pg18/bin/pg_config18", ""),
+    ("/w/pg18/sbin/pg_config", "")])
+def test_default_stock_pg_config(pg_config, expected):
+    assert spec.default_stock_pg_config(pg_config) == expected
+
+
+def test_unpatched_variant(site, stock):
+    s = site.study({"VARIANTS": "stock: unpatched; on; off: "
+                                "pg_lockstat.track=off"})
+    assert s.names == ["stock", "on", "off"]
+    assert s.unpatched == ["stock"]
+    assert s.variants[0] == spec.Variant(
+        "stock", (), (("shared_preload_libraries", ""),), None, True)
+    # it loads no library: that is the line variant.conf gets
+    assert s.variants[0].settings_lines() == ["shared_preload_libraries = ''"]
+    assert not any(v.unpatched for v in s.variants[1:])
+    assert s.variants[2].settings == (("pg_lockstat.track", "off"),)
+    # the stock build beside the base's
+    assert (s.stock_pg_config, s.stock_bindir) == (
+        stock, os.path.join(site.tmp, "pg-stock", "bin"))
+
+
+def test_unpatched_variant_with_settings(site, stock):
+    s = site.study({"VARIANTS": "a; b: work_mem=8MB unpatched "
+                                "application_name=b"})
+    assert s.variants[1] == spec.Variant(
+        "b", (), (("shared_preload_libraries", ""), ("work_mem", "8MB"),
+                  ("application_name", "b")), None, True)
+    # a library of its own, that is not pg_lockstat, replaces the empty list
+    s = site.study({"VARIANTS": "a; b: unpatched "
+                                "shared_preload_libraries=pg_stat_statements"})
+    assert s.variants[1].settings == (
+        ("shared_preload_libraries", "pg_stat_statements"),)
+
+
+def test_unpatched_baseline_and_two_unpatched(site, stock):
+    s = site.study({"VARIANTS": "s1: unpatched; s2: unpatched; on"})
+    assert s.unpatched == ["s1", "s2"]
+    assert s.stock_pg_config == stock
+
+
+def test_unpatched_in_the_second_pass(site, stock):
+    """The unprivileged pass parses it the same way."""
+    given = {"VARIANTS": "stock: unpatched; on", "SEED": "1"}
+    assert site.study(given, check_patches=False) == site.study(given)
+
+
+def test_stock_pg_config_given(site, stock):
+    other = _server(os.path.join(site.tmp, "elsewhere"))
+    s = site.study({"VARIANTS": "stock: unpatched; on",
+                    "STOCK_PG_CONFIG": other})
+    assert (s.stock_pg_config, s.stock_bindir) == (
+        other, os.path.join(site.tmp, "elsewhere", "bin"))
+
+
+def test_stock_pg_config_unused_without_an_unpatched_variant(site):
+    """Without an unpatched variant STOCK_PG_CONFIG is not looked at (make
+    run passes it always)."""
+    for given in ({}, {"VARIANTS": "a; b: work_mem=1MB"}):
+        s = site.study(dict(given, STOCK_PG_CONFIG="/nowhere/pg_config"))
+        assert (s.stock_pg_config, s.stock_bindir) == ("", "")
+        assert s.unpatched == []
+
+
+def test_unpatched_is_not_a_patch_file(site, stock):
+    """The keyword wins over a file of that name in the caller's
+    directory; ./unpatched is the file."""
+    _write(os.path.join(site.caller, "unpatched"), GOOD_PATCH)
+    s = site.study({"VARIANTS": "a: unpatched; b: ./unpatched"})
+    assert s.variants[0].unpatched and s.variants[0].patches == ()
+    assert s.variants[1].patches == (os.path.join(site.caller,
+                                                  "unpatched"),)
+
+
+# (id, environment, message), as REFUSALS; the bash harness had no
+# unpatched variants
+UNPATCHED_REFUSALS = [
+    ("unpatched-with-patch", {"VARIANTS": "a; b: unpatched good.patch"},
+     'VARIANTS: variant b: "unpatched" and patch files together '
+     '({caller}/good.patch); an unpatched variant runs the stock server of '
+     'STOCK_PG_CONFIG as it is built, without the core series'),
+    ("unpatched-after-patch", {"VARIANTS": "a; b: good.patch unpatched"},
+     'VARIANTS: variant b: "unpatched" and patch files together '
+     '({caller}/good.patch); an unpatched variant runs the stock server of '
+     'STOCK_PG_CONFIG as it is built, without the core series'),
+    ("unpatched-twice", {"VARIANTS": "a: unpatched unpatched"},
+     'VARIANTS: variant a says "unpatched" twice'),
+    ("unpatched-track", {"VARIANTS": "a; b: unpatched pg_lockstat.track=off"},
+     "VARIANTS: variant b: pg_lockstat.track is a setting of pg_lockstat, "
+     "which the unpatched server does not load"),
+    ("unpatched-strategy",
+     {"VARIANTS": "a: pg_lockstat.spin_strategy=tas unpatched"},
+     "VARIANTS: variant a: pg_lockstat.spin_strategy is a setting of "
+     "pg_lockstat, which the unpatched server does not load"),
+    ("unpatched-preload",
+     {"VARIANTS": "a; b: unpatched "
+                  "shared_preload_libraries=pg_stat_statements,pg_lockstat"},
+     "VARIANTS: variant b: the unpatched server cannot load pg_lockstat "
+     "(shared_preload_libraries=pg_stat_statements,pg_lockstat)"),
+    # the settings are checked as any variant's, before
+    ("unpatched-bad-setting", {"VARIANTS": "a: unpatched port=1"},
+     "VARIANTS: variant a: port is set by the study itself (its clients "
+     "connect through it)"),
+]
+# refusals of STOCK_PG_CONFIG, with no stock server beside the base
+STOCK_REFUSALS = [
+    ("stock-default-missing", {"VARIANTS": "stock: unpatched; on"},
+     'STOCK_PG_CONFIG="{tmp}/pg-stock/bin/pg_config" cannot be run; it '
+     'must point to the pg_config of the unpatched server (make '
+     'server-stock builds it)'),
+    ("stock-given-missing", {"VARIANTS": "stock: unpatched; on",
+                             "STOCK_PG_CONFIG": "{tmp}/nowhere/pg_config"},
+     'STOCK_PG_CONFIG="{tmp}/nowhere/pg_config" cannot be run; it must '
+     'point to the pg_config of the unpatched server (make server-stock '
+     'builds it)'),
+    ("stock-without-psql", {"VARIANTS": "on; stock: unpatched",
+                            "STOCK_PG_CONFIG": "{tmp}/nopsql/bin/pg_config"},
+     'STOCK_PG_CONFIG="{tmp}/nopsql/bin/pg_config": {tmp}/nopsql/bin/psql '
+     'is missing'),
+    ("stock-no-default", {"VARIANTS": "stock: unpatched; on",
+                          "PG_CONFIG": "{tmp}/odd/pg_config"},
+     'an unpatched variant runs the server of STOCK_PG_CONFIG, which has '
+     'no default here: PG_CONFIG="{tmp}/odd/pg_config" is not '
+     '<build>/bin/pg_config; set STOCK_PG_CONFIG to the pg_config of the '
+     'unpatched server'),
+]
+
+
+@pytest.mark.parametrize("name, given, message", UNPATCHED_REFUSALS,
+                         ids=_ids(UNPATCHED_REFUSALS))
+def test_unpatched_refusal(site, stock, name, given, message):
+    with pytest.raises(spec.SpecError) as e:
+        site.study(given)
+    assert str(e.value) == site.fill(message)
+
+
+@pytest.mark.parametrize("name, given, message", STOCK_REFUSALS,
+                         ids=_ids(STOCK_REFUSALS))
+def test_stock_pg_config_refusal(site, name, given, message):
+    # a server that is not installed as <build>/bin
+    _write(os.path.join(site.tmp, "odd", "pg_config"),
+           "#!/bin/sh\necho %s\n" % site.bindir, 0o755)
+    with pytest.raises(spec.SpecError) as e:
+        site.study(given)
+    assert str(e.value) == site.fill(message)
