@@ -42,7 +42,8 @@ def old_stats():
         os.path.abspath(__file__))))
     try:
         text = subprocess.run(
-            ["git", "-C", top, "show", OLD + ":bench/lockstudy/stats.py"],
+            ["git", "-c", "safe.directory=*", "-C", top, "show",
+             OLD + ":bench/lockstudy/stats.py"],
             check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("no git history with %s" % OLD)
