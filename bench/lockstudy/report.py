@@ -10,8 +10,9 @@ the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
 text is the one bench/study_stats.py (at 4e541ba) printed with --noun
 variant.
 
-Calls stats (the numbers), tables (their layout) and data (Run,
-InputError, the checks of the runs against the variants).
+Calls stats (the numbers), collapse (the collapse test's constants), tables
+(their layout) and data (Run, InputError, the checks of the runs against
+the variants).
 """
 
 import csv
@@ -21,7 +22,7 @@ import types
 from typing import (Dict, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from . import data, stats
+from . import collapse, data, stats
 from .tables import fmt, table
 
 NOUN = "variant"
@@ -190,12 +191,12 @@ def collapse_table(points: Sequence[stats.Point],
     baseline's, counted by one rule, and Fisher's exact test of the two
     counts."""
     base = variants[0]
-    false_alarms = 100 * stats.BIMODAL_FALSE_ALARMS
+    false_alarms = 100 * collapse.BIMODAL_FALSE_ALARMS
     how = ("split test of each point's log tps after each round's effect "
            "(the other %ss' median in that round), at most %g%% false "
            "alarms per point of single-peaked runs (normal, skewed or "
            "heavy-tailed); needs %d runs" % (NOUN, false_alarms,
-                                            stats.BIMODAL_MIN_RUNS))
+                                            collapse.BIMODAL_MIN_RUNS))
     split = sorted({p["clients"] for p in points if p["bifurcated"]})
     if not split:
         return "collapse: no point's runs fall into two groups (%s)" % how

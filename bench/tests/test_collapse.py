@@ -11,7 +11,7 @@ from fractions import Fraction
 import numpy
 import pytest
 
-from lockstudy import stats
+from lockstudy import collapse, stats
 
 
 def test_round_residuals_two_variants():
@@ -19,7 +19,7 @@ def test_round_residuals_two_variants():
     # each side's median: the baseline's the ratio's negative
     rng = numpy.random.default_rng(1)
     logs = rng.standard_normal((2, 9))
-    res = stats.round_residuals(logs)
+    res = collapse.round_residuals(logs)
     centred = logs - numpy.median(logs, axis=1, keepdims=True)
     assert res[1] == pytest.approx(centred[1] - centred[0], abs=1e-12)
     assert res[0] == pytest.approx(centred[0] - centred[1], abs=1e-12)
@@ -33,10 +33,10 @@ def test_round_residuals_remove_a_slow_round():
     logs = 0.05 * rng.standard_normal((3, 12))
     slow = logs.copy()
     slow[:, [2, 7]] += math.log(0.8)
-    diff = stats.round_residuals(slow) - stats.round_residuals(logs)
+    diff = collapse.round_residuals(slow) - collapse.round_residuals(logs)
     assert diff == pytest.approx(diff[:, :1] + numpy.zeros((3, 12)),
                                  abs=1e-12)
-    g = [stats.split_statistic(numpy.sort(stats.round_residuals(x),
+    g = [collapse.split_statistic(numpy.sort(collapse.round_residuals(x),
                                           axis=1))[0] for x in (logs, slow)]
     assert g[0] == pytest.approx(g[1], rel=1e-9)
 
@@ -46,7 +46,7 @@ def test_round_residuals_keep_a_variants_bad_runs_its_own():
     # beyond half their depth, and its own keep their full depth
     logs = numpy.zeros((3, 12))
     logs[1, [0, 4, 8]] = math.log(0.6)
-    res = stats.round_residuals(logs)
+    res = collapse.round_residuals(logs)
     assert res[1, [0, 4, 8]] == pytest.approx([math.log(0.6)] * 3)
     assert numpy.all(res[[0, 2]] >= 0)
 
@@ -56,11 +56,11 @@ def test_round_residuals_missing_runs():
     # ran has no effect to remove; one variant alone: only centred
     logs = numpy.array([[1.0, 2.0, 3.0, numpy.nan],
                         [1.5, 2.5, numpy.nan, 0.0]])
-    res = stats.round_residuals(logs)
+    res = collapse.round_residuals(logs)
     assert math.isnan(res[0, 3]) and math.isnan(res[1, 2])
     assert res[0, 2] == pytest.approx(3.0 - 2.0)
     assert res[1, 3] == pytest.approx(0.0 - 1.5)
-    solo = stats.round_residuals(numpy.array([[1.0, 2.0, 4.0]]))
+    solo = collapse.round_residuals(numpy.array([[1.0, 2.0, 4.0]]))
     assert solo[0] == pytest.approx([-1.0, 0.0, 2.0])
 
 
@@ -70,12 +70,12 @@ def test_split_statistic_is_the_brute_force_one(exact):
         rows = numpy.sort(rng.standard_normal((20, n)) * rng.uniform(
             0.1, 3, (20, 1)) + numpy.where(rng.random((20, n)) < 0.3, 2, 0),
             axis=1)
-        g, k = stats.split_statistic(rows)
+        g, k = collapse.split_statistic(rows)
         want = [exact.split_g(row) for row in rows]
         assert list(g) == pytest.approx([w[0] for w in want], rel=1e-9)
         assert list(k) == [w[1] for w in want]
     # no spread inside the groups: infinitely apart, or not at all
-    g, k = stats.split_statistic([[1.0, 1, 2, 2, 2], [3.0, 3, 3, 3, 3]])
+    g, k = collapse.split_statistic([[1.0, 1, 2, 2, 2], [3.0, 3, 3, 3, 3]])
     assert (list(g), list(k)) == ([math.inf, 0.0], [2, 2])
 
 
@@ -86,24 +86,24 @@ def test_threshold_calibration(variants):
     # each, Binomial(4000, 1%) exceeds 65 with probability under 1e-4; and
     # the shape that sets it comes near 1%
     for n in (5, 12):
-        t = stats.bimodal_threshold(n, variants)
+        t = collapse.bimodal_threshold(n, variants)
         rates = []
-        for draws in stats.null_noise((4000, variants, n), 424242 + n):
-            res = stats.round_residuals(draws)[:, 0, :]
-            g, _ = stats.split_statistic(numpy.sort(res, axis=1))
+        for draws in collapse.null_noise((4000, variants, n), 424242 + n):
+            res = collapse.round_residuals(draws)[:, 0, :]
+            g, _ = collapse.split_statistic(numpy.sort(res, axis=1))
             rates.append(int(numpy.sum(g > t)))
         assert max(rates) <= 65, (n, variants, rates)
         assert max(rates) >= 15, (n, variants, rates)
 
 
 def test_threshold_is_cached():
-    stats.bimodal_threshold.cache_clear()
-    first = stats.bimodal_threshold(7, 2)
-    assert stats.bimodal_threshold(7, 2) == first
-    assert stats.bimodal_threshold.cache_info().hits == 1
+    collapse.bimodal_threshold.cache_clear()
+    first = collapse.bimodal_threshold(7, 2)
+    assert collapse.bimodal_threshold(7, 2) == first
+    assert collapse.bimodal_threshold.cache_info().hits == 1
     # more variants than it is simulated for reuse the largest
-    assert stats.bimodal_threshold(7, 40) == stats.bimodal_threshold(
-        7, stats.BIMODAL_MAX_VARIANTS)
+    assert collapse.bimodal_threshold(7, 40) == collapse.bimodal_threshold(
+        7, collapse.BIMODAL_MAX_VARIANTS)
 
 
 @pytest.mark.parametrize("values, want", [
@@ -117,16 +117,16 @@ def test_threshold_is_cached():
     ([0, 1, 2, 1000, 1001, 1002], (False, 0)),      # a run at 0 tps
 ])
 def test_bimodal_cases(values, want):
-    assert stats.bimodal(values) == want
+    assert collapse.bimodal(values) == want
     # the test is of log tps: it does not depend on the scale
-    assert stats.bimodal([7.5 * v for v in values]) == want
+    assert collapse.bimodal([7.5 * v for v in values]) == want
 
 
 def test_collapse_boundary():
-    flag, boundary = stats.collapse([-0.5, -0.52, 0.0, 0.01, -0.01, 0.02,
+    flag, boundary = collapse.collapse([-0.5, -0.52, 0.0, 0.01, -0.01, 0.02,
                                      0.0, -0.02, 0.01])
     assert flag and boundary == pytest.approx((-0.5 - 0.02) / 2)
-    flag, boundary = stats.collapse([0.0, 0.01, -0.01, 0.02])
+    flag, boundary = collapse.collapse([0.0, 0.01, -0.01, 0.02])
     assert not flag and math.isnan(boundary)
 
 
