@@ -7,7 +7,9 @@
 # when its status is "install ok installed" (or "hold ok installed").
 # Two lists: the packages needed to build and to run the tests and studies
 # (gdb among them: t/021, t/026 and t/054 stop a backend at a breakpoint;
-# python3-psycopg2 is the study's driver, python3-pytest runs its tests),
+# python3-psycopg2 is the study's driver, python3-pytest runs its tests;
+# sysbench, with its PostgreSQL driver built in, runs the study's
+# WORKLOAD=sysbench-* and t/038),
 # and the test-only packages whose tests skip without them (the Prometheus
 # exporter and client of t/040 and t/041).  When some are missing:
 #   - as root: "apt-get install -y --no-install-recommends <missing>"
@@ -40,7 +42,7 @@ me=deps
 packages="gcc make bison flex pkg-config patch libreadline-dev zlib1g-dev
 libicu-dev perl libipc-run-perl bzip2 xz-utils gnuplot-nox valgrind gdb
 python3 python3-numpy python3-scipy python3-psycopg2 python3-pytest
-${DEPS_EXTRA:-}"
+sysbench ${DEPS_EXTRA:-}"
 
 # t/040_prometheus.pl and t/041_grafana.pl run Debian's exporter (0.11.1 on
 # Debian 12) and read its /metrics with the parser of the Prometheus Python

@@ -2,9 +2,10 @@
 
 A study compares variants of the server (a name, patch files applied after
 the core series, server settings; a spin strategy is the setting
-pg_lockstat.spin_strategy), the first the baseline, under pgbench at a set
-of client counts, in interleaved rounds, and reports the paired tps ratios
-with their intervals and verdicts, and the lock counts that explain them.
+pg_lockstat.spin_strategy), the first the baseline, under pgbench (or
+sysbench's oltp scripts) at a set of client counts, in interleaved rounds,
+and reports the paired tps ratios with their intervals and verdicts, and
+the lock counts that explain them.
 
 The modules, each calling only those below it:
     __main__    the command line: run, report, compare, mechanism, order,
@@ -19,6 +20,8 @@ The modules, each calling only those below it:
     builds      the variants' servers: patch check, scripts/build-server.sh
     spec        the study's parameters, VARIANTS and STRATEGIES, checked
     pgbench     pgbench's command lines and output
+    sysbench    sysbench's command lines and output (the sysbench-*
+                workloads)
     results     the whole report of a study directory, in order
     report      table (a) to the position table, points.csv, plot data
     report_locks  the lock side: (m), (b), (c), lock shares

@@ -70,23 +70,38 @@ def ratio_plot(p: Plotter, study: spec.Study, xrange: str,
         return
     p.draw("ratio.png", head("ratio.png", p.rundir) + (
         "set xrange %s; set title 'tps ratio to %s in the same round: median "
-        "and 95%% interval over %d rounds (pgbench %s, %ds runs, %d CPUs)'; "
+        "and 95%% interval over %d rounds (%s, %ds runs, %d CPUs)'; "
         "set xlabel 'clients'; set ylabel 'tps ratio to %s'; set logscale x "
         "2; set key top left; set grid; plot %s, 1 with lines dashtype 2 "
         "linecolor 'black' title 'y = 1'"
-        % (xrange, base, study.repeat, study.workload.name, study.duration,
-           nproc, base, ", ".join(curves))))
+        % (xrange, base, study.repeat, workload_title(study),
+           study.duration, nproc, base, ", ".join(curves))))
 
 
 def tps_plot(p: Plotter, study: spec.Study, xrange: str, nproc: int) -> None:
     curves = ["'%s' using 1:2:3:4 with yerrorlines title '%s'"
               % (p.path("tps-%s.dat" % v), v) for v in study.names]
     p.draw("tps.png", head("tps.png", p.rundir) + (
-        "set xrange %s; set yrange [0:*]; set title 'pgbench %s, scale %d, "
+        "set xrange %s; set yrange [0:*]; set title '%s, %s, "
         "%ds x %d rounds, %d CPUs'; set xlabel 'clients'; set ylabel 'tps "
         "(median, min-max)'; set logscale x 2; set key top left; set grid; "
-        "plot %s" % (xrange, study.workload.name, study.scale,
+        "plot %s" % (xrange, workload_title(study), data_title(study),
                      study.duration, study.repeat, nproc, ", ".join(curves))))
+
+
+def workload_title(study: spec.Study) -> str:
+    """The workload in a title: "pgbench select-only", or the name of a
+    sysbench workload, which says sysbench."""
+    w = study.workload
+    return w.name if w.sysbench else "pgbench " + w.name
+
+
+def data_title(study: spec.Study) -> str:
+    """The data set in a title: "scale 10", or sysbench's tables."""
+    if study.workload.sysbench:
+        return "%d tables of %d rows" % (study.sysbench_tables,
+                                         study.sysbench_table_size)
+    return "scale %d" % study.scale
 
 
 def collapse_plots(p: Plotter) -> None:

@@ -156,7 +156,8 @@ def machine_lines(nproc: int) -> List[str]:
 
 def versions_lines(study: spec.Study, top: str,
                    variant_builds: Sequence[builds.Build]) -> List[str]:
-    """versions.txt: the server, pgbench, this checkout, the core series
+    """versions.txt: the server, pgbench (and sysbench, for a sysbench
+    workload), this checkout, the core series
     (the start of each patch's SHA-256), each variant's build and, if
     any, the line naming the variants of the unpatched server."""
     major = builds.server_major(study.bindir)
@@ -168,6 +169,8 @@ def versions_lines(study: spec.Study, top: str,
                   "--always", "--dirty"]) or "unknown"),
              "core patch: patches/pg%s %s" % (major, "".join(
                  builds.sha256(p)[:12] + " " for p in series))]
+    if study.workload.sysbench:
+        lines.insert(2, "sysbench: " + _output(["sysbench", "--version"]))
     for v, b in zip(study.variants, variant_builds):
         lines.append("variant %s: %s, build %s, %s"
                      % (v.name, b.prefix, b.key, b.description))

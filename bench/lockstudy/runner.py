@@ -1,13 +1,17 @@
 """The study itself: rounds of pgbench runs on a throwaway cluster.
 
-On a cluster of its own: initialise pgbench, then run REPEAT rounds.  A
+On a cluster of its own: initialise pgbench (pgbench -i), or for a
+sysbench workload make sysbench's tables (sysbench prepare, then VACUUM
+ANALYZE, as pgbench -i ends), once: every variant runs on that one data
+directory.  Then run REPEAT rounds.  A
 round runs every variant once, in the order of design.variant_order():
 start the variant's server with its settings, one warm-up pgbench run that
 is not recorded, then for each client count, in the round's shuffled
 order, reset the pg_lockstat counters, run pgbench and record its tps,
 its transactions, its per-second tps and the pg_lwlock_stats and
 pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv,
-the report and the plots.
+the report and the plots.  A sysbench workload's runs are sysbench's, in
+the same places (module sysbench), and read the same way.
 
 A variant of the unpatched server (no pg_lockstat) runs the same way but
 resets and records no counters: its runs have no rows in locks.csv and
@@ -24,7 +28,8 @@ stop a running pgbench at once.  However the study ends, the server is
 stopped (immediate shutdown after a failure: the data is thrown away) and
 the data directory removed; the logs stay.
 
-Calls results, plots, records, cluster, builds, spec, pgbench, design.
+Calls results, plots, records, cluster, builds, spec, pgbench, sysbench,
+design.
 """
 
 import os
@@ -37,7 +42,8 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import builds, cluster, design, pgbench, plots, records, results, spec
+from . import (builds, cluster, design, pgbench, plots, records, results,
+               spec, sysbench)
 
 SIGNALS = {signal.SIGINT: ("INT", 130), signal.SIGTERM: ("TERM", 143),
            signal.SIGHUP: ("HUP", 129)}
@@ -121,6 +127,10 @@ class StudyRun:
         self.round_clients: List[List[int]] = []
         self.warmup_order: List[str] = []
         self.warmup_clients: List[int] = []
+        # the program of the workload: pgbench or sysbench, whose output
+        # the functions of its module read
+        self.tool = sysbench if study.workload.sysbench else pgbench
+        self.tool_name = study.workload.tool
         # estimated seconds of the whole study, and of what has run
         self.total = 0
         self.done = 0
@@ -183,16 +193,37 @@ class StudyRun:
             _print_error(e)
             raise cluster.StepError("%s failed" % what)
 
-    def pgbench(self, what: str, cmd: List[str], out: str) -> str:
-        """Run pgbench, its output to out; its output."""
+    def benchmark(self, what: str, cmd: List[str], out: str) -> str:
+        """Run pgbench or sysbench, its output to out; its output."""
         self.at = what
         rc = cluster.run_logged(cmd, out)
         if rc != 0:
-            cluster.show_log(out, "error")
+            # sysbench's messages start with FATAL, the server's ERROR
+            cluster.show_log(out, "fatal|error" if self.study.workload.sysbench
+                             else "error")
             raise cluster.StepError("%s failed (exit status %d); see %s"
                                     % (what, rc, out))
         with open(out, errors="replace") as f:
             return f.read()
+
+    def command(self, clients: int, seconds: int, progress: bool
+                ) -> List[str]:
+        """The command of one run of the workload, at clients clients for
+        seconds seconds; with progress, the tps of every second."""
+        s = self.study
+        if s.workload.sysbench:
+            return sysbench.command(s.workload.args,
+                                    self.sysbench_connection(), clients,
+                                    seconds, progress)
+        return pgbench.command(s.workload.args, clients,
+                               pgbench.threads(clients, s.threads,
+                                               self.nproc),
+                               seconds, progress)
+
+    def sysbench_connection(self) -> List[str]:
+        """sysbench's options to connect to the study's cluster."""
+        return sysbench.connection(self.cluster.sock, self.cluster.port,
+                                   _user(), "postgres")
 
     # --- metadata ------------------------------------------------------
 
@@ -210,7 +241,7 @@ class StudyRun:
                 % w.name] + list(w.settings))
 
     def setup(self) -> None:
-        """The extension and pgbench's tables, on the base server."""
+        """The extension and the workload's tables, on the base server."""
         self.start("setup")
         self.sql("CREATE EXTENSION pg_lockstat",
                  "CREATE EXTENSION pg_lockstat")
@@ -223,11 +254,30 @@ class StudyRun:
             raise cluster.StepError("%s failed" % self.at)
         with open(self.path("persec.csv"), "w") as f:
             f.write("variant,clients,round,second,tps\n")
-        self.say("pgbench -i -s %d" % self.study.scale)
-        self.pgbench("pgbench -i", ["pgbench", "-i", "-q", "-s",
-                                    str(self.study.scale), "postgres"],
-                     self.path("pgbench-init.log"))
+        if self.study.workload.sysbench:
+            self.prepare_sysbench()
+        else:
+            self.say("pgbench -i -s %d" % self.study.scale)
+            self.benchmark("pgbench -i", ["pgbench", "-i", "-q", "-s",
+                                          str(self.study.scale), "postgres"],
+                           self.path("pgbench-init.log"))
         self.stop()
+
+    def prepare_sysbench(self) -> None:
+        """sysbench's tables, once for every variant (they share the data
+        directory), then VACUUM ANALYZE, as pgbench -i ends: the visibility
+        map and statistics are made before the first run, not by autovacuum
+        during the first rounds."""
+        s = self.study
+        cmd = sysbench.prepare_command(
+            s.workload.args, self.sysbench_connection(),
+            sysbench.prepare_threads(s.sysbench_tables, self.nproc))
+        self.say("sysbench prepare: %d tables of %d rows"
+                 % (s.sysbench_tables, s.sysbench_table_size))
+        self.append("commands.txt", [" ".join(cmd), "VACUUM ANALYZE"])
+        self.benchmark("sysbench prepare", cmd,
+                       self.path("sysbench-prepare.log"))
+        self.sql("VACUUM ANALYZE (after sysbench prepare)", "VACUUM ANALYZE")
 
     # --- the plan ------------------------------------------------------
 
@@ -263,8 +313,9 @@ class StudyRun:
         else:
             warm = "no warm-up round (WARMUP_ROUND=0)"
         lines = [
-            "pg_lockstat study: workload %s (%s), scale %d, %ds per run, %d "
-            "CPUs" % (s.workload.name, s.workload.describe(), s.scale,
+            "pg_lockstat study: workload %s (%s)%s, %ds per run, %d "
+            "CPUs" % (s.workload.name, s.workload.describe(),
+                      "" if s.workload.sysbench else ", scale %d" % s.scale,
                       s.duration, self.nproc),
             "plan: %d rounds x %d variants x %d client counts (%s) = %d runs "
             "of %ds, %s; %d server starts, each followed by a %ds warm-up "
@@ -325,25 +376,24 @@ class StudyRun:
                 self.append("settings.txt", ["-- " + label] +
                             cluster.settings_in_force(cur))
         if s.warmup > 0:
-            cmd = pgbench.command(s.workload.args, s.max_clients,
-                                  pgbench.threads(s.max_clients, s.threads,
-                                                  self.nproc),
-                                  s.warmup, False)
+            cmd = self.command(s.max_clients, s.warmup, False)
             self.append("commands.txt", ["[%s] %s (warm-up%s)" % (
                 v.name, " ".join(cmd), ", warm-up round" if warm else "")])
-            self.pgbench("pgbench (%s, warm-up, %s)" % (label, round_name(r)),
-                         cmd,
-                         self.path("pgbench-%s-warmup-%d.log" % (v.name, r)))
+            self.benchmark("%s (%s, warm-up, %s)"
+                           % (self.tool_name, label, round_name(r)), cmd,
+                           self.path("%s-%s-warmup-%d.log"
+                                     % (self.tool_name, v.name, r)))
         self.done += self.cost()[0]
         for c in clients:
             self.run_point(r, pos, i, c)
         self.stop()
 
     def run_point(self, r: int, pos: int, i: int, c: int) -> None:
-        """One pgbench run: variant i, c clients, round r; recorded unless
-        r is the warm-up round, which runs it the same way (the counters
-        reset, pgbench's options, its log) but keeps only the log.  An
-        unpatched variant has no counters to reset or record."""
+        """One pgbench (or sysbench) run: variant i, c clients, round r;
+        recorded unless r is the warm-up round, which runs it the same way
+        (the counters reset, the program's options, its log) but keeps
+        only the log.  An unpatched variant has no counters to reset or
+        record."""
         s = self.study
         name = s.names[i]
         lockstat = not s.variants[i].unpatched
@@ -352,27 +402,26 @@ class StudyRun:
         if lockstat:
             self.sql("pg_lockstat_reset() (%s)" % point,
                      "SELECT pg_lockstat_reset()")
-        cmd = pgbench.command(s.workload.args, c,
-                              pgbench.threads(c, s.threads, self.nproc),
-                              s.duration, True)
+        cmd = self.command(c, s.duration, True)
         self.append("commands.txt", ["[%s] %s%s" % (
             name, " ".join(cmd), " (warm-up round)" if warm else "")])
-        out = self.path("pgbench-%s-%d-%d.log" % (name, c, r))
+        tool = self.tool_name
+        out = self.path("%s-%s-%d-%d.log" % (tool, name, c, r))
         t0 = time.monotonic()
-        text = self.pgbench("pgbench (%s)" % point, cmd, out)
+        text = self.benchmark("%s (%s)" % (tool, point), cmd, out)
         elapsed = time.monotonic() - t0
-        tps, xacts = pgbench.tps(text), pgbench.transactions(text)
+        tps, xacts = self.tool.tps(text), self.tool.transactions(text)
         if tps is None:
-            raise cluster.StepError("pgbench (%s) failed: no tps in its "
-                                    "output; see %s" % (point, out))
+            raise cluster.StepError("%s (%s) failed: no tps in its "
+                                    "output; see %s" % (tool, point, out))
         if xacts is None:
-            raise cluster.StepError("pgbench (%s) failed: no number of "
+            raise cluster.StepError("%s (%s) failed: no number of "
                                     "transactions in its output; see %s"
-                                    % (point, out))
+                                    % (tool, point, out))
         if not warm:
             self.append("persec.csv", ["%s,%d,%d,%s,%s" % (name, c, r, sec, t)
                                        for sec, t in
-                                       pgbench.per_second(text)])
+                                       self.tool.per_second(text)])
             if lockstat:
                 self.record(point, (name, c, r))
             self.recorder.runs.append((name, c, r, pos,

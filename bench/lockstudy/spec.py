@@ -3,8 +3,12 @@
 The parameters come from the environment, as "make run" passes its make
 variables (an empty value counts as unset): PG_CONFIG, STOCK_PG_CONFIG,
 SCALE, STRATEGIES, VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP,
-WARMUP_ROUND, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD, RUN_DIR
-(doc/study.md describes each).
+WARMUP_ROUND, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD, RUN_DIR,
+SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE (doc/study.md describes each).
+
+A workload is run by pgbench (its built-in scripts and those of
+bench/workloads/) or by sysbench (the oltp_* scripts of Debian's package,
+with its PostgreSQL driver), which must then be on PATH.
 
 A study compares variants, the first the baseline.  A variant has a name,
 patch files applied after the project's core series (none: the server of
@@ -21,6 +25,7 @@ import os
 import pwd
 import random
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass
 from typing import List, Mapping, Optional, Sequence, Tuple
@@ -34,6 +39,16 @@ DEFAULT_STRATEGIES = "tas ttas_spin ttas"
 BUILTIN_WORKLOADS = (("select-only", ("-S", "-M", "prepared")),
                      ("tpcb-like", ("-M", "prepared")),
                      ("simple-update", ("-N", "-M", "prepared")))
+# the workloads of sysbench's own oltp scripts, and those scripts
+SYSBENCH_WORKLOADS = (("sysbench-point-select", "oltp_point_select"),
+                      ("sysbench-read-only", "oltp_read_only"),
+                      ("sysbench-read-write", "oltp_read_write"))
+# sysbench's tables by default: SYSBENCH_TABLES of them, holding together
+# as many rows as pgbench_accounts at SCALE
+SYSBENCH_DEFAULT_TABLES = 4
+PGBENCH_ROWS_PER_SCALE = 100000
+# the Debian package of sysbench, with its PostgreSQL driver built in
+SYSBENCH_PACKAGE = "sysbench"
 # settings that the study itself sets, since its clients connect through them
 OWN_SETTINGS = ("port", "listen_addresses", "unix_socket_directories")
 PROGRAMS = ("initdb", "pg_ctl", "postgres", "psql", "pgbench")
@@ -65,15 +80,26 @@ class Variant:
 
 @dataclass(frozen=True)
 class Workload:
-    """A pgbench workload: its name, pgbench's options and the server
-    settings of its script header ("name = value" lines)."""
+    """A workload: its name, the program that runs it ("pgbench" or
+    "sysbench"), the program's options and the server settings of its
+    script header ("name = value" lines).  For pgbench the options of
+    every run (-S, -f script, -M prepared, ...); for sysbench the oltp
+    script, then --tables and --table-size, which its prepare and every
+    run share."""
     name: str
     args: Tuple[str, ...]
     settings: Tuple[str, ...] = ()
+    tool: str = "pgbench"
+
+    @property
+    def sysbench(self) -> bool:
+        return self.tool == "sysbench"
 
     def describe(self) -> str:
         """Its options, and its settings if any, as the plan shows them."""
         text = " ".join(self.args)
+        if self.sysbench:
+            text = "sysbench " + text
         if self.settings:
             text += "; " + ", ".join(self.settings)
         return text
@@ -104,6 +130,10 @@ class Study:
     # is unpatched
     stock_pg_config: str = ""
     stock_bindir: str = ""
+    # sysbench's --tables and --table-size: 0 unless the workload is
+    # sysbench's
+    sysbench_tables: int = 0
+    sysbench_table_size: int = 0
 
     @property
     def names(self) -> List[str]:
@@ -125,8 +155,9 @@ class Study:
         return 'STRATEGIES="%s"' % " ".join(self.names)
 
     def parameters(self) -> str:
-        """The parameters as the first line of commands.txt."""
-        return ("SCALE=%d %s CLIENTS=\"%s\" DURATION=%d WARMUP=%d "
+        """The parameters as the first line of commands.txt; sysbench's
+        tables at its end, for a sysbench workload only."""
+        text = ("SCALE=%d %s CLIENTS=\"%s\" DURATION=%d WARMUP=%d "
                 "WARMUP_ROUND=%d WORKLOAD=%s REPEAT=%d SEED=%d THRESHOLD=%s "
                 "THREADS=%s"
                 % (self.scale, self.compared(),
@@ -135,6 +166,10 @@ class Study:
                    self.repeat, self.seed,
                    self.threshold,
                    "" if self.threads is None else self.threads))
+        if self.workload.sysbench:
+            text += " SYSBENCH_TABLES=%d SYSBENCH_TABLE_SIZE=%d" % (
+                self.sysbench_tables, self.sysbench_table_size)
+        return text
 
 
 def _get(env: Mapping[str, str], name: str, default: str = "") -> str:
@@ -390,20 +425,65 @@ def parse_strategies(text: str) -> Tuple[Variant, ...]:
 
 
 def workload_names(top: str) -> List[str]:
-    """The valid WORKLOAD names: pgbench's own, then bench/workloads/."""
+    """The valid WORKLOAD names: pgbench's own, then bench/workloads/, then
+    sysbench's."""
     scripts = sorted(f[:-4] for f in os.listdir(os.path.join(
         top, "bench", "workloads"))
         if re.fullmatch(r"[a-z0-9-]+\.sql", f))
-    return [w for w, _ in BUILTIN_WORKLOADS] + scripts
+    return [w for w, _ in BUILTIN_WORKLOADS] + scripts + \
+        [w for w, _ in SYSBENCH_WORKLOADS]
 
 
-def parse_workload(name: str, top: str) -> Workload:
-    """WORKLOAD: a built-in pgbench script, or bench/workloads/<name>.sql,
+def check_sysbench(name: str, path: Optional[str]) -> None:
+    """That the sysbench of PATH (path) can run WORKLOAD name: it is there
+    and has the PostgreSQL driver (sysbench --help lists "pgsql - ...")."""
+    where = "WORKLOAD=%s runs sysbench" % name
+    install = ("install Debian's package %s (apt-get install %s; "
+               "scripts/deps.sh installs it)"
+               % (SYSBENCH_PACKAGE, SYSBENCH_PACKAGE))
+    prog = shutil.which("sysbench", path=path)
+    if prog is None:
+        raise SpecError("%s, which is not on PATH: %s" % (where, install))
+    try:
+        out = subprocess.run([prog, "--help"], capture_output=True,
+                             text=True, timeout=60,
+                             stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        raise SpecError("%s, but %s --help cannot be run: %s"
+                        % (where, prog, install))
+    if not re.search(r"^\s+pgsql - ", out, re.M):
+        raise SpecError("%s, but %s has no PostgreSQL driver (pgsql is not "
+                        "among the drivers of its --help): %s"
+                        % (where, prog, install))
+
+
+def sysbench_tables(env: Mapping[str, str], scale: int) -> Tuple[int, int]:
+    """SYSBENCH_TABLES and SYSBENCH_TABLE_SIZE: by default 4 tables
+    holding together the rows of pgbench_accounts at SCALE (100000 per
+    unit)."""
+    pos = r"[1-9][0-9]{0,8}"
+    tables = _integer(env, "SYSBENCH_TABLES", str(SYSBENCH_DEFAULT_TABLES),
+                      pos, "a positive integer (sysbench --tables)")
+    size = _integer(env, "SYSBENCH_TABLE_SIZE", str(max(
+        1, PGBENCH_ROWS_PER_SCALE * scale // tables)), pos,
+        "a positive integer (sysbench --table-size, rows per table)")
+    return tables, size
+
+
+def parse_workload(name: str, top: str,
+                   sysbench: Tuple[int, int] = (0, 0)) -> Workload:
+    """WORKLOAD: a built-in pgbench script, bench/workloads/<name>.sql,
     whose header may give "-- pgbench-options: ..." and
-    "-- server-settings: name = value" lines."""
+    "-- server-settings: name = value" lines, or one of sysbench's oltp
+    scripts, on sysbench (tables, rows per table)."""
     builtin = dict(BUILTIN_WORKLOADS)
     if name in builtin:
         return Workload(name, builtin[name])
+    if name in dict(SYSBENCH_WORKLOADS):
+        return Workload(name, (dict(SYSBENCH_WORKLOADS)[name],
+                               "--tables=%d" % sysbench[0],
+                               "--table-size=%d" % sysbench[1]),
+                        tool="sysbench")
     script = os.path.join(top, "bench", "workloads", name + ".sql")
     if not re.fullmatch(r"[a-z0-9-]+", name) or not os.path.isfile(script):
         raise SpecError('unknown WORKLOAD "%s" (valid: %s)'
@@ -451,9 +531,26 @@ def from_environment(env: Mapping[str, str], top: str, caller_pwd: str,
     stock_pg_config = stock_bindir = ""
     if any(v.unpatched for v in variants):
         stock_pg_config, stock_bindir = stock_server(env, pg_config)
+    name = _get(env, "WORKLOAD", "select-only")
+    tables = (0, 0)
+    if name in dict(SYSBENCH_WORKLOADS):
+        tables = sysbench_tables(env, numbers["scale"])
+    workload = parse_workload(name, top, tables)
+    if workload.sysbench:
+        if threads_text:
+            raise SpecError("THREADS is pgbench -j; sysbench runs one thread "
+                            "per client (WORKLOAD=%s): leave THREADS unset"
+                            % name)
+        check_sysbench(name, env.get("PATH", os.defpath))
+    else:
+        for given in ("SYSBENCH_TABLES", "SYSBENCH_TABLE_SIZE"):
+            if _get(env, given):
+                raise SpecError("%s is for the sysbench workloads (%s), not "
+                                "WORKLOAD=%s" % (given, " ".join(
+                                    w for w, _ in SYSBENCH_WORKLOADS), name))
     return Study(
-        pg_config=pg_config, bindir=bindir,
-        workload=parse_workload(_get(env, "WORKLOAD", "select-only"), top),
+        pg_config=pg_config, bindir=bindir, workload=workload,
+        sysbench_tables=tables[0], sysbench_table_size=tables[1],
         threads=int(threads_text) if threads_text else None,
         run_dir=_get(env, "RUN_DIR", os.path.join(top, "build", "run")),
         variant_dir=_get(env, "VARIANT_DIR",

@@ -9,9 +9,12 @@ nothing else; none of the lock shares of an unpatched variant, whose
 file says they are not available.  Without gnuplot on PATH: the warning
 and no image.  With a gnuplot that fails (a script on PATH, which even
 leaves a partial file behind): a warning per image naming gnuplot.log,
-where gnuplot's errors went, and no image left.  No server.
+where gnuplot's errors went, and no image left.  The titles name the
+workload's program and data (pgbench's scale, sysbench's tables).  No
+server.
 """
 
+import dataclasses
 import os
 import shutil
 import struct
@@ -210,3 +213,17 @@ def test_gnuplot_errors_go_to_the_log(tmp_path, capsys):
         % log)
     with open(log) as f:
         assert "tps-tas.dat" in f.read()
+
+
+def test_titles_name_the_program_and_the_data():
+    """pgbench's workload and scale; a sysbench workload, whose name says
+    sysbench, and its tables."""
+    s = _study()
+    assert (plots.workload_title(s), plots.data_title(s)) == (
+        "pgbench select-only", "scale 10")
+    s = dataclasses.replace(s, workload=spec.Workload(
+        "sysbench-read-only", ("oltp_read_only", "--tables=4",
+                               "--table-size=250000"), tool="sysbench"),
+        sysbench_tables=4, sysbench_table_size=250000)
+    assert (plots.workload_title(s), plots.data_title(s)) == (
+        "sysbench-read-only", "4 tables of 250000 rows")

@@ -14,9 +14,13 @@ files relative to the caller's directory, then to the checkout; settings;
 strategies), the workloads and their header lines, and the first line of
 commands.txt, compared with what the bash code printed.  Unpatched
 variants and STOCK_PG_CONFIG, which the bash code did not have, with
-their refusals (UNPATCHED_REFUSALS, STOCK_REFUSALS).  No server: the
+their refusals (UNPATCHED_REFUSALS, STOCK_REFUSALS).  The sysbench
+workloads, which it did not have either: their names after the others in
+the list of valid ones, SYSBENCH_TABLES and SYSBENCH_TABLE_SIZE, and the
+refusals (SYSBENCH_REFUSALS; sysbench missing or without its PostgreSQL
+driver, found through the environment's PATH).  No server: the
 pg_config of these tests is a shell script printing a bindir of fake
-programs.
+programs, and their sysbench one that prints a --help.
 """
 
 import dataclasses
@@ -192,6 +196,10 @@ def _shell_workloads(top):
         % top, shell=True, capture_output=True, text=True,
         env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"}, check=True).stdout
     return "select-only tpcb-like simple-update " + out.strip()
+
+
+# the sysbench workloads, after the names of the bash code
+SYSBENCH_NAMES = "sysbench-point-select sysbench-read-only sysbench-read-write"
 
 
 # (id, environment, message); {top}, {caller}, {bindir}, {pg_config} and
@@ -415,8 +423,11 @@ def test_refusal_is_the_bash_one(site, name, given, message):
 
 
 def test_unknown_workload(site):
-    valid = _shell_workloads(site.top)
-    for name in ("nope", "Eviction", "../workloads/eviction", "eviction.sql"):
+    """The names of the bash code, then the sysbench workloads, which it
+    did not have."""
+    valid = _shell_workloads(site.top) + " " + SYSBENCH_NAMES
+    for name in ("nope", "Eviction", "../workloads/eviction", "eviction.sql",
+                 "sysbench", "oltp_read_only", "sysbench-write-only"):
         with pytest.raises(spec.SpecError) as e:
             site.study({"WORKLOAD": name})
         assert str(e.value) == 'unknown WORKLOAD "%s" (valid: %s)' % (name,
@@ -505,7 +516,7 @@ def test_each_program_is_required(site, prog):
 ALL_EMPTY = {k: "" for k in (
     "SCALE", "REPEAT", "DURATION", "WARMUP", "WARMUP_ROUND", "SEED",
     "THRESHOLD", "CLIENTS", "THREADS", "STRATEGIES", "VARIANTS", "WORKLOAD",
-    "RUN_DIR", "VARIANT_DIR")}
+    "RUN_DIR", "VARIANT_DIR", "SYSBENCH_TABLES", "SYSBENCH_TABLE_SIZE")}
 NUMBERS = {"SCALE": "1", "REPEAT": "3", "DURATION": "60", "WARMUP": "0",
            "WARMUP_ROUND": "0", "SEED": "0", "THRESHOLD": "0",
            "CLIENTS": " 4  16\t64 ", "THREADS": "2"}
@@ -1019,3 +1030,168 @@ def test_stock_pg_config_refusal(site, name, given, message):
     with pytest.raises(spec.SpecError) as e:
         site.study(given)
     assert str(e.value) == site.fill(message)
+
+
+# --- the sysbench workloads, which the bash harness did not have -------------
+
+SYSBENCH_HELP = """\
+Usage:
+  sysbench [options]... [testname] [command]
+Compiled-in database drivers:
+  mysql - MySQL driver
+  pgsql - PostgreSQL driver
+"""
+
+
+def _fake_sysbench(site, help_text=SYSBENCH_HELP, name="sb"):
+    """A directory for PATH with a sysbench whose --help prints
+    help_text."""
+    path = os.path.join(site.tmp, name)
+    _write(os.path.join(path, "sysbench"),
+           "#!/bin/sh\n[ \"$1\" = --help ] || exit 1\ncat <<'EOF'\n%sEOF\n"
+           % help_text, 0o755)
+    return path
+
+
+@pytest.mark.parametrize("name, script", [
+    ("sysbench-point-select", "oltp_point_select"),
+    ("sysbench-read-only", "oltp_read_only"),
+    ("sysbench-read-write", "oltp_read_write")])
+def test_sysbench_workloads(site, name, script):
+    """4 tables by default, with the rows of pgbench_accounts at SCALE
+    between them."""
+    path = _fake_sysbench(site)
+    s = site.study({"WORKLOAD": name, "PATH": path})
+    assert s.workload == spec.Workload(
+        name, (script, "--tables=4", "--table-size=250000"), (), "sysbench")
+    assert s.workload.sysbench
+    assert s.workload.describe() == (
+        "sysbench %s --tables=4 --table-size=250000" % script)
+    assert (s.sysbench_tables, s.sysbench_table_size) == (4, 250000)
+    s = site.study({"WORKLOAD": name, "PATH": path, "SCALE": "1",
+                    "SYSBENCH_TABLES": "3"})
+    assert (s.sysbench_tables, s.sysbench_table_size) == (3, 33333)
+    assert s.workload.args == (script, "--tables=3", "--table-size=33333")
+    s = site.study({"WORKLOAD": name, "PATH": path, "SYSBENCH_TABLES": "1",
+                    "SYSBENCH_TABLE_SIZE": "5000"})
+    assert s.workload.args == (script, "--tables=1", "--table-size=5000")
+    # make passes unset variables empty
+    s = site.study({"WORKLOAD": name, "PATH": path, "SYSBENCH_TABLES": "",
+                    "SYSBENCH_TABLE_SIZE": ""})
+    assert (s.sysbench_tables, s.sysbench_table_size) == (4, 250000)
+
+
+def test_sysbench_table_size_at_least_one_row(site):
+    s = site.study({"WORKLOAD": "sysbench-read-only", "SCALE": "1",
+                    "SYSBENCH_TABLES": "300000",
+                    "PATH": _fake_sysbench(site)})
+    assert s.sysbench_table_size == 1
+
+
+def test_pgbench_workloads_are_pgbench_s(site):
+    s = site.study({"WORKLOAD": "eviction"})
+    assert s.workload.tool == "pgbench" and not s.workload.sysbench
+    assert (s.sysbench_tables, s.sysbench_table_size) == (0, 0)
+    assert "SYSBENCH" not in s.parameters()
+
+
+def test_workload_names_end_with_sysbench_s(site):
+    names = spec.workload_names(site.top)
+    assert names[:3] == ["select-only", "tpcb-like", "simple-update"]
+    assert " ".join(names[-3:]) == SYSBENCH_NAMES
+    assert "eviction" in names
+
+
+SYSBENCH_REFUSALS = [
+    ("tables-zero", {"SYSBENCH_TABLES": "0"},
+     'SYSBENCH_TABLES must be a positive integer (sysbench --tables), not '
+     '"0"'),
+    ("tables-text", {"SYSBENCH_TABLES": "four"},
+     'SYSBENCH_TABLES must be a positive integer (sysbench --tables), not '
+     '"four"'),
+    ("size-negative", {"SYSBENCH_TABLE_SIZE": "-5"},
+     'SYSBENCH_TABLE_SIZE must be a positive integer (sysbench '
+     '--table-size, rows per table), not "-5"'),
+    ("size-huge", {"SYSBENCH_TABLE_SIZE": "10000000000"},
+     'SYSBENCH_TABLE_SIZE must be a positive integer (sysbench '
+     '--table-size, rows per table), not "10000000000"'),
+    ("threads", {"THREADS": "2"},
+     'THREADS is pgbench -j; sysbench runs one thread per client '
+     '(WORKLOAD=sysbench-read-write): leave THREADS unset'),
+    ("not-installed", {"PATH": "{tmp}/empty"},
+     "WORKLOAD=sysbench-read-write runs sysbench, which is not on PATH: "
+     "install Debian's package sysbench (apt-get install sysbench; "
+     "scripts/deps.sh installs it)"),
+]
+
+
+@pytest.mark.parametrize("name, given, message", SYSBENCH_REFUSALS,
+                         ids=_ids(SYSBENCH_REFUSALS))
+def test_sysbench_refusal(site, name, given, message):
+    env = {"WORKLOAD": "sysbench-read-write", "PATH": _fake_sysbench(site)}
+    env.update(given)
+    os.makedirs(os.path.join(site.tmp, "empty"), exist_ok=True)
+    with pytest.raises(spec.SpecError) as e:
+        site.study(env)
+    assert str(e.value) == site.fill(message)
+
+
+def test_sysbench_without_its_postgresql_driver(site):
+    path = _fake_sysbench(site, SYSBENCH_HELP.replace(
+        "  pgsql - PostgreSQL driver\n", ""))
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"WORKLOAD": "sysbench-point-select", "PATH": path})
+    assert str(e.value) == (
+        "WORKLOAD=sysbench-point-select runs sysbench, but %s/sysbench has "
+        "no PostgreSQL driver (pgsql is not among the drivers of its "
+        "--help): install Debian's package sysbench (apt-get install "
+        "sysbench; scripts/deps.sh installs it)" % path)
+
+
+def test_sysbench_not_executable(site):
+    """A sysbench on PATH that no one may run is not found."""
+    path = _fake_sysbench(site)
+    os.chmod(os.path.join(path, "sysbench"), 0o644)
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"WORKLOAD": "sysbench-point-select", "PATH": path})
+    assert "runs sysbench, which is not on PATH" in str(e.value)
+
+
+@pytest.mark.parametrize("given", [{"SYSBENCH_TABLES": "4"},
+                                   {"SYSBENCH_TABLE_SIZE": "1000"}])
+def test_sysbench_settings_need_a_sysbench_workload(site, given):
+    """Not silently left unused under pgbench."""
+    name = list(given)[0]
+    for workload in ("select-only", "eviction"):
+        with pytest.raises(spec.SpecError) as e:
+            site.study(dict(given, WORKLOAD=workload))
+        assert str(e.value) == (
+            "%s is for the sysbench workloads (%s), not WORKLOAD=%s"
+            % (name, SYSBENCH_NAMES, workload))
+
+
+def test_sysbench_checked_after_an_unknown_workload(site):
+    """An unknown WORKLOAD is named first, whatever else is set."""
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"WORKLOAD": "nope", "SYSBENCH_TABLES": "0",
+                    "PATH": os.path.join(site.tmp, "empty")})
+    assert str(e.value).startswith('unknown WORKLOAD "nope" (valid: ')
+
+
+def test_sysbench_parameters_line(site):
+    s = site.study({"WORKLOAD": "sysbench-read-only", "SEED": "3",
+                    "SCALE": "2", "PATH": _fake_sysbench(site)})
+    assert s.parameters() == (
+        'SCALE=2 STRATEGIES="tas ttas_spin ttas" CLIENTS="1 8 64" '
+        'DURATION=5 WARMUP=3 WARMUP_ROUND=1 WORKLOAD=sysbench-read-only '
+        'REPEAT=12 SEED=3 THRESHOLD=2 THREADS= SYSBENCH_TABLES=4 '
+        'SYSBENCH_TABLE_SIZE=50000')
+
+
+@pytest.mark.skipif(shutil.which("sysbench") is None,
+                    reason="no sysbench (apt-get install sysbench)")
+def test_the_installed_sysbench_passes(site):
+    """Debian's sysbench has the PostgreSQL driver."""
+    s = site.study({"WORKLOAD": "sysbench-point-select",
+                    "PATH": "/usr/bin:/bin"})
+    assert s.workload.sysbench
