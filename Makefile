@@ -37,7 +37,7 @@ PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 # test module lockstat_test preloaded: "make test" runs them on a temporary
 # instance with test/pg_lockstat.conf.  "make installcheck" runs them against
 # a running server that preloads both.
-REGRESS = setup views guc tranche_range counts reset backend_stats permissions
+REGRESS = setup views guc tranche_range counts reset backend_stats backend_type_stats permissions
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
 # The TAP tests in t/ need the test module and, as root, an unprivileged
 # user: "make test" runs them through scripts/run-tests.sh, not PGXS.

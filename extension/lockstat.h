@@ -199,6 +199,19 @@ typedef enum LockStatHist
 } LockStatHist;
 
 /*
+ * Kinds of process, by which pg_lwlock_backend_type_stats and the per-query
+ * counts tell processes apart, as pg_stat_io does by backend_type: a
+ * BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER for a parallel worker (which
+ * is a B_BG_WORKER).  lockstat_kind_name() gives the name that
+ * pg_stat_activity.backend_type shows for it.
+ */
+#define LOCKSTAT_KIND_PARALLEL_WORKER	LOCKSTAT_NUM_BACKEND_TYPES
+#define LOCKSTAT_NUM_KINDS				(LOCKSTAT_NUM_BACKEND_TYPES + 1)
+
+extern int	lockstat_kind_of(BackendType backend_type, const char *bgw_type);
+extern const char *lockstat_kind_name(int kind);
+
+/*
  * The process that owns a counter slot, as pg_lwlock_backend_stats shows
  * it.
  */
@@ -221,7 +234,8 @@ extern int	lockstat_num_slots(void);
 extern void lockstat_add_row(LockStatTrancheTotals *totals,
 							 volatile LWLockStatsCounters *row,
 							 volatile LockStatHoldRow *hold);
-extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals);
+extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals,
+										 bool by_kind);
 extern bool lockstat_read_process(int slot, LockStatProcess *process,
 								  LockStatTrancheTotals *totals);
 typedef struct LockStatLWLockCut LockStatLWLockCut;
@@ -301,7 +315,7 @@ extern uint64 lockstat_spin_dropped(void);
  * none), database and role, and the tranche's row (a tranche ID below
  * max_tranches, or the overflow row).  Calls outside any query with an ID are
  * counted per kind of process: kind is 0 when queryid is not, else the
- * process's BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER.
+ * process's kind (a BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER).
  *
  * A blocked call is also counted by its holder: the process whose release
  * ended the wait (the core's lwlock_stats_wake_hook), as that process's
@@ -323,7 +337,6 @@ typedef struct LockStatQueryKey
 	uint16		holder_mode;
 } LockStatQueryKey;
 
-#define LOCKSTAT_KIND_PARALLEL_WORKER	LOCKSTAT_NUM_BACKEND_TYPES
 #define LOCKSTAT_HOLDER_NONE			PG_UINT16_MAX
 
 /*

@@ -5,7 +5,8 @@
  *	  and resetting
  *
  * Layout: a LockStatSharedState header, then the reset baseline and the
- * counts of exited processes (one LockStatTrancheTotals per row each), then
+ * counts of exited processes (one LockStatTrancheTotals per kind of process
+ * and row each, kind by kind: entry kind * num_rows + row), then
  * one block of rows for each process slot, then the two halves of the wait
  * histogram and the longest waits (atomic counters, one set per row each),
  * then one LockStatSlotOwner for each process slot.
@@ -22,9 +23,10 @@
  * A slot's rows hold the counts of the process that owns the slot now, since
  * it attached (pg_lwlock_backend_stats): a process zeroes them before it
  * counts, and when it exits it adds them to the shared totals of exited
- * processes ("folds" them), so the counts of exited processes are kept.
- * pg_lwlock_stats is those totals plus the rows of every live slot, minus
- * the baseline of the last reset.
+ * processes of its kind ("folds" them), so the counts of exited processes
+ * are kept.  pg_lwlock_backend_type_stats is, kind by kind, those totals
+ * plus the rows of every live slot of that kind, minus the kind's baseline
+ * of the last reset; pg_lwlock_stats is the sum of the kinds.
  *
  * Locking rules:
  *
@@ -36,10 +38,12 @@
  *	 (PG_HAVE_8BYTE_SINGLE_COPY_ATOMICITY).
  *
  * - A slot is live while its owner record's pid is not 0.  Its owner sets
- *	 pid after zeroing the rows, behind a write barrier; a reader reads pid,
- *	 then a read barrier, then the rows, and adds the rows of live slots
- *	 only.  So a reader that sees a new owner sees its rows zeroed, and one
- *	 that sees no owner adds nothing.
+ *	 pid after zeroing the rows and setting its kind, behind a write
+ *	 barrier; a reader reads pid, then a read barrier, then the kind and the
+ *	 rows, and adds the rows of live slots only, to their kind.  So a reader
+ *	 that sees a new owner sees its rows zeroed and its kind, and one that
+ *	 sees no owner adds nothing.  The kind does not change while the owner
+ *	 lives, and its fold goes to the same kind.
  *
  * - The totals of exited processes are written only by an exiting process,
  *	 after it stopped counting (MyLWLockStats = NULL), holding exit_lock
@@ -148,8 +152,9 @@ typedef struct LockStatSharedState
 									 * LOCKSTAT_NUM_HISTS distributions of
 									 * num_rows * LOCKSTAT_WAIT_BUCKETS
 									 * counts, then num_rows maxima */
-	LockStatTrancheTotals *baseline;	/* num_rows entries */
-	LockStatTrancheTotals *exited;	/* num_rows: folded by exited processes */
+	LockStatTrancheTotals *baseline;	/* LOCKSTAT_NUM_KINDS * num_rows */
+	LockStatTrancheTotals *exited;	/* LOCKSTAT_NUM_KINDS * num_rows: folded
+									 * by exited processes */
 	char	   *slots;			/* num_slots * slot_stride bytes */
 	struct LockStatSlotOwner *owners;	/* num_slots records */
 } LockStatSharedState;
@@ -161,6 +166,8 @@ typedef struct LockStatSlotOwner
 {
 	uint32		changecount;	/* odd while the owner writes the record */
 	int			pid;			/* the owning process; 0 if none */
+	int			kind;			/* its kind (lockstat_kind_of()), set before
+								 * pid */
 	BackendType backend_type;	/* its MyBackendType */
 	char		bgw_type[BGW_MAXLEN];	/* a background worker's bgw_type */
 } LockStatSlotOwner;
@@ -198,8 +205,8 @@ lockstat_hold_rows(volatile LWLockStatsCounters *rows)
 /* where the parts of the shared counter array are: offsets from its start */
 typedef struct LockStatLWLockLayout
 {
-	Size		baseline;		/* LockStatTrancheTotals[num_rows] */
-	Size		exited;			/* LockStatTrancheTotals[num_rows] */
+	Size		baseline;		/* LockStatTrancheTotals[kinds * num_rows] */
+	Size		exited;			/* LockStatTrancheTotals[kinds * num_rows] */
 	Size		slots;			/* num_slots * slot_stride bytes */
 	Size		wait_hist;		/* 2 halves of LOCKSTAT_NUM_HISTS * num_rows *
 								 * (buckets + max) */
@@ -212,7 +219,8 @@ static void
 lockstat_lwlock_layout(int num_slots, int num_rows, LockStatLWLockLayout *l)
 {
 	Size		size = 0;
-	Size		totals = mul_size(sizeof(LockStatTrancheTotals), num_rows);
+	Size		totals = mul_size(sizeof(LockStatTrancheTotals),
+								  mul_size(LOCKSTAT_NUM_KINDS, num_rows));
 
 	(void) lockstat_layout_part(&size, sizeof(LockStatSharedState));
 	l->baseline = lockstat_layout_part(&size, totals);
@@ -386,14 +394,15 @@ lockstat_attach_process(void)
 	lockstat_begin_owner_write(owner);
 	memset(rows, 0, (sizeof(LWLockStatsCounters) + sizeof(LockStatHoldRow)) *
 		   lockstat_state->num_rows);
-	/* a reader that sees our pid sees the rows zeroed */
-	pg_write_barrier();
-	owner->pid = MyProcPid;
 	owner->backend_type = MyBackendType;
 	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
 		strlcpy(owner->bgw_type, MyBgworkerEntry->bgw_type, BGW_MAXLEN);
 	else
 		owner->bgw_type[0] = '\0';
+	owner->kind = lockstat_kind_of(owner->backend_type, owner->bgw_type);
+	/* a reader that sees our pid sees the rows zeroed and our kind */
+	pg_write_barrier();
+	owner->pid = MyProcPid;
 	lockstat_end_owner_write(owner);
 
 	/* a reader that sees our first count also sees the record complete */
@@ -412,19 +421,22 @@ lockstat_detach_process(void)
 {
 	volatile LockStatSharedState *state = lockstat_state;
 	LockStatSlotOwner *owner;
+	LockStatTrancheTotals *exited;
 	LWLockStatsCounters *rows = lockstat_my_rows;
 
 	if (rows == NULL)
 		return;
 	lockstat_my_rows = NULL;
 	owner = &lockstat_state->owners[lockstat_my_proc_number()];
+	/* the kind that readers added our live rows to */
+	exited = lockstat_state->exited + owner->kind * lockstat_state->num_rows;
 
 	LWLockAcquire(lockstat_state->exit_lock, LW_EXCLUSIVE);
 	state->exit_count++;
 	pg_write_barrier();
 
 	for (int row = 0; row < lockstat_state->num_rows; row++)
-		lockstat_add_row(&lockstat_state->exited[row], &rows[row],
+		lockstat_add_row(&exited[row], &rows[row],
 						 &lockstat_hold_rows(rows)[row]);
 
 	lockstat_begin_owner_write(owner);
@@ -468,9 +480,29 @@ lockstat_num_slots(void)
 }
 
 /*
- * Add the rows of every live process slot to totals[num_rows].  Lock-free
- * with respect to the writers; the caller checks that no process exited
- * meanwhile.  Checks for interrupts (a no-op while exit_lock is held).
+ * The kind of the live owner of process slot "slot", or -1 if the slot has
+ * no owner; after it, the caller may read the slot's rows (see the locking
+ * rules at the top).
+ */
+static int
+lockstat_live_kind(int slot)
+{
+	volatile LockStatSlotOwner *owner = &lockstat_state->owners[slot];
+	int			kind;
+
+	if (owner->pid == 0)
+		return -1;
+	pg_read_barrier();
+	kind = owner->kind;
+	Assert(kind >= 0 && kind < LOCKSTAT_NUM_KINDS);
+	return kind;
+}
+
+/*
+ * Add the rows of every live process slot to totals[LOCKSTAT_NUM_KINDS *
+ * num_rows], each to its owner's kind.  Lock-free with respect to the
+ * writers; the caller checks that no process exited meanwhile.  Checks for
+ * interrupts (a no-op while exit_lock is held).
  */
 static void
 lockstat_add_live_rows(LockStatTrancheTotals *totals)
@@ -480,30 +512,34 @@ lockstat_add_live_rows(LockStatTrancheTotals *totals)
 	for (int slot = 0; slot < lockstat_state->num_slots; slot++)
 	{
 		volatile LWLockStatsCounters *rows = lockstat_slot_rows(slot);
+		LockStatTrancheTotals *to;
+		int			kind;
 
 		CHECK_FOR_INTERRUPTS();
 
-		if (((volatile LockStatSlotOwner *) &lockstat_state->owners[slot])->pid == 0)
+		kind = lockstat_live_kind(slot);
+		if (kind < 0)
 			continue;
-		pg_read_barrier();
-
+		to = totals + kind * num_rows;
 		for (int row = 0; row < num_rows; row++)
-			lockstat_add_row(&totals[row], &rows[row],
+			lockstat_add_row(&to[row], &rows[row],
 							 &lockstat_hold_rows(rows)[row]);
 	}
 }
 
 /*
- * Fill totals[num_rows] with every count since start-up: the totals of
- * exited processes plus the rows of the live slots, each process's counts
- * exactly once (see the locking rules at the top).  Must not be called with
- * state->lock held.  Checks for interrupts.
+ * Fill totals[LOCKSTAT_NUM_KINDS * num_rows] with every count since
+ * start-up, kind by kind: the totals of exited processes plus the rows of
+ * the live slots, each process's counts exactly once (see the locking rules
+ * at the top).  Must not be called with state->lock held.  Checks for
+ * interrupts.
  */
 static void
 lockstat_sum_all(LockStatTrancheTotals *totals)
 {
 	volatile LockStatSharedState *state = lockstat_state;
-	Size		size = sizeof(LockStatTrancheTotals) * lockstat_state->num_rows;
+	Size		size = sizeof(LockStatTrancheTotals) * LOCKSTAT_NUM_KINDS *
+		lockstat_state->num_rows;
 
 	for (int attempt = 1;; attempt++)
 	{
@@ -638,30 +674,43 @@ lockstat_read_process(int slot, LockStatProcess *process,
 }
 
 /*
- * Fill totals[num_rows] with the counts since the last reset.  Returns the
- * time of that reset.  Errors: 55000 if not preloaded.
+ * Fill totals with the counts since the last reset: with by_kind, kind by
+ * kind, totals[LOCKSTAT_NUM_KINDS * num_rows] (entry kind * num_rows + row);
+ * else summed over the kinds, totals[num_rows].  Returns the time of that
+ * reset.  Errors: 55000 if not preloaded.
  */
 TimestampTz
-lockstat_read_totals(LockStatTrancheTotals *totals)
+lockstat_read_totals(LockStatTrancheTotals *totals, bool by_kind)
 {
-	int			num_rows;
+	int			num_rows = lockstat_state->num_rows;
+	int			entries = LOCKSTAT_NUM_KINDS * num_rows;
 	LockStatTrancheTotals *baseline;
+	LockStatTrancheTotals *kinds;
 	TimestampTz stats_reset;
 
-	num_rows = lockstat_state->num_rows;
-	baseline = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	baseline = palloc(sizeof(LockStatTrancheTotals) * entries);
+	kinds = by_kind ? totals : palloc(sizeof(LockStatTrancheTotals) * entries);
 
 	/* the baseline first: it must not be newer than the sums */
 	LWLockAcquire(lockstat_state->lock, LW_SHARED);
 	memcpy(baseline, lockstat_state->baseline,
-		   sizeof(LockStatTrancheTotals) * num_rows);
+		   sizeof(LockStatTrancheTotals) * entries);
 	stats_reset = lockstat_state->stats_reset;
 	LWLockRelease(lockstat_state->lock);
 
-	lockstat_sum_all(totals);
+	lockstat_sum_all(kinds);
 
-	for (int row = 0; row < num_rows; row++)
-		lockstat_subtract_totals(&totals[row], &baseline[row]);
+	for (int e = 0; e < entries; e++)
+		lockstat_subtract_totals(&kinds[e], &baseline[e]);
+
+	if (!by_kind)
+	{
+		memcpy(totals, kinds, sizeof(LockStatTrancheTotals) * num_rows);
+		for (int e = num_rows; e < entries; e++)
+			for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
+				totals[e % num_rows].counts[c] += kinds[e].counts[c];
+		pfree(kinds);
+	}
 
 	pfree(baseline);
 	return stats_reset;
@@ -682,8 +731,9 @@ lockstat_raise_totals(LockStatTrancheTotals *base,
  */
 struct LockStatLWLockCut
 {
-	LockStatTrancheTotals *totals;	/* the new baseline so far */
+	LockStatTrancheTotals *totals;	/* the new baseline so far, by kind */
 	LockStatTrancheTotals *one; /* the last slot's rows read */
+	int			one_kind;		/* and its owner's kind, or -1 */
 };
 
 /*
@@ -702,14 +752,16 @@ lockstat_lwlock_reset_begin(uint64 generation)
 	LockStatLWLockCut *cut = palloc(sizeof(LockStatLWLockCut));
 	pg_atomic_uint64 *hist = lockstat_wait_half(generation);
 
-	cut->totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	cut->totals = palloc(sizeof(LockStatTrancheTotals) *
+						 LOCKSTAT_NUM_KINDS * num_rows);
 	cut->one = palloc(sizeof(LockStatTrancheTotals) * num_rows);
+	cut->one_kind = -1;
 	for (int i = 0; i < LOCKSTAT_NUM_HISTS * LOCKSTAT_HIST_WORDS(num_rows); i++)
 		pg_atomic_write_u64(&hist[i], 0);
 
 	LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
 	memcpy(cut->totals, lockstat_state->exited,
-		   sizeof(LockStatTrancheTotals) * num_rows);
+		   sizeof(LockStatTrancheTotals) * LOCKSTAT_NUM_KINDS * num_rows);
 	return cut;
 }
 
@@ -723,16 +775,17 @@ lockstat_lwlock_reset_begin(uint64 generation)
 bool
 lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
 {
-	LockStatTrancheTotals *one = ((LockStatLWLockCut *) arg)->one;
+	LockStatLWLockCut *cut = (LockStatLWLockCut *) arg;
+	LockStatTrancheTotals *one = cut->one;
 	volatile LWLockStatsCounters *rows = lockstat_slot_rows(slot);
 	int			num_rows = lockstat_state->num_rows;
 
 	memset(one, 0, sizeof(LockStatTrancheTotals) * num_rows);
 	*blocks = 0;
 	*wait_ns = 0;
-	if (((volatile LockStatSlotOwner *) &lockstat_state->owners[slot])->pid == 0)
+	cut->one_kind = lockstat_live_kind(slot);
+	if (cut->one_kind < 0)
 		return false;
-	pg_read_barrier();
 	for (int row = 0; row < num_rows; row++)
 	{
 		lockstat_add_row(&one[row], &rows[row], &lockstat_hold_rows(rows)[row]);
@@ -742,13 +795,22 @@ lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
 	return true;
 }
 
-/* add the slot that lockstat_lwlock_cut_rows() read last to the cut */
+/*
+ * Add the slot that lockstat_lwlock_cut_rows() read last to the cut, to its
+ * owner's kind.
+ */
 void
 lockstat_lwlock_cut_add(LockStatLWLockCut *cut)
 {
-	for (int row = 0; row < lockstat_state->num_rows; row++)
+	int			num_rows = lockstat_state->num_rows;
+	LockStatTrancheTotals *to;
+
+	if (cut->one_kind < 0)
+		return;
+	to = cut->totals + cut->one_kind * num_rows;
+	for (int row = 0; row < num_rows; row++)
 		for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
-			cut->totals[row].counts[c] += cut->one[row].counts[c];
+			to[row].counts[c] += cut->one[row].counts[c];
 }
 
 /*
@@ -765,8 +827,8 @@ lockstat_lwlock_reset_finish(LockStatLWLockCut *cut, uint64 generation)
 	LWLockRelease(lockstat_state->exit_lock);
 
 	LWLockAcquire(lockstat_state->lock, LW_EXCLUSIVE);
-	for (int row = 0; row < lockstat_state->num_rows; row++)
-		lockstat_raise_totals(&lockstat_state->baseline[row], &cut->totals[row]);
+	for (int e = 0; e < LOCKSTAT_NUM_KINDS * lockstat_state->num_rows; e++)
+		lockstat_raise_totals(&lockstat_state->baseline[e], &cut->totals[e]);
 	lockstat_state->wait_half = (int) (generation & 1);
 
 	/* stats_reset only moves forward, even if the clock steps back */

@@ -7,8 +7,9 @@
  * keeps per-process tables that only their owner writes and that readers
  * copy while the owner goes on.  The small steps they have in common are
  * written once here: how many process slots there are, the largest value
- * kept by an atomic maximum, and the retry loop of a reader that waits for
- * an owner to finish a write, and the layout of a struct in shared memory.
+ * kept by an atomic maximum, the kind of a process, the retry loop of a
+ * reader that waits for an owner to finish a write, and the layout of a
+ * struct in shared memory.
  * This file calls nothing in the others.
  *
  * Copyright (c) 2026, pg_lockstat developers
@@ -35,6 +36,38 @@ int
 lockstat_process_slots(void)
 {
 	return MaxBackends + NUM_AUXILIARY_PROCS;
+}
+
+/*
+ * The kind of a process (see LOCKSTAT_NUM_KINDS) whose MyBackendType is
+ * backend_type and, for a background worker, whose bgw_type is bgw_type:
+ * the parallel workers that parallel.c starts have the bgw_type "parallel
+ * worker", which pg_stat_activity.backend_type shows for them.  Cheap, no
+ * errors.
+ */
+int
+lockstat_kind_of(BackendType backend_type, const char *bgw_type)
+{
+	if (backend_type == B_BG_WORKER && bgw_type != NULL &&
+		strcmp(bgw_type, "parallel worker") == 0)
+		return LOCKSTAT_KIND_PARALLEL_WORKER;
+	if ((int) backend_type < 0 ||
+		(int) backend_type >= LOCKSTAT_NUM_BACKEND_TYPES)
+		return B_INVALID;
+	return (int) backend_type;
+}
+
+/*
+ * The name of kind of process "kind", as pg_stat_activity.backend_type and
+ * pg_stat_io.backend_type show it ("client backend", "checkpointer",
+ * "parallel worker", ...).
+ */
+const char *
+lockstat_kind_name(int kind)
+{
+	if (kind == LOCKSTAT_KIND_PARALLEL_WORKER)
+		return "parallel worker";
+	return GetBackendTypeDesc((BackendType) kind);
 }
 
 /*

@@ -3,7 +3,8 @@
  * lockstat_views.c
  *	  SQL-callable functions of pg_lockstat, behind the views
  *	  pg_lwlock_stats, pg_lwlock_wait_histogram, pg_lwlock_instance_stats,
- *	  pg_lwlock_backend_stats, pg_lwlock_query_stats, pg_spinlock_stats,
+ *	  pg_lwlock_backend_stats, pg_lwlock_backend_type_stats,
+ *	  pg_lwlock_query_stats, pg_spinlock_stats,
  *	  pg_spinlock_wait_histogram and pg_lockstat_status, and
  *	  pg_lockstat_reset()
  *
@@ -37,6 +38,7 @@ PG_FUNCTION_INFO_V1(pg_lwlock_wait_histogram);
 PG_FUNCTION_INFO_V1(pg_lwlock_hold_histogram);
 PG_FUNCTION_INFO_V1(pg_lwlock_instance_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_backend_stats);
+PG_FUNCTION_INFO_V1(pg_lwlock_backend_type_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_query_stats);
 PG_FUNCTION_INFO_V1(pg_lwlock_blockers);
 PG_FUNCTION_INFO_V1(pg_spinlock_stats);
@@ -50,6 +52,7 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 #define PG_LWLOCK_HOLD_HISTOGRAM_COLS	6
 #define PG_LWLOCK_INSTANCE_STATS_COLS	6
 #define PG_LWLOCK_BACKEND_STATS_COLS	5
+#define PG_LWLOCK_BACKEND_TYPE_STATS_COLS	4
 #define PG_LWLOCK_QUERY_STATS_COLS		15
 #define PG_LWLOCK_BLOCKERS_COLS			12
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
@@ -299,7 +302,7 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 	num_rows = lockstat_num_rows();
 	overflow_row = lockstat_overflow_row();
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
-	lockstat_read_totals(totals);
+	lockstat_read_totals(totals, false);
 	lockstat_fold_instance_rows(totals);
 	for (int h = 0; h < LOCKSTAT_NUM_HISTS; h++)
 	{
@@ -446,6 +449,44 @@ pg_lwlock_hold_histogram(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Put a row for each tranche (and the overflow row) with any activity in
+ * totals[lockstat_num_rows()], folded per tranche, into a materialized
+ * SRF's result: the nlead columns of lead, then tranche_id, tranche and
+ * the counters (a column of type counters_desc, lockstat_counters_desc()).
+ * The SRF's natts must be nlead + 3.
+ */
+static void
+lockstat_put_tranche_rows(ReturnSetInfo *rsinfo, TupleDesc counters_desc,
+						  const LockStatTrancheTotals *totals,
+						  const Datum *lead, int nlead)
+{
+	int			overflow_row = lockstat_overflow_row();
+
+	/* the widest caller */
+	Assert(nlead + 3 <= PG_LWLOCK_BACKEND_STATS_COLS);
+	Assert(rsinfo->setDesc->natts == nlead + 3);
+	for (int row = 0; row <= overflow_row; row++)
+	{
+		const LockStatTrancheTotals *t = &totals[row];
+		Datum		values[PG_LWLOCK_BACKEND_STATS_COLS];
+		bool		nulls[PG_LWLOCK_BACKEND_STATS_COLS] = {0};
+		int			i = 0;
+
+		if (!lockstat_totals_active(t))
+			continue;
+
+		for (; i < nlead; i++)
+			values[i] = lead[i];
+		/* the overflow row: pg_lwlock_stats() warns about it */
+		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
+		values[i++] = lockstat_counters_value(counters_desc, t);
+		Assert(i == nlead + 3);
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+}
+
+/*
  * pg_lwlock_backend_stats() returns setof record
  *
  * One row per live process and LWLock tranche with any activity since that
@@ -468,13 +509,12 @@ pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 	TupleDesc	counters_desc = lockstat_counters_desc(rsinfo->setDesc, 4);
 	LockStatTrancheTotals *totals;
 	LockStatProcess process;
+	Datum		lead[2];
 	int			num_rows;
 	int			num_slots;
-	int			overflow_row;
 
 	num_rows = lockstat_num_rows();
 	num_slots = lockstat_num_slots();
-	overflow_row = lockstat_overflow_row();
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 
 	for (int slot = 0; slot < num_slots; slot++)
@@ -492,39 +532,58 @@ pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 			backend_type =
 				CStringGetTextDatum(GetBackendTypeDesc(process.backend_type));
 
-		for (int row = 0; row <= overflow_row; row++)
-		{
-			LockStatTrancheTotals *t = &totals[row];
-			Datum		values[PG_LWLOCK_BACKEND_STATS_COLS];
-			bool		nulls[PG_LWLOCK_BACKEND_STATS_COLS] = {0};
-			int			i = 0;
-
-			if (!lockstat_totals_active(t))
-				continue;
-
-			values[i++] = Int32GetDatum(process.pid);
-			values[i++] = backend_type;
-			/* the overflow row: pg_lwlock_stats() warns about it */
-			i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-			values[i++] = lockstat_counters_value(counters_desc, t);
-			Assert(i == PG_LWLOCK_BACKEND_STATS_COLS);
-
-			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc,
-								 values, nulls);
-		}
+		lead[0] = Int32GetDatum(process.pid);
+		lead[1] = backend_type;
+		lockstat_put_tranche_rows(rsinfo, counters_desc, totals, lead, 2);
 	}
 
 	pfree(totals);
 	return (Datum) 0;
 }
 
-/* the name of a kind of process of LockStatQueryKey, as backend_type */
-static const char *
-lockstat_query_kind_name(uint16 kind)
+/*
+ * pg_lwlock_backend_type_stats() returns setof record
+ *
+ * One row per kind of process and LWLock tranche with any activity since
+ * the last reset, the counts of live and of exited processes alike:
+ *	backend_type text	as pg_stat_io.backend_type ("client backend",
+ *						"autovacuum worker", "checkpointer", "walsender",
+ *						"background worker", ...), but "parallel worker" for
+ *						parallel workers; a process's kind is the one it had
+ *						when it attached its counter slot
+ *	tranche_id int4, tranche text, counters pg_lwlock_counters: as in
+ *	pg_lwlock_stats()
+ * Per tranche, the rows of all kinds add up to pg_lwlock_stats' row read at
+ * the same moment: they come from the same counting points, and from one
+ * read of the counters.  Errors: 55000 if pg_lockstat is not preloaded;
+ * 42804 if pg_lwlock_counters does not match the library.
+ */
+Datum
+pg_lwlock_backend_type_stats(PG_FUNCTION_ARGS)
 {
-	if (kind == LOCKSTAT_KIND_PARALLEL_WORKER)
-		return "parallel worker";
-	return GetBackendTypeDesc((BackendType) kind);
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_LWLOCK_BACKEND_TYPE_STATS_COLS);
+	TupleDesc	counters_desc = lockstat_counters_desc(rsinfo->setDesc, 3);
+	LockStatTrancheTotals *totals;
+	int			num_rows;
+
+	num_rows = lockstat_num_rows();
+	totals = palloc(sizeof(LockStatTrancheTotals) * LOCKSTAT_NUM_KINDS *
+					num_rows);
+	lockstat_read_totals(totals, true);
+
+	for (int kind = 0; kind < LOCKSTAT_NUM_KINDS; kind++)
+	{
+		LockStatTrancheTotals *kind_totals = totals + kind * num_rows;
+		Datum		lead[1];
+
+		lockstat_fold_instance_rows(kind_totals);
+		lead[0] = CStringGetTextDatum(lockstat_kind_name(kind));
+		lockstat_put_tranche_rows(rsinfo, counters_desc, kind_totals, lead, 1);
+	}
+
+	pfree(totals);
+	return (Datum) 0;
 }
 
 /*
@@ -551,7 +610,7 @@ lockstat_put_query_key(Datum *values, bool *nulls, int i,
 	if (key->queryid != 0)
 		nulls[i++] = true;
 	else
-		values[i++] = CStringGetTextDatum(lockstat_query_kind_name(key->kind));
+		values[i++] = CStringGetTextDatum(lockstat_kind_name(key->kind));
 	return i;
 }
 
@@ -746,7 +805,7 @@ lockstat_put_query_holder(Datum *values, bool *nulls, int i,
 	else
 	{
 		nulls[i++] = true;
-		values[i++] = CStringGetTextDatum(lockstat_query_kind_name(key->holder_kind));
+		values[i++] = CStringGetTextDatum(lockstat_kind_name(key->holder_kind));
 	}
 	values[i++] = CStringGetTextDatum(key->holder_mode == 0 ?
 									  "exclusive" : "shared");
@@ -970,7 +1029,7 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 	overflow_row = lockstat_overflow_row();
 	totals = palloc(sizeof(LockStatTrancheTotals) * num_rows);
 	max_ns = palloc(sizeof(uint64) * num_rows);
-	lockstat_read_totals(totals);
+	lockstat_read_totals(totals, false);
 	lockstat_read_hist(LOCKSTAT_HIST_WAIT, NULL, max_ns);
 
 	for (int row = overflow_row + 1; row < num_rows; row++)

@@ -320,6 +320,43 @@ REVOKE ALL ON pg_lwlock_backend_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_backend_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_backend_stats TO pg_read_all_stats;
 
+-- pg_lwlock_backend_type_stats(): per kind of process and tranche, the
+-- counters since the last reset, of live and exited processes alike.
+-- Columns and units: see the view below.  Errors with SQLSTATE 55000 unless
+-- pg_lockstat is in shared_preload_libraries.
+CREATE FUNCTION pg_lwlock_backend_type_stats(
+    OUT backend_type text,
+    OUT tranche_id integer,
+    OUT tranche text,
+    OUT counters pg_lwlock_counters
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'pg_lwlock_backend_type_stats'
+LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
+
+COMMENT ON FUNCTION pg_lwlock_backend_type_stats() IS
+'per-kind-of-process, per-tranche LWLock counters since the last reset, exited processes included; backs the view pg_lwlock_backend_type_stats (errors: 55000 if not preloaded)';
+
+CREATE VIEW pg_lwlock_backend_type_stats AS
+    SELECT s.backend_type, s.tranche_id, s.tranche,
+           (s.counters).*
+    FROM pg_lwlock_backend_type_stats() AS s;
+
+COMMENT ON VIEW pg_lwlock_backend_type_stats IS
+'LWLock statistics per kind of process and tranche since the last pg_lockstat_reset(), of live and exited processes; per tranche, the kinds add up to pg_lwlock_stats';
+COMMENT ON COLUMN pg_lwlock_backend_type_stats.backend_type IS
+'kind of process, as pg_stat_io.backend_type (client backend, autovacuum worker, checkpointer, background worker, ...), with parallel workers as "parallel worker"; the kind a process had when it started counting';
+COMMENT ON COLUMN pg_lwlock_backend_type_stats.tranche_id IS
+'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
+COMMENT ON COLUMN pg_lwlock_backend_type_stats.tranche IS
+'tranche name, as pg_stat_activity.wait_event shows it';
+
+-- the same audience as pg_lwlock_stats
+REVOKE ALL ON FUNCTION pg_lwlock_backend_type_stats() FROM PUBLIC;
+REVOKE ALL ON pg_lwlock_backend_type_stats FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION pg_lwlock_backend_type_stats() TO pg_read_all_stats;
+GRANT SELECT ON pg_lwlock_backend_type_stats TO pg_read_all_stats;
+
 -- pg_lwlock_query_stats(): blocked LWLock calls and sampled holds per
 -- query, database, role and tranche since the last reset, with a residual
 -- row per tranche, so that per tranche the rows add up to
@@ -665,7 +702,8 @@ BEGIN
         WHERE t.attrelid = 'pg_lwlock_counters'::regclass AND t.attnum > 0
           AND v.attrelid IN ('pg_lwlock_stats'::regclass,
                              'pg_lwlock_instance_stats'::regclass,
-                             'pg_lwlock_backend_stats'::regclass)
+                             'pg_lwlock_backend_stats'::regclass,
+                             'pg_lwlock_backend_type_stats'::regclass)
     LOOP
         EXECUTE format('COMMENT ON COLUMN %s.%I IS %L',
                        col.view, col.attname, col.description);

@@ -17,6 +17,8 @@ SELECT count(*) >= 0 FROM pg_lockstat_status;
 SELECT count(*) >= 0 FROM pg_lwlock_stats();
 SELECT count(*) >= 0 FROM pg_lwlock_backend_stats;
 SELECT count(*) >= 0 FROM pg_lwlock_backend_stats();
+SELECT count(*) >= 0 FROM pg_lwlock_backend_type_stats;
+SELECT count(*) >= 0 FROM pg_lwlock_backend_type_stats();
 SELECT count(*) >= 0 FROM pg_lwlock_query_stats;
 SELECT count(*) >= 0 FROM pg_lwlock_query_stats();
 SELECT pg_lockstat_reset() IS NOT NULL;
@@ -31,6 +33,7 @@ SELECT count(*) FROM pg_lockstat_status;
 -- every process, not only the role's own sessions
 SELECT count(*) > 0 FROM pg_lwlock_backend_stats
 WHERE backend_type = 'checkpointer';
+SELECT count(*) >= 0 FROM pg_lwlock_backend_type_stats;
 SELECT count(*) >= 0 FROM pg_lwlock_query_stats;
 SELECT pg_lockstat_reset() IS NOT NULL;
 SET pg_lockstat.track = off;
@@ -59,9 +62,11 @@ FROM (VALUES ('regress_lockstat_plain'), ('regress_lockstat_stats'),
              ('regress_lockstat_monitor')) AS r(rolname),
      (VALUES ('view', 'pg_lwlock_stats'), ('view', 'pg_lockstat_status'),
              ('view', 'pg_lwlock_backend_stats'),
+             ('view', 'pg_lwlock_backend_type_stats'),
              ('view', 'pg_lwlock_query_stats'),
              ('function', 'pg_lwlock_stats()'),
              ('function', 'pg_lwlock_backend_stats()'),
+             ('function', 'pg_lwlock_backend_type_stats()'),
              ('function', 'pg_lwlock_query_stats()'),
              ('function', 'pg_lockstat_status()'),
              ('function', 'pg_lockstat_reset()')) AS o(kind, obj)

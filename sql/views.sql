@@ -21,6 +21,11 @@ ORDER BY attnum;
 
 SELECT attname, format_type(atttypid, atttypmod)
 FROM pg_attribute
+WHERE attrelid = 'pg_lwlock_backend_type_stats'::regclass AND attnum > 0
+ORDER BY attnum;
+
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
 WHERE attrelid = 'pg_lwlock_query_stats'::regclass AND attnum > 0
 ORDER BY attnum;
 SELECT attname, format_type(atttypid, atttypmod)
@@ -32,12 +37,13 @@ ORDER BY attnum;
 SELECT c.relname, a.attname
 FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
 WHERE c.relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats',
-                    'pg_lwlock_query_stats')
+                    'pg_lwlock_backend_type_stats', 'pg_lwlock_query_stats')
   AND a.attnum > 0
   AND col_description(c.oid, a.attnum) IS NULL;
 SELECT relname FROM pg_class
 WHERE relname IN ('pg_lwlock_stats', 'pg_lwlock_backend_stats',
-                  'pg_lwlock_query_stats', 'pg_lockstat_status')
+                  'pg_lwlock_backend_type_stats', 'pg_lwlock_query_stats',
+                  'pg_lockstat_status')
   AND obj_description(oid, 'pg_class') IS NULL;
 
 -- one status row; the strategy is read back from the server core
@@ -135,7 +141,8 @@ JOIN pg_attribute v ON v.attname = t.attname AND v.attnum > 0
 WHERE t.attrelid = 'pg_lwlock_counters'::regclass AND t.attnum > 0
   AND v.attrelid IN ('pg_lwlock_stats'::regclass,
                      'pg_lwlock_instance_stats'::regclass,
-                     'pg_lwlock_backend_stats'::regclass)
+                     'pg_lwlock_backend_stats'::regclass,
+                     'pg_lwlock_backend_type_stats'::regclass)
 GROUP BY 1 ORDER BY 1::text;
 SELECT c.relname, a.attname
 FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
@@ -166,6 +173,11 @@ ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE wait_time TO waited;
 SELECT count(*) FROM pg_lwlock_instance_stats;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+BEGIN;
+ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
+SELECT count(*) FROM pg_lwlock_backend_type_stats;
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 \set VERBOSITY terse

@@ -18,6 +18,9 @@
 #						(hot standby feedback)
 #	startup				BufferContent exclusive on a hot standby
 #
+# Each is also found under its kind in pg_lwlock_backend_type_stats, which
+# keeps the counts of the kind's exited processes.
+#
 # The standby has a higher max_connections than its primary, so that it has
 # more process slots; its views and pg_lockstat_reset() work in recovery, and
 # after promotion.
@@ -41,6 +44,16 @@ sub count_of
 	return $node->safe_psql('postgres',
 		qq{SELECT coalesce(sum($column), 0) FROM pg_lwlock_stats
 		   WHERE tranche = '$tranche'});
+}
+
+# counter $column of tranche $tranche for kind of process $kind since the
+# last reset, from pg_lwlock_backend_type_stats (0 without a row)
+sub kind_count_of
+{
+	my ($node, $kind, $tranche, $column) = @_;
+	return $node->safe_psql('postgres',
+		qq{SELECT coalesce(sum($column), 0) FROM pg_lwlock_backend_type_stats
+		   WHERE backend_type = '$kind' AND tranche = '$tranche'});
 }
 
 # wait until that counter is positive; true on success
@@ -131,6 +144,10 @@ is(count_of($primary, 'lockstat_test', 'sh_acquires'),
 	'1000', 'the parallel worker\'s 1000 shared acquisitions are counted exactly');
 is(count_of($primary, 'lockstat_test', 'ex_acquires'),
 	'0', 'no exclusive acquisitions counted');
+is(kind_count_of($primary, 'parallel worker', 'lockstat_test', 'sh_acquires'),
+	'1000', 'pg_lwlock_backend_type_stats: all 1000 under "parallel worker"');
+is(kind_count_of($primary, 'client backend', 'lockstat_test', 'sh_acquires'),
+	'0', 'pg_lwlock_backend_type_stats: none under "client backend"');
 
 # the same statement under EXPLAIN ANALYZE: the plan shape, and the Result
 # node ran once, in worker 0
@@ -171,6 +188,19 @@ ok(wait_for_count($primary, 'Autovacuum', 'ex_acquires'),
 	'autovacuum launcher and workers are counted (Autovacuum, exclusive)');
 ok(wait_for_count($primary, 'AutovacuumSchedule', 'ex_acquires'),
 	'an autovacuum worker processing a table is counted (AutovacuumSchedule)');
+cmp_ok(
+	kind_count_of($primary, 'autovacuum worker', 'AutovacuumSchedule',
+		'ex_acquires'),
+	'>', 0,
+	'pg_lwlock_backend_type_stats: AutovacuumSchedule under "autovacuum worker"'
+);
+is( $primary->safe_psql(
+		'postgres', q{
+		SELECT count(*) FROM pg_lwlock_backend_type_stats
+		WHERE tranche IN ('Autovacuum', 'AutovacuumSchedule')
+		  AND backend_type NOT IN ('autovacuum launcher', 'autovacuum worker')}),
+	'0',
+	'pg_lwlock_backend_type_stats: the autovacuum tranches under no other kind');
 
 # -------------------------------------------------------------------------
 # Checkpointer.
@@ -196,6 +226,10 @@ $primary->safe_psql('postgres',
 	'SET pg_lockstat.track = off; CHECKPOINT;');
 cmp_ok(count_of($primary, 'ControlFile', 'ex_acquires'),
 	'>', 0, 'the checkpointer is counted (ControlFile, exclusive)');
+cmp_ok(kind_count_of($primary, 'checkpointer', 'ControlFile', 'ex_acquires'),
+	'>', 0, 'pg_lwlock_backend_type_stats: ControlFile under "checkpointer"');
+is(kind_count_of($primary, 'client backend', 'ControlFile', 'ex_acquires'),
+	'0', 'pg_lwlock_backend_type_stats: none under "client backend"');
 ok( $primary->poll_query_until(
 		'postgres', "SELECT ($requested_query) > $requested_before"),
 	'the cumulative statistics show the requested checkpoint');
@@ -269,6 +303,8 @@ $primary->wait_for_catchup($standby, 'flush');
 # synchronous_standby_names changes (SyncRepUpdateSyncStandbysDefined).
 ok(wait_for_count($primary, 'SyncRep', 'ex_acquires'),
 	'the walsender is counted (SyncRep, on the primary)');
+cmp_ok(kind_count_of($primary, 'walsender', 'SyncRep', 'ex_acquires'),
+	'>', 0, 'pg_lwlock_backend_type_stats: SyncRep under "walsender"');
 
 # Walreceiver: a reload makes it send hot standby feedback at once
 # (XLogWalRcvSendHSFeedback(true)), which reads the next XID with
@@ -283,6 +319,8 @@ ok(wait_for_count($primary, 'SyncRep', 'ex_acquires'),
 $standby->safe_psql('postgres', 'SELECT pg_reload_conf()');
 ok(wait_for_count($standby, 'XidGen', 'sh_acquires'),
 	'the walreceiver is counted (XidGen, shared, on the standby)');
+cmp_ok(kind_count_of($standby, 'walreceiver', 'XidGen', 'sh_acquires'),
+	'>', 0, 'pg_lwlock_backend_type_stats: XidGen shared under "walreceiver"');
 
 # Startup process: in recovery, read-only backends never take a buffer
 # content lock exclusively (no pruning in recovery, hint bits under a share
@@ -300,6 +338,10 @@ is($standby->safe_psql('postgres', 'SELECT count(*) FROM replicated'),
 my $replay_ex = count_of($standby, 'BufferContent', 'ex_acquires');
 cmp_ok($replay_ex, '>', 0,
 	'the startup process is counted (BufferContent, exclusive, on the standby)');
+my $startup_ex =
+  kind_count_of($standby, 'startup', 'BufferContent', 'ex_acquires');
+cmp_ok($startup_ex, '>', 0,
+	'pg_lwlock_backend_type_stats: BufferContent exclusive under "startup"');
 
 unlike(
 	slurp_file($standby->logfile),
@@ -318,6 +360,9 @@ is( $standby->safe_psql(
 	'promotion does not reinitialise pg_lockstat (stats_reset kept)');
 cmp_ok(count_of($standby, 'BufferContent', 'ex_acquires'),
 	'>=', $replay_ex, 'the counts of the exited startup process are kept');
+cmp_ok(kind_count_of($standby, 'startup', 'BufferContent', 'ex_acquires'),
+	'>=', $startup_ex,
+	'pg_lwlock_backend_type_stats keeps them under "startup"');
 
 $standby->safe_psql('postgres',
 	'CREATE TABLE after_promotion (i int); INSERT INTO after_promotion VALUES (1)'

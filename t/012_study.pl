@@ -103,8 +103,14 @@ foreach my $r (1, 2)
 my $locks = slurp_file("$studies[0]/locks.csv");
 like($locks, qr/^ttas,2,2,\d+,BufferMapping,/m,
 	'locks.csv has the lock deltas of each run');
-unlike($locks . slurp_file("$studies[0]/spins.csv"), qr/^\w+,\d+,0,/m,
-	'locks.csv and spins.csv have no row of round 0, the warm-up round');
+my $kinds = slurp_file("$studies[0]/kinds.csv");
+like($kinds,
+	qr/^variant,clients,round,backend_type,tranche_id,tranche,sh_acquires,ex_acquires,blocks,/,
+	'kinds.csv has the pg_lwlock_backend_type_stats columns');
+like($kinds, qr/^ttas,2,2,client backend,\d+,BufferMapping,/m,
+	'kinds.csv has the client backends\' lock deltas of each run');
+unlike($locks . $kinds . slurp_file("$studies[0]/spins.csv"), qr/^\w+,\d+,0,/m,
+	'locks.csv, kinds.csv and spins.csv have no row of round 0, the warm-up round');
 my @starts = slurp_file("$studies[0]/server.log") =~ /starting PostgreSQL /g;
 is(scalar(@starts), 1 + 3 * 2,
 	'the server started for the setup and for each variant in the warm-up round and in each round');

@@ -32,7 +32,7 @@ my @functions = map { [ split /\|/, $_, -1 ] } split /\n/,
 	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	  AND e.extname = 'pg_lockstat'
 	ORDER BY 1});
-is(scalar(@functions), 11, 'the extension has 11 SQL functions');
+is(scalar(@functions), 12, 'the extension has 12 SQL functions');
 is_deeply(
 	[ grep { $_->[0] ne $_->[1] } @functions ],
 	[], 'each calls the C function of its own name');

@@ -7,13 +7,15 @@
 #   allocates without it) take at most 52 MB;
 # - while pgbench -C opens thousands of short-lived connections, each taking
 #   the lockstat_test LWLock a known number of times, and 3 reader sessions
-#   read pg_lwlock_stats and pg_lwlock_backend_stats in a loop (and, in a
+#   read pg_lwlock_stats, pg_lwlock_backend_stats and
+#   pg_lwlock_backend_type_stats in a loop (and, in a
 #   first phase, one session resets every 20 ms): no read of a session is
 #   smaller than its previous read under the same reset, no process ever
 #   shows more acquisitions than it made (a slot's rows start from zero for
 #   each process), and once the connections are gone the total since the
-#   last reset is exactly the acquisitions made: no exited process is
-#   counted twice or lost.
+#   last reset is exactly the acquisitions made, in pg_lwlock_stats and
+#   under "client backend" in pg_lwlock_backend_type_stats: no exited
+#   process is counted twice or lost, and none under another kind.
 
 use strict;
 use warnings FATAL => 'all';
@@ -64,7 +66,7 @@ $node->safe_psql(
 	'postgres', q{
 CREATE UNLOGGED TABLE stop (what text);
 CREATE UNLOGGED TABLE reads (session int, n int, reset_before timestamptz,
-	reset_after timestamptz, ex bigint, backend_max bigint);
+	reset_after timestamptz, ex bigint, backend_max bigint, kind_ex bigint);
 
 -- read until told to stop; one row per read
 CREATE PROCEDURE reader(session int) LANGUAGE plpgsql AS $$
@@ -74,12 +76,16 @@ BEGIN
 	WHILE NOT EXISTS (SELECT FROM stop WHERE what = 'readers') LOOP
 		i := i + 1;
 		INSERT INTO reads
-		SELECT session, i, r0, r1, ex, bmax
+		SELECT session, i, r0, r1, ex, bmax, kex
 		FROM (SELECT stats_reset AS r0 FROM pg_lockstat_status) a,
 			 (SELECT coalesce(sum(ex_acquires), 0) AS ex FROM pg_lwlock_stats
 			  WHERE tranche = 'lockstat_test') b,
 			 (SELECT coalesce(max(ex_acquires), 0) AS bmax
 			  FROM pg_lwlock_backend_stats WHERE tranche = 'lockstat_test') c,
+			 (SELECT coalesce(sum(ex_acquires), 0) AS kex
+			  FROM pg_lwlock_backend_type_stats
+			  WHERE tranche = 'lockstat_test'
+				AND backend_type = 'client backend') e,
 			 (SELECT stats_reset AS r1 FROM pg_lockstat_status) d;
 		COMMIT;
 	END LOOP;
@@ -118,6 +124,13 @@ SELECT sum(ex_acquires) FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'}),
 	$expected,
 	"exactly $clients x $connections exited processes x $per_connection acquisitions"
 );
+is( $node->safe_psql(
+		'postgres', q{
+SELECT string_agg(backend_type || ' ' || ex_acquires, ', ')
+FROM pg_lwlock_backend_type_stats WHERE tranche = 'lockstat_test'}),
+	"client backend $expected",
+	'and exactly as many in pg_lwlock_backend_type_stats, all under "client backend"'
+);
 
 # the readers go on until they have read at least 30 times in all
 ok( $node->poll_query_until(
@@ -131,12 +144,16 @@ is(LockStatTest::reads_that_shrank($node, 'ex'),
 	'0',
 	'no read is smaller than the previous read of its session under the same reset'
 );
+is(LockStatTest::reads_that_shrank($node, 'kind_ex'),
+	'0',
+	'nor of pg_lwlock_backend_type_stats, "client backend"');
 is( $node->safe_psql(
 		'postgres', "SELECT count(*) FROM reads WHERE backend_max > $per_connection"),
 	'0',
 	"no process shows more than its $per_connection acquisitions");
 is( $node->safe_psql(
-		'postgres', "SELECT count(*) FROM reads WHERE ex > $expected"),
+		'postgres',
+		"SELECT count(*) FROM reads WHERE ex > $expected OR kind_ex > $expected"),
 	'0',
 	'no read is above what was acquired since the reset');
 $node->stop;

@@ -140,6 +140,9 @@ my $locks = csv_variants("$study/locks.csv");
 ok(!$locks->{stock}, 'locks.csv has no rows of stock');
 ok($locks->{on}, 'and rows of on');
 ok(!csv_variants("$study/spins.csv")->{stock}, 'spins.csv has no rows of stock');
+my $kinds = csv_variants("$study/kinds.csv");
+ok(!$kinds->{stock}, 'kinds.csv has no rows of stock');
+ok($kinds->{on}, 'and rows of on');
 
 like($out,
 	qr/^\s+1 \| on\s+\|\s+\d+ \|\s+\| \d+\.\d{3} \| \d+\.\d{3}-\d+\.\d{3} \| no difference \|/m,

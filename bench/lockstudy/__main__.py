@@ -110,7 +110,8 @@ def cmd_mechanism(a: argparse.Namespace) -> int:
         data.read_runs(a.runs, need_transactions=True), a.locks, a.spins,
         a.variants.split() if a.variants else None, a.confidence, a.top,
         os.path.basename(a.csv) if a.csv else None, runs_path=a.runs,
-        unpatched=a.unpatched.split() if a.unpatched else ())
+        unpatched=a.unpatched.split() if a.unpatched else (),
+        kinds_path=a.kinds)
     sys.stdout.write(text)
     if a.csv:
         report_locks.write_mechanism(points, a.csv)
@@ -177,6 +178,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--csv", help="write every row as CSV")
     p.add_argument("--unpatched", help="the variants that ran the "
                    "unpatched server (no pg_lockstat): not available")
+    p.add_argument("--kinds", help="the study's kinds.csv: LWLock rows "
+                   "of client backends and parallel workers only")
     p.set_defaults(func=cmd_mechanism)
     p = sub.add_parser("order", help="the variant order of each round")
     p.add_argument("seed", type=non_negative)

@@ -2,8 +2,8 @@
 
 The lock of RUN_DIR (one study at a time), the directory of a study, the
 rows recorded after each run (kept in memory, written as runs.csv,
-locks.csv and spins.csv at the end, in a fixed order) and the metadata
-files machine.txt and versions.txt.
+locks.csv, kinds.csv and spins.csv at the end, in a fixed order) and the
+metadata files machine.txt and versions.txt.
 
 Calls builds, data (the line of versions.txt that the report reads) and
 spec.
@@ -20,6 +20,10 @@ import time
 from typing import Dict, List, Sequence, TextIO, Tuple
 
 from . import builds, data, spec
+
+# the files of the views recorded after each run, besides runs.csv:
+# pg_lwlock_stats, pg_lwlock_backend_type_stats and pg_spinlock_stats
+FILES = ("locks", "kinds", "spins")
 
 
 class LockError(Exception):
@@ -71,8 +75,8 @@ class Recorder:
     def __init__(self):
         self.runs: List[Tuple] = []
         self.header: Dict[str, str] = {}
-        self.lines: Dict[str, List[Tuple[tuple, str]]] = {"locks": [],
-                                                          "spins": []}
+        self.lines: Dict[str, List[Tuple[tuple, str]]] = {
+            kind: [] for kind in FILES}
 
     def copy(self, cur, view: str, kind: str, key: Tuple[str, int, int],
              order: Sequence[str]) -> None:
@@ -108,15 +112,16 @@ class Recorder:
             self.header.setdefault(kind, buf.getvalue().splitlines()[0])
 
     def write(self, rundir: str) -> None:
-        """runs.csv (by round, position, clients), locks.csv and spins.csv
-        (by variant, clients, round, then the most blocks or contended)."""
+        """runs.csv (by round, position, clients), locks.csv, kinds.csv and
+        spins.csv (by variant, clients, round, then the most blocks or
+        contended)."""
         runs = sorted(self.runs, key=lambda r: (r[2], r[3], r[1]))
         with open(os.path.join(rundir, "runs.csv"), "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
             w.writerow(["variant", "clients", "round", "position", "tps",
                         "seconds", "transactions"])
             w.writerows(runs)
-        for kind in ("locks", "spins"):
+        for kind in FILES:
             with open(os.path.join(rundir, kind + ".csv"), "w") as f:
                 f.write(self.header.get(kind, "") + "\n")
                 for _, line in sorted(self.lines[kind], key=lambda x: x[0]):

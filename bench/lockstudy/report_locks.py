@@ -65,6 +65,13 @@ MECHANISM_KINDS = (
       ("spins", ("spins",)))),
 )
 
+# The kinds of process (pg_lwlock_backend_type_stats.backend_type) whose
+# LWLock counts are the workload's: the LWLock rows of (m) count only these
+# from kinds.csv.  The others (checkpointer, autovacuum, walwriter, ...)
+# work at a rate per second whatever the workload does, so their counts per
+# transaction only mirror the tps.
+WORKLOAD_KINDS = ("client backend", "parallel worker")
+
 # The columns of locks.csv and spins.csv that (b), (c) and the lock shares
 # read: text, bigint (read as Decimal: sums of bigint are numeric) and
 # double precision (read as float).
@@ -96,17 +103,23 @@ def not_available(variant: str) -> str:
 # --- (m) -------------------------------------------------------------------
 
 def read_counts(path: str, kind: str, transactions: Dict[RunKey, float],
-                counts: Counts) -> None:
-    """Add the rows of locks.csv (kind "lwlock") or spins.csv (kind
-    "spin") to counts[run][(kind, name, measure)], summed over the rows
-    of one name in a run: the tranche, or "func file:line" for a
-    spin-wait call site.  Every row must belong to a run of transactions
-    and hold non-negative numbers."""
+                counts: Counts,
+                backend_types: Optional[Sequence[str]] = None) -> None:
+    """Add the rows of locks.csv or kinds.csv (kind "lwlock") or spins.csv
+    (kind "spin") to counts[run][(kind, name, measure)], summed over the
+    rows of one name in a run: the tranche, or "func file:line" for a
+    spin-wait call site.  With backend_types, only the rows whose column
+    backend_type is one of them (kinds.csv).  Every row must belong to a
+    run of transactions and hold non-negative numbers."""
     names, measures = [k[1:] for k in MECHANISM_KINDS if k[0] == kind][0]
-    need = list(names)
+    need = list(names) + (["backend_type"] if backend_types is not None
+                          else [])
     for _, cols in measures:
         need += [c for c in cols if c not in need]
     for line, run, r in read_rows(path, need):
+        if backend_types is not None and \
+                r["backend_type"] not in backend_types:
+            continue
         if run not in transactions:
             raise InputError("%s line %d: no run of %s, %d clients, round %d "
                              "in runs.csv" % ((path, line) + run))
@@ -163,7 +176,8 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
                      confidence: float = 0.95, top: int = 10,
                      csv_name: Optional[str] = None,
                      runs_path: str = "runs.csv",
-                     unpatched: Sequence[str] = ()
+                     unpatched: Sequence[str] = (),
+                     kinds_path: Optional[str] = None
                      ) -> Tuple[str, List[Point]]:
     """Table (m) of a study: its text (every line ended by a newline) and
     its points (for write_mechanism).  runs: the runs of runs.csv, read
@@ -173,7 +187,11 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
     of every row, for the line under a table cut short; unpatched: the
     variants of the unpatched server, which have no points (an unpatched
     baseline: no points at all; locks.csv and spins.csv are then not
-    read).  InputError on bad options or files."""
+    read); kinds_path: kinds.csv, the pg_lwlock_backend_type_stats rows
+    of each run, from which the LWLock rows count the WORKLOAD_KINDS only
+    (None: the LWLock rows count every process, from locks.csv).  The
+    line under the tables says which.  InputError on bad options or
+    files."""
     if not 0 < confidence < 1:
         raise InputError("--confidence must lie between 0 and 1")
     if top < 1:
@@ -184,12 +202,30 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
         return mechanism_text([], names[0], confidence, top, csv_name,
                               names, unpatched), []
     counts: Counts = {}
-    read_counts(locks_path, "lwlock", transactions, counts)
+    if kinds_path is not None:
+        read_counts(kinds_path, "lwlock", transactions, counts,
+                    WORKLOAD_KINDS)
+    else:
+        read_counts(locks_path, "lwlock", transactions, counts)
     read_counts(spins_path, "spin", transactions, counts)
     points = analyse(transactions, counts,
                      [v for v in names if v not in unpatched], confidence)
-    return mechanism_text(points, names[0], confidence, top, csv_name,
-                          names, unpatched), points
+    text = mechanism_text(points, names[0], confidence, top, csv_name,
+                          names, unpatched)
+    if points:
+        text += counted_line(kinds_path is not None)
+    return text, points
+
+
+def counted_line(by_kind: bool) -> str:
+    """The line under the tables (m) that says whose counts they show."""
+    if by_kind:
+        return ("LWLock rows: the %s only (kinds.csv); the background "
+                "processes' counts, at a rate per second, are left out. "
+                "Spin-wait rows: every process.\n"
+                % " and ".join(k + "s" for k in WORKLOAD_KINDS))
+    return ("LWLock rows: every process, background processes included "
+            "(this study has no kinds.csv).\n")
 
 
 def rate_fmt(x: float, sign: bool = False) -> str:

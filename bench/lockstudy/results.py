@@ -34,9 +34,12 @@ def report_text(directory: str, variants: Optional[List[str]],
     names = tps.variants
     unpatched = data.read_unpatched(path("versions.txt"))
     if len(names) > 1:
+        # studies from before kinds.csv: every process's LWLock counts
+        kinds = path("kinds.csv")
         text, points = report_locks.mechanism_report(
             runs, path("locks.csv"), path("spins.csv"), names,
-            csv_name="mechanism.csv", unpatched=unpatched)
+            csv_name="mechanism.csv", unpatched=unpatched,
+            kinds_path=kinds if os.path.exists(kinds) else None)
         report_locks.write_mechanism(points, path("mechanism.csv"))
         parts.append(text)
     locks = report_locks.read_locks(path("locks.csv"))

@@ -56,6 +56,7 @@ WARMUP_ROUND = 0
 # the views recorded after each run: (view, file, the columns sorted by,
 # largest first)
 VIEWS = (("pg_lwlock_stats", "locks", ("blocks",)),
+         ("pg_lwlock_backend_type_stats", "kinds", ("blocks",)),
          ("pg_spinlock_stats", "spins", ("contended", "spins")))
 
 

@@ -436,12 +436,13 @@ def test_mechanism_of_an_unpatched_variant(tmp_path):
     assert points == a and len(a) == 2
     assert text == ("(m) mechanism: B against C: %s\n\n" % (
         NOT_AVAILABLE % "B")) + rl.mechanism_text(a, "C", 0.95, 10,
-                                                  "mechanism.csv")
+                                                  "mechanism.csv") + \
+        rl.counted_line(False)
     # where B comes in the order, its line comes
     text, _ = rl.mechanism_report(runs, paths[1], paths[2], ["C", "A", "B"],
                                   csv_name="mechanism.csv", unpatched=["B"])
     assert text.endswith("\n\n(m) mechanism: B against C: %s\n"
-                         % (NOT_AVAILABLE % "B"))
+                         % (NOT_AVAILABLE % "B") + rl.counted_line(False))
     # every variant but the baseline unpatched: one line each, no points
     text, points = rl.mechanism_report(runs, paths[1], paths[2],
                                        ["C", "B", "A"], unpatched=["A", "B"])
@@ -618,3 +619,101 @@ def test_runs_without_transactions(tmp_path):
     with pytest.raises(InputError) as e:
         rl.mechanism_report(runs, paths[1], paths[2], runs_path=paths[0])
     assert str(e.value) == "%s: missing column transactions" % paths[0]
+
+
+# --- kinds.csv: the LWLock rows of the workload's processes -----------------
+
+def _kinds_csv(locks_path, path, split):
+    """kinds.csv made of locks.csv: each row's counts split between the
+    kinds of split (name -> share, the last kind gets the rest, so that
+    the kinds add up to the row exactly), and a "checkpointer" row of huge
+    counts for every row, which (m) must leave out."""
+    with open(locks_path, newline="") as f:
+        reader = csv.DictReader(f)
+        fields = reader.fieldnames
+        rows = list(reader)
+    counters = ("sh_acquires", "ex_acquires", "blocks")
+    out = [fields[:3] + ["backend_type"] + fields[3:]]
+    for r in rows:
+        left = {c: int(r[c]) for c in counters}
+        wait = float(r["wait_time"])
+        for i, (kind, share) in enumerate(split):
+            row = dict(r)
+            for c in counters:
+                n = left[c] if i == len(split) - 1 else int(r[c]) * share // 1
+                row[c] = str(int(n))
+                left[c] -= int(n)
+            row["wait_time"] = repr(wait if i == len(split) - 1 else 0.0)
+            out.append([row[f] for f in fields[:3]] + [kind] +
+                       [row[f] for f in fields[3:]])
+        huge = dict(r)
+        for c in counters:
+            huge[c] = str(10 ** 9 + int(r[c]) * 7)
+        huge["wait_time"] = "12345.5"
+        out.append([huge[f] for f in fields[:3]] + ["checkpointer"] +
+                   [huge[f] for f in fields[3:]])
+    with open(path, "w", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(out)
+
+
+@pytest.mark.parametrize("split", [(("client backend", 1),),
+                                   (("client backend", 0.5),
+                                    ("parallel worker", 1))])
+def test_mechanism_counts_workload_kinds_only(tmp_path, split):
+    """With kinds.csv, the LWLock rows sum the client backends and parallel
+    workers only: kinds that add up to locks.csv give its table, and the
+    background processes' counts (checkpointer here) change nothing."""
+    paths = eviction_paths()
+    kinds = str(tmp_path / "kinds.csv")
+    _kinds_csv(paths[1], kinds, split)
+    runs = read_runs(paths[0], need_transactions=True)
+    text, points = rl.mechanism_report(runs, paths[1], paths[2],
+                                       ["tas", "ttas"],
+                                       csv_name="mechanism.csv",
+                                       runs_path=paths[0], kinds_path=kinds)
+    want, want_points = mechanism(paths, ["tas", "ttas"])
+    assert points == want_points
+    assert text == want[:-len(rl.counted_line(False))] + \
+        rl.counted_line(True)
+    assert rl.counted_line(True).startswith(
+        "LWLock rows: the client backends and parallel workers only")
+
+
+def test_mechanism_kinds_of_the_background_only(tmp_path):
+    """A kinds.csv with only background processes' rows: no LWLock row
+    left in (m), only the spin-wait rows."""
+    paths = eviction_paths()
+    kinds = str(tmp_path / "kinds.csv")
+    _kinds_csv(paths[1], kinds, (("walwriter", 1),))
+    runs = read_runs(paths[0], need_transactions=True)
+    _, points = rl.mechanism_report(runs, paths[1], paths[2],
+                                    ["tas", "ttas"], kinds_path=kinds)
+    assert len(points) == 2
+    assert {r.kind for p in points for r in p.rows} == {"spin"}
+
+
+def test_mechanism_kinds_without_backend_type(tmp_path):
+    """kinds.csv must have the column backend_type."""
+    paths = eviction_paths()
+    runs = read_runs(paths[0], need_transactions=True)
+    with pytest.raises(InputError) as e:
+        rl.mechanism_report(runs, paths[1], paths[2], ["tas", "ttas"],
+                            kinds_path=paths[1])
+    assert "backend_type" in str(e.value) and paths[1] in str(e.value)
+
+
+def test_mechanism_command_with_kinds(tmp_path, capsys):
+    """python3 -m lockstudy mechanism --kinds kinds.csv: the same text as
+    mechanism_report with kinds_path."""
+    from lockstudy.__main__ import main
+    paths = eviction_paths()
+    kinds = str(tmp_path / "kinds.csv")
+    _kinds_csv(paths[1], kinds, (("client backend", 0.3),
+                                 ("parallel worker", 1)))
+    runs = read_runs(paths[0], need_transactions=True)
+    want, _ = rl.mechanism_report(runs, paths[1], paths[2], ["tas", "ttas"],
+                                  runs_path=paths[0], kinds_path=kinds)
+    assert want.endswith(rl.counted_line(True))
+    assert main(["mechanism", "--variants", "tas ttas", "--kinds", kinds] +
+                paths) == 0
+    assert capsys.readouterr().out == want

@@ -132,3 +132,31 @@ def test_read_unpatched(tmp_path):
     with open(path, "a") as f:
         f.write("unpatched variants: s1 s2\n")
     assert data.read_unpatched(path) == ["s1", "s2"]
+
+
+def test_report_reads_kinds_csv(tmp_path):
+    """A study with kinds.csv: its (m) counts the LWLocks of client
+    backends and parallel workers only, and says so; a kinds.csv whose
+    client backend rows are locks.csv's gives the golden table, with the
+    line that names kinds.csv, whatever the background rows hold."""
+    d = _study(tmp_path)
+    with open(os.path.join(EVICTION, "locks.csv"), newline="") as f:
+        lines = f.read().splitlines()
+    head = lines[0].split(",")
+    with open(os.path.join(d, "kinds.csv"), "w") as f:
+        f.write(",".join(head[:3] + ["backend_type"] + head[3:]) + "\n")
+        for line in lines[1:]:
+            cells = line.split(",")
+            f.write(",".join(cells[:3] + ["client backend"] + cells[3:]) +
+                    "\n")
+            # the walwriter's counts: ignored by (m)
+            f.write(",".join(cells[:3] + ["walwriter"] + cells[3:5] +
+                             ["999999"] * 3 + cells[8:]) + "\n")
+    assert head[5:8] == ["sh_acquires", "ex_acquires", "blocks"]
+    text = results.report_text(d, None, 2.0)
+    m = _read(os.path.join(EVICTION, "m-rates.txt"))
+    m = m[:-len(report_locks.counted_line(False))] + \
+        report_locks.counted_line(True)
+    golden = _read(os.path.join(EVICTION, "report.txt"))
+    assert text == (_tps_text(d) + "\n" + m +
+                    golden[golden.index("\n(b) top"):])

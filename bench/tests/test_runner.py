@@ -356,6 +356,15 @@ LOCKS = {
                     ["WALInsert", 7, 7, 600, 1]],
     ("ttas", 8, 1): [["XidGen", 1, 1, 11, 0]],
 }
+KIND_COLUMNS = ["backend_type", "tranche", "sh_acquires", "ex_acquires",
+                "blocks"]
+KINDS = {
+    ("ttas", 64, 2): [["walwriter", "BufferMapping", 0, 1, 0],
+                      ["client backend", "BufferMapping", 10, 4, 7]],
+    ("tas", 64, 2): [["client backend", "BufferMapping", 10, 5, 1000]],
+    ("tas", 8, 2): [["checkpointer", "WALInsert", 0, 3, 1],
+                    ["client backend", "WALInsert", 7, 7, 600]],
+}
 SPINS = {
     ("ttas", 64, 2): [["dynahash.c", 100, "get_hash_entry", 5, 9, 0]],
     ("tas", 8, 10): [],
@@ -370,12 +379,32 @@ SPINS = {
 def _recorded():
     rec = records.Recorder()
     cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
+                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
                       "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
     for key in LOCKS:
         rec.copy(cur, "pg_lwlock_stats", "locks", key, ["blocks"])
+        rec.copy(cur, "pg_lwlock_backend_type_stats", "kinds", key,
+                 ["blocks"])
         rec.copy(cur, "pg_spinlock_stats", "spins", key,
                  ["contended", "spins"])
     return rec, cur
+
+
+def test_recorder_kinds_order(tmp_path):
+    """kinds.csv: by run, then the most blocks; a run without rows has
+    none."""
+    rec, cur = _recorded()
+    assert len(cur.queries) == 3 * len(LOCKS)
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "kinds.csv")) == [
+        "variant,clients,round,backend_type,tranche,sh_acquires,"
+        "ex_acquires,blocks",
+        "tas,8,2,client backend,WALInsert,7,7,600",
+        "tas,8,2,checkpointer,WALInsert,0,3,1",
+        "tas,64,2,client backend,BufferMapping,10,5,1000",
+        "ttas,64,2,client backend,BufferMapping,10,4,7",
+        "ttas,64,2,walwriter,BufferMapping,0,1,0",
+        ""]
 
 
 def _lines(path):
@@ -385,7 +414,7 @@ def _lines(path):
 
 def test_recorder_locks_order(tmp_path):
     rec, cur = _recorded()
-    assert len(cur.queries) == 2 * len(LOCKS)
+    assert len(cur.queries) == 3 * len(LOCKS)
     rec.write(str(tmp_path))
     assert _lines(str(tmp_path / "locks.csv")) == [
         "variant,clients,round,tranche,sh_acquires,ex_acquires,blocks,"
@@ -452,14 +481,19 @@ def test_recorder_headers_without_rows(tmp_path):
     row (its variants all unpatched) still writes files with columns."""
     rec = records.Recorder()
     cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
+                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
                       "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
     rec.headers(cur, runner.VIEWS)
     assert [q.split(" FROM ")[1] for q in cur.queries] == [
         "pg_lwlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
+        "pg_lwlock_backend_type_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, "
+        "HEADER)",
         "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)"]
     rec.write(str(tmp_path))
     assert _lines(str(tmp_path / "locks.csv")) == [
         "variant,clients,round," + ",".join(LOCK_COLUMNS), ""]
+    assert _lines(str(tmp_path / "kinds.csv")) == [
+        "variant,clients,round," + ",".join(KIND_COLUMNS), ""]
     assert _lines(str(tmp_path / "spins.csv")) == [
         "variant,clients,round," + ",".join(SPIN_COLUMNS), ""]
     # and the same header as the runs' rows give
