@@ -95,6 +95,7 @@ static void lockstat_require_pair(const char *min_name, int min_value,
 static void lockstat_shmem_request_hook(void);
 static void lockstat_shmem_startup_hook(void);
 static void lockstat_attach_hook(void);
+static bool lockstat_kind_known(void);
 static void lockstat_detach(int code, Datum arg);
 static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
 static void lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns);
@@ -495,13 +496,30 @@ lockstat_shmem_startup_hook(void)
 	LWLockRelease(AddinShmemInitLock);
 
 	/*
-	 * In an EXEC_BACKEND child, InitProcess() calls InitLWLockAccess(), and
-	 * so our attach hook, before it attaches to shared memory structures and
-	 * runs this hook: the attach hook found no shared state then.  Attach
-	 * now.  (With fork(), the state is inherited and the hook attached.)
+	 * In an EXEC_BACKEND child of 15, InitProcess() calls InitLWLockAccess(),
+	 * and so our attach hook, before it attaches to shared memory structures
+	 * and runs this hook: the attach hook found no shared state then.  Attach
+	 * now if the kind of process is known, which it is for client backends;
+	 * the others set it later, and the core patch calls the attach hook
+	 * again from BaseInit(), once it is.  (With fork(), the state is
+	 * inherited and the hook attached; on 18, an EXEC_BACKEND child attaches
+	 * to shared memory before InitProcess(), with its kind set.)
 	 */
-	if (lockstat_my_proc_number() >= 0)
+	if (lockstat_my_proc_number() >= 0 && lockstat_kind_known())
 		lockstat_attach_hook();
+}
+
+/*
+ * Is this process's kind of process (lockstat_kind_of()) set yet?  A
+ * process counts under the kind it has when it attaches, which must not
+ * change afterwards: MyBackendType is set, and for a background worker so
+ * is MyBgworkerEntry, whose bgw_type tells a parallel worker apart.
+ */
+static bool
+lockstat_kind_known(void)
+{
+	return MyBackendType != B_INVALID &&
+		(MyBackendType != B_BG_WORKER || MyBgworkerEntry != NULL);
 }
 
 /*
