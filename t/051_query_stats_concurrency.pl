@@ -1,12 +1,16 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # pg_lwlock_query_stats under concurrency, with compute_query_id = on:
-# pgbench -C opens short-lived connections that each run one of two
+# pgbench -C opens short-lived connections (a thread per client, so that
+# they connect at the same time) that each run one of two
 # statements, taking the lockstat_test LWLock exclusively 7 times with a
-# 200 us hold, so that they block each other and every connection folds its
-# table into the shared table when it exits; meanwhile 3 sessions read the
-# view in a loop and, in a first phase, one resets it every 20 ms; the last
-# reset runs while no other process can end a blocked call.  Then:
+# 200 us hold, so that they may block each other and every connection folds
+# its table into the shared table when it exits; meanwhile 3 sessions read
+# the view in a loop and, in a first phase, one resets it every 20 ms; the
+# last reset runs while no other process can end a blocked call.  After it,
+# each statement's first connections sleep behind a holder until all four
+# are seen asleep, so that both statements block on any machine (a block
+# between the connections themselves is a matter of chance).  Then:
 # - no read of a session shows less for a key (a statement, or the calls
 #   without a query ID) than its previous read under the same reset: a read
 #   never misses or doubles a process's table while it is folded;
@@ -73,9 +77,8 @@ foreach my $name (sort keys %scripts)
 	PostgreSQL::Test::Utils::append_to_file($file, $scripts{$name});
 	push @files, '-f', $file;
 }
-my @pgbench = (
-	'pgbench', '-n', '-C', '-c', 4, '-t', 150, @files,
-	'-h', $node->host, '-p', $node->port, 'postgres');
+my @connect = ('-h', $node->host, '-p', $node->port, 'postgres');
+my @pgbench = ('pgbench', '-n', '-C', '-c', 4, '-j', 4, '-t', 150, @files, @connect);
 
 # phase 1: short connections, readers and resets
 $node->command_ok(\@pgbench, 'short-lived connections, with readers and resets');
@@ -104,13 +107,45 @@ WHERE query LIKE 'CALL reader(%' AND wait_event = 'advisory'})
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 $gate->query_safe('SELECT pg_advisory_unlock(51)');
 $gate->quit;
-$node->command_ok(\@pgbench, 'short-lived connections after the last reset');
+# two pgbench runs, one per statement, with 2 clients each: the first
+# connection of each client sleeps behind the holder
+my $holder = LockStatTest::hold_lwlock($node, 'exclusive');
+my @runs;
+foreach my $i (0, 1)
+{
+	my ($out, $err) = ('', '');
+	my $h = IPC::Run::start(
+		[
+			'pgbench', '-n', '-C', '-c', 2, '-j', 2, '-t', 150,
+			'-f', $files[ 2 * $i + 1 ], @connect
+		],
+		'>', \$out, '2>', \$err,
+		IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default));
+	push @runs, [ $h, \$out, \$err ];
+}
+LockStatTest::wait_for_waiters($node, 4);
+LockStatTest::release_holds($node);
+$holder->quit;
+foreach my $i (0, 1)
+{
+	my ($h, $out, $err) = @{ $runs[$i] };
+	ok($h->finish && $$out =~ m{actually processed: 300/300},
+		"statement $i: 2 clients, 150 short-lived connections each, after the last reset"
+	) or diag($$err);
+}
 $node->poll_query_until(
 	'postgres', q{
 SELECT count(*) = 0 FROM pg_stat_activity
 WHERE query LIKE '%lockstat_test_lwlock(''exclusive'', 7, 200)%'})
   or die 'the connections did not exit';
 
+# the readers go on until they have read 30 times and seen both statements
+$node->poll_query_until(
+	'postgres', q{
+SELECT (SELECT count(DISTINCT (session, n)) FROM reads) >= 30
+   AND (SELECT count(DISTINCT queryid) FROM reads
+        WHERE queryid > 0 OR queryid < -1) = 2})
+  or die 'the readers did not read 30 times or did not see both statements';
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
 $_->quit foreach @readers;
 
@@ -151,7 +186,8 @@ my ($stmt_blocks, $tranche_blocks) = split /\|/, $node->safe_psql(
 SELECT (SELECT coalesce(sum(blocks), 0) FROM pg_lwlock_query_stats
         WHERE tranche = 'lockstat_test' AND queryid IS NOT NULL),
        (SELECT blocks FROM pg_lwlock_stats WHERE tranche = 'lockstat_test')});
-cmp_ok($tranche_blocks, '>', 0, "the connections blocked $tranche_blocks times");
+cmp_ok($tranche_blocks, '>=', 4,
+	"the connections blocked $tranche_blocks times, 4 of them behind the holder");
 is($stmt_blocks, $tranche_blocks,
 	"the two statements' rows hold exactly the tranche's $tranche_blocks blocks");
 is( $node->safe_psql(

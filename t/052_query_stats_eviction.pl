@@ -183,7 +183,7 @@ $holder->quit;
 $_->quit foreach @sessions;
 $node->command_ok(
 	[
-		'pgbench', '-n', '-C', '-c', 4, '-t', 150, @files,
+		'pgbench', '-n', '-C', '-c', 4, '-j', 4, '-t', 150, @files,
 		'-h', $node->host, '-p', $node->port, 'postgres'
 	],
 	'short-lived connections running five statements');
