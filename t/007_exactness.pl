@@ -179,7 +179,8 @@ note sprintf('phase 1 writers ran for %d s', time() - $t0);
 
 # stop the resetter
 $node->safe_psql('postgres', q{INSERT INTO stop VALUES ('resetter')});
-ok($resetter->quit, 'the resetter stopped without error');
+ok(LockStatTest::end_session($resetter),
+	'the resetter stopped without error');
 my $num_resets =
   $node->safe_psql('postgres', 'SELECT count(*) - 1 FROM resets');
 cmp_ok($num_resets, '>=', 20,

@@ -105,7 +105,8 @@ my @pgbench = (
 # phase 1: short connections, readers and resets
 $node->command_ok(\@pgbench, 'short-lived connections with resets');
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('resetter')");
-$resetter->quit;
+LockStatTest::end_session($resetter)
+  or die 'the resetter ended with an error';
 
 # phase 2: one reset with no connection taking the test lock, then the same
 # connections again, with the readers still reading
@@ -137,7 +138,7 @@ ok( $node->poll_query_until(
 		'postgres', 'SELECT count(*) >= 30 FROM reads'),
 	'the readers read at least 30 times');
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
-is(scalar(grep { !$_->quit } @readers), 0, 'the readers ended without error');
+is(scalar(grep { !LockStatTest::end_session($_) } @readers), 0, 'the readers ended without error');
 note 'the readers read '
   . $node->safe_psql('postgres', 'SELECT count(*) FROM reads') . ' times';
 is(LockStatTest::reads_that_shrank($node, 'ex'),

@@ -83,7 +83,8 @@ my @pgbench = ('pgbench', '-n', '-C', '-c', 4, '-j', 4, '-t', 150, @files, @conn
 # phase 1: short connections, readers and resets
 $node->command_ok(\@pgbench, 'short-lived connections, with readers and resets');
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('resetter')");
-$resetter->quit;
+LockStatTest::end_session($resetter)
+  or die 'the resetter ended with an error';
 # resets every 20 ms while the connections blocked each other: every call
 # that ended inside one counts on the same side of it in both views
 LockStatTest::query_tranches_add_up($node, 'after resets under load');
@@ -147,7 +148,8 @@ SELECT (SELECT count(DISTINCT (session, n)) FROM reads) >= 30
         WHERE queryid > 0 OR queryid < -1) = 2})
   or die 'the readers did not read 30 times or did not see both statements';
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
-$_->quit foreach @readers;
+is(scalar(grep { !LockStatTest::end_session($_) } @readers),
+	0, 'the readers ended without error');
 
 my $num_reads = $node->safe_psql('postgres',
 	'SELECT count(DISTINCT (session, n)) FROM reads');

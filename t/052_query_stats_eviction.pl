@@ -195,7 +195,8 @@ WHERE query LIKE '%lockstat_test_lwlock(''exclusive'', 7, 200)%'})
 $node->poll_query_until('postgres', 'SELECT count(*) >= 30 FROM reads')
   or die 'the readers did not read 30 times';
 $node->safe_psql('postgres', "INSERT INTO stop VALUES ('readers')");
-$_->quit foreach @readers;
+is(scalar(grep { !LockStatTest::end_session($_) } @readers),
+	0, 'the readers ended without error');
 
 my $num_reads = $node->safe_psql('postgres', 'SELECT count(*) FROM reads');
 cmp_ok($num_reads, '>=', 30, "the readers read $num_reads times");

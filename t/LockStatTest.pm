@@ -220,8 +220,8 @@ WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()
 # reader(session int) that reads until stop holds 'readers'.  This starts
 # $n reader sessions and, unless $no_resetter, one that resets every 20 ms
 # until stop holds 'resetter'.  Returns the reader sessions and the
-# resetter session (undef without one); quit them after the INSERT into
-# stop.
+# resetter session (undef without one); end them with end_session() after
+# the INSERT into stop.
 sub start_readers
 {
 	my ($node, $n, $no_resetter) = @_;
@@ -245,6 +245,23 @@ END $$;});
 	my $resetter = $node->background_psql('postgres');
 	$resetter->query_until(qr/started/, "\\echo started\nCALL resetter();\n");
 	return (\@readers, $resetter);
+}
+
+# End background session $h, whose last command (a CALL that reads or
+# resets in a loop, say) may have run far longer than the TAP timeout, and
+# return true if psql ended without error.  The session's timer started
+# with that command, so psql's exit is awaited on a timer restarted now:
+# the timeout bounds the wait for this end, not the whole run of the
+# command, which takes as long as the machine needs (for example a pgbench
+# phase under ASan).
+sub end_session
+{
+	my ($h) = @_;
+	$h->set_query_timer_restart;
+	# the line comes once the command before it has returned, or never if
+	# psql stopped at an error; then quit() returns false
+	$h->query_until(qr/session ends\n/, "\\echo session ends\n");
+	return $h->quit;
 }
 
 # The number of reads in table reads (session, n, reset_before, reset_after,
