@@ -76,9 +76,12 @@ install installcheck: server
 
 # An unpatched build of the same source (cached too), for the test that
 # preloading pg_lockstat into a server without the core patch fails cleanly,
-# and for instruction-cost comparisons.
+# for the studies with an unpatched variant and for instruction-cost
+# comparisons.  Built with the base's CASSERT and EXTRA_CFLAGS, so that
+# "make test-cassert" (and the others) compares like with like: the study
+# refuses a stock server configured otherwise than the base.
 server-stock:
-	CASSERT= EXTRA_CFLAGS= STOCK=1 scripts/build-server.sh $(BUILD_DIR)-stock
+	STOCK=1 scripts/build-server.sh $(BUILD_DIR)-stock
 
 # "make test" ends with "make test-arch" for $(TEST_ARCHES): both
 # architectures on the default major, none on another major or on a
@@ -183,7 +186,8 @@ test-arch: test-arch-args all
 	fi; \
 	if [ -n "$$failed" ]; then echo "test-arch: FAILED for$$failed" >&2; exit 1; fi
 
-# Memory-safety variants, each a server build of its own (cached): the whole
+# Memory-safety variants, each a server build of its own and an unpatched
+# one beside it (both cached; see server-stock): the whole
 # suite on an --enable-cassert build, and on an EXEC_BACKEND build, where
 # every child process re-executes the server and must re-attach shared
 # memory and re-read the GUCs.  Not part of "make test".
@@ -219,7 +223,7 @@ bench-cost: all server-stock server-lwlock-stats
 RUN_STOCK = $(if $(STOCK_PG_CONFIG),,$(filter unpatched,$(subst :, ,$(subst ;, ,$(VARIANTS)))))
 
 run: all
-	$(if $(RUN_STOCK),STOCK=1 scripts/build-server.sh $(BUILD_DIR)-stock)
+	$(if $(RUN_STOCK),$(MAKE) server-stock)
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
 		STOCK_PG_CONFIG=$(or $(STOCK_PG_CONFIG),$(BUILD_DIR)-stock/bin/pg_config) run
 
