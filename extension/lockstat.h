@@ -310,6 +310,20 @@ extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);
 
 /*
+ * A holder of an LWLock as a blocked call names it: the holder's running
+ * query ID and kind of process (as queryid and kind of LockStatQueryKey) and
+ * the mode in which it held the lock (0 for LW_EXCLUSIVE, 1 for LW_SHARED).
+ * kind is LOCKSTAT_HOLDER_NONE, with queryid and mode 0, when not known.
+ */
+typedef struct LockStatHolder
+{
+	int64		queryid;
+	uint16		kind;
+	uint16		mode;
+	uint32		pad;			/* 0: keys are compared as bytes */
+} LockStatHolder;
+
+/*
  * What blocked LWLock calls and sampled holds are counted by in
  * pg_lwlock_query_stats and pg_lwlock_blockers: the running query's ID (0 if
  * none), database and role, and the tranche's row (a tranche ID below
@@ -317,24 +331,24 @@ extern uint64 lockstat_spin_dropped(void);
  * counted per kind of process: kind is 0 when queryid is not, else the
  * process's kind (a BackendType, or LOCKSTAT_KIND_PARALLEL_WORKER).
  *
- * A blocked call is also counted by its holder: the process whose release
- * ended the wait (the core's lwlock_stats_wake_hook), as that process's
- * query ID and kind (holder_queryid, holder_kind, in the same way) and the
- * mode in which it held the lock (holder_mode, 0 for LW_EXCLUSIVE, 1 for
- * LW_SHARED).  holder_kind is LOCKSTAT_HOLDER_NONE, with holder_queryid and
- * holder_mode 0, for a sampled hold and for a call whose holder is not known.
- * Keys are compared as bytes (HASH_BLOBS): every byte is set.
+ * A blocked call is also counted by two holders.  holder, the waker: the
+ * process whose release ended the wait (the core's lwlock_stats_wake_hook).
+ * root: the waker too, unless the waker's own hold of the lock followed a
+ * blocked call of its own on it, whose root it passes on; so every call of
+ * a convoy behind one hold names that hold as its root.  Both have kind
+ * LOCKSTAT_HOLDER_NONE for a sampled hold and for a call whose holder is not
+ * known.  Keys are compared as bytes (HASH_BLOBS): every byte is set.
  */
 typedef struct LockStatQueryKey
 {
 	int64		queryid;
-	int64		holder_queryid;
 	Oid			dbid;
 	Oid			userid;
 	uint16		row;
 	uint16		kind;
-	uint16		holder_kind;
-	uint16		holder_mode;
+	uint32		pad;			/* 0 */
+	LockStatHolder holder;
+	LockStatHolder root;
 } LockStatQueryKey;
 
 #define LOCKSTAT_HOLDER_NONE			PG_UINT16_MAX
@@ -375,10 +389,11 @@ extern void lockstat_query_shmem_startup(void);
 extern void lockstat_query_init(void);
 extern void lockstat_query_attach(int slot);
 extern void lockstat_query_detach(void);
-extern void lockstat_query_record_wait(int stats_row, uint64 wait_ns);
+extern void lockstat_query_record_wait(struct LWLock *lock, uint64 wait_ns);
 extern void lockstat_query_record_hold(int stats_row, int mode,
 									   uint64 hold_ns);
-extern void lockstat_query_note_waker(struct PGPROC *waiter, int mode);
+extern void lockstat_query_note_waker(struct LWLock *lock,
+									  struct PGPROC *waiter, int mode);
 extern HTAB *lockstat_query_read(LockStatQueryCounts *residual, bool holders);
 extern uint64 lockstat_query_reset_start(void);
 

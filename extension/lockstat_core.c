@@ -56,6 +56,7 @@ static lwlock_stats_wake_hook_type inactive_wake_hook;
 
 static const LockStatsCoreInterface lockstat_inactive_core = {
 	.version = 0,
+	.size = sizeof(LockStatsCoreInterface),
 	.spin_strategy = &inactive_spin_settings[0],
 	.spin_min_spins_per_delay = &inactive_spin_settings[1],
 	.spin_max_spins_per_delay = &inactive_spin_settings[2],
@@ -74,15 +75,6 @@ static const LockStatsCoreInterface lockstat_inactive_core = {
 	.wake_hook = &inactive_wake_hook,
 };
 
-/*
- * A core patch of an older minor version lacks the members appended since:
- * 4.0 the hold-time sampling points, 4.0 and 4.1 the wake-up hook.  Its
- * interface, copied, with our own variables in their place, so that
- * pg_lockstat.hold_sample_every can be set but times nothing (4.0), and no
- * blocked call has a known holder (4.0 and 4.1).
- */
-static LockStatsCoreInterface lockstat_core_older_minor;
-
 const LockStatsCoreInterface *lockstat_core = &lockstat_inactive_core;
 const char *lockstat_inactive_reason = NULL;
 
@@ -93,8 +85,10 @@ const char *lockstat_inactive_reason = NULL;
 static char lockstat_inactive_reason_buf[256];
 
 /*
- * Look up the core patch's interface, LockStatsCore, and check its version.
- * Without it, or with a version of another major, counting stays inactive:
+ * Look up the core patch's interface, LockStatsCore, and check its version
+ * and size.  Without it, with a version of another major, or with an
+ * interface shorter than this library's (a series without some of the
+ * counting points that this library uses), counting stays inactive:
  * lockstat_inactive_reason says why, and the postmaster logs it once as a
  * WARNING (an EXEC_BACKEND child loads the library again, silently).
  */
@@ -118,29 +112,12 @@ lockstat_link_core(void)
 				 "The server has core patch version %d.%d, but this pg_lockstat library was built for version %d.x.",
 				 core->version / 100, core->version % 100,
 				 LOCK_STATS_CORE_VERSION / 100);
-	else if (core->version < LOCK_STATS_CORE_VERSION)
-	{
-		Size		have;
-
-		/* the members the core has: those of its minor version and before */
-		if (core->version < 401)
-			have = offsetof(LockStatsCoreInterface, hold_every);
-		else
-			have = offsetof(LockStatsCoreInterface, wake_hook);
-		memcpy(&lockstat_core_older_minor, core, have);
-
-		/* and our stand-ins for each member appended since */
-		if (core->version < 401)
-		{
-			lockstat_core_older_minor.hold_every = &inactive_hold_every;
-			lockstat_core_older_minor.hold_countdown = &inactive_hold_countdown;
-			lockstat_core_older_minor.hold_hook = &inactive_hold_hook;
-		}
-		if (core->version < 402)
-			lockstat_core_older_minor.wake_hook = &inactive_wake_hook;
-		lockstat_core = &lockstat_core_older_minor;
-		return;
-	}
+	else if (core->size < sizeof(LockStatsCoreInterface))
+		snprintf(lockstat_inactive_reason_buf,
+				 sizeof(lockstat_inactive_reason_buf),
+				 "The server's core patch (version %d.%d) lacks counting points that this pg_lockstat library uses: its interface has %zu bytes, this library needs %zu.",
+				 core->version / 100, core->version % 100,
+				 core->size, sizeof(LockStatsCoreInterface));
 	else
 	{
 		lockstat_core = core;

@@ -45,7 +45,7 @@
  *	 adds each call to the slot's hooked_blocks and hooked_wait_ns, which
  *	 only a reset reads.  The only fields others write are a reset's,
  *	 resetting and target_generation (see below), and a waker's:
- *	 waker_queryid, waker_kind and waker_mode, written with plain stores
+ *	 waker and root, written with plain stores
  *	 only while the owner sleeps in an LWLock's wait queue, before the
  *	 waker's barrier that lets it run (so at most one waker writes them
  *	 at a time, and never while the owner reads them).
@@ -196,14 +196,14 @@ typedef struct LockStatQuerySlot
 								 * table was full, since start */
 
 	/*
-	 * Who ended the owner's last sleep on an LWLock: written by that process,
-	 * in its lwlock_stats_wake_hook (lockstat_query_note_waker()), before it
-	 * lets the owner run; read and cleared by the owner when its blocked call
-	 * ends.  waker_kind is LOCKSTAT_HOLDER_NONE when nobody wrote since.
+	 * Who ended the owner's last sleep on an LWLock, and the root of that
+	 * waker's hold (see LockStatQueryKey): written by the waker, in its
+	 * lwlock_stats_wake_hook (lockstat_query_note_waker()), before it lets
+	 * the owner run; read and cleared by the owner when its blocked call
+	 * ends.  waker.kind is LOCKSTAT_HOLDER_NONE when nobody wrote since.
 	 */
-	int64		waker_queryid;
-	uint16		waker_kind;
-	uint16		waker_mode;
+	LockStatHolder waker;
+	LockStatHolder root;
 	LockStatQueryEntry entries[LOCKSTAT_QUERY_SLOT_ENTRIES];
 } LockStatQuerySlot;
 
@@ -231,7 +231,52 @@ static LockStatQuerySlot *query_my_slot = NULL;
 /* did this process's table ask for a fold? */
 static bool query_fold_wanted = false;
 
+/*
+ * This process's last blocked call that ended holding its lock: the lock,
+ * the root of the call's wait (its waker's root, as that waker noted it),
+ * and the acquisitions of the lock's counter row that this process had
+ * counted before the call's own.  While the process holds that lock from
+ * that call, its acquisitions of the row are exactly one more, and a
+ * release that wakes a waiter passes the root on (lockstat_query_note_waker());
+ * once it acquired the row again, by a new hold of the lock or another lock
+ * of the tranche, it names itself.  lock is NULL when there is none.
+ */
+static struct
+{
+	LWLock	   *lock;
+	uint64		acquires;
+	LockStatHolder root;
+}			query_my_blocked_hold;
+
 static void lockstat_query_xact_callback(XactEvent event, void *arg);
+
+/* no holder known */
+static inline void
+lockstat_holder_clear(LockStatHolder *h)
+{
+	h->queryid = 0;
+	h->kind = LOCKSTAT_HOLDER_NONE;
+	h->mode = 0;
+	h->pad = 0;
+}
+
+/*
+ * The acquisitions of counter row stats_row that this process has counted,
+ * in both modes, immediately or not; 0 if it counts none.
+ */
+static inline uint64
+lockstat_my_row_acquires(int stats_row)
+{
+	LWLockStatsCounters *rows = *lockstat_core->my_lwlock_stats;
+
+	if (rows == NULL)
+		return 0;
+	return rows[stats_row].acquires[0][LW_EXCLUSIVE] +
+		rows[stats_row].acquires[0][LW_SHARED] +
+		rows[stats_row].acquires[1][LW_EXCLUSIVE] +
+		rows[stats_row].acquires[1][LW_SHARED];
+}
+
 static void lockstat_query_fold(bool wait);
 
 static Size
@@ -407,9 +452,8 @@ lockstat_query_attach(int slot)
 	s->generation = s->target_generation;
 	s->hooked_blocks = 0;
 	s->hooked_wait_ns = 0;
-	s->waker_queryid = 0;
-	s->waker_kind = LOCKSTAT_HOLDER_NONE;
-	s->waker_mode = 0;
+	lockstat_holder_clear(&s->waker);
+	lockstat_holder_clear(&s->root);
 	lockstat_query_end_write(s);
 	query_my_slot = s;
 	query_fold_wanted = false;
@@ -517,7 +561,8 @@ lockstat_query_my_key(LockStatQueryKey *key, int row)
 	/* GetUserId() would Assert a valid user, which processes may not have */
 	GetUserIdAndSecContext(&key->userid, &sec_context);
 	key->row = (uint16) row;
-	key->holder_kind = LOCKSTAT_HOLDER_NONE;
+	lockstat_holder_clear(&key->holder);
+	lockstat_holder_clear(&key->root);
 }
 
 /*
@@ -619,14 +664,17 @@ lockstat_query_record_hold(int stats_row, int mode, uint64 hold_ns)
 
 /*
  * lwlock_stats_wake_hook, in the process that ends the wait of "waiter" by
- * its release of an LWLock it held in mode "mode" (0 for LW_EXCLUSIVE, 1 for
- * LW_SHARED): note this process's query ID (or kind) and the mode in the
- * waiter's slot, where the waiter's wait hook finds them.  The core calls
- * it before the barrier that lets the waiter run, with no spinlock held;
- * three plain stores, nothing else.
+ * its release of "lock", which it held in mode "mode" (0 for LW_EXCLUSIVE,
+ * 1 for LW_SHARED), or by its LWLockUpdateVar(): note this process's query
+ * ID (or kind) and the mode in the waiter's slot as its waker, where the
+ * waiter's wait hook finds them, and as its root either this process too
+ * or, if this process holds the lock from a blocked call of its own (see
+ * query_my_blocked_hold), that call's root.  The core calls it before the
+ * barrier that lets the waiter run, with no spinlock held; a few loads and
+ * plain stores, nothing else.
  */
 void
-lockstat_query_note_waker(PGPROC *waiter, int mode)
+lockstat_query_note_waker(LWLock *lock, PGPROC *waiter, int mode)
 {
 	int			slotno;
 	LockStatQuerySlot *s;
@@ -637,15 +685,22 @@ lockstat_query_note_waker(PGPROC *waiter, int mode)
 	if (slotno < 0 || slotno >= query_state->num_slots)
 		return;
 	s = lockstat_query_slot(slotno);
-	lockstat_query_my_identity(&s->waker_queryid, &s->waker_kind);
-	s->waker_mode = (uint16) (mode == LW_SHARED ? 1 : 0);
+	lockstat_query_my_identity(&s->waker.queryid, &s->waker.kind);
+	s->waker.mode = (uint16) (mode == LW_SHARED ? 1 : 0);
+	s->waker.pad = 0;
+	if (query_my_blocked_hold.lock == lock &&
+		lockstat_my_row_acquires(lock->stats_row) ==
+		query_my_blocked_hold.acquires + 1)
+		s->root = query_my_blocked_hold.root;
+	else
+		s->root = s->waker;
 }
 
 /*
- * Count one blocked call that waited wait_ns nanoseconds on an LWLock of
- * counter row stats_row: under the running query, database, role, the
- * lock's tranche and the holder whose release ended the wait (as
- * lockstat_query_note_waker() noted it; none if nobody did), in the wait
+ * Count one blocked call that waited wait_ns nanoseconds on "lock": under
+ * the running query, database, role, the lock's tranche and the holder
+ * whose release ended the wait and its root (as lockstat_query_note_waker()
+ * noted them; none if nobody did), in the wait
  * distribution (lockstat_record_wait()), and in this process's totals of
  * hooked calls, which a reset compares with the core's counters to take its
  * cut (lockstat_query_cut_slot()).  Called from the core's
@@ -655,13 +710,14 @@ lockstat_query_note_waker(PGPROC *waiter, int mode)
  * allocation, no errors.
  */
 void
-lockstat_query_record_wait(int stats_row, uint64 wait_ns)
+lockstat_query_record_wait(LWLock *lock, uint64 wait_ns)
 {
 	LockStatQuerySlot *slot = query_my_slot;
 	LockStatQueryKey key;
 	LockStatQueryCounts c = {0};
 	uint64		generation;
 	bool		spilled = false;
+	int			stats_row = lock->stats_row;
 	int			row;
 
 	if (slot == NULL)
@@ -672,15 +728,25 @@ lockstat_query_record_wait(int stats_row, uint64 wait_ns)
 
 	/* the waker's stores came before it let us run; take them */
 	pg_read_barrier();
-	if (row >= 0 && slot->waker_kind != LOCKSTAT_HOLDER_NONE)
+	if (row >= 0 && slot->waker.kind != LOCKSTAT_HOLDER_NONE)
 	{
-		key.holder_queryid = slot->waker_queryid;
-		key.holder_kind = slot->waker_kind;
-		key.holder_mode = slot->waker_mode;
+		key.holder = slot->waker;
+		key.root = slot->root;
 	}
-	slot->waker_kind = LOCKSTAT_HOLDER_NONE;
-	slot->waker_queryid = 0;
-	slot->waker_mode = 0;
+
+	/*
+	 * A call that ends holding the lock (LWLockAcquire(); its acquisition is
+	 * counted after this hook) passes the root on to those its release wakes.
+	 */
+	query_my_blocked_hold.lock = NULL;
+	if (slot->waker.kind != LOCKSTAT_HOLDER_NONE && LWLockHeldByMe(lock))
+	{
+		query_my_blocked_hold.lock = lock;
+		query_my_blocked_hold.acquires = lockstat_my_row_acquires(stats_row);
+		query_my_blocked_hold.root = slot->root;
+	}
+	lockstat_holder_clear(&slot->waker);
+	lockstat_holder_clear(&slot->root);
 
 	c.blocks = 1;
 	c.wait_ns = wait_ns;
@@ -920,9 +986,8 @@ lockstat_query_add_local(HTAB *htab, const LockStatQueryEntry *from,
 
 	if (!holders)
 	{
-		key.holder_queryid = 0;
-		key.holder_kind = LOCKSTAT_HOLDER_NONE;
-		key.holder_mode = 0;
+		lockstat_holder_clear(&key.holder);
+		lockstat_holder_clear(&key.root);
 	}
 	to = hash_search(htab, &key, HASH_ENTER, &found);
 	if (!found)

@@ -54,7 +54,7 @@ PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 #define PG_LWLOCK_BACKEND_STATS_COLS	5
 #define PG_LWLOCK_BACKEND_TYPE_STATS_COLS	4
 #define PG_LWLOCK_QUERY_STATS_COLS		15
-#define PG_LWLOCK_BLOCKERS_COLS			12
+#define PG_LWLOCK_BLOCKERS_COLS			15
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
 #define PG_LOCKSTAT_STATUS_COLS			20
 
@@ -782,33 +782,32 @@ pg_lwlock_query_stats(PG_FUNCTION_ARGS)
 }
 
 /*
- * Put the columns holder_queryid int8, holder_backend_type text and
- * holder_mode text of key's holder at values[i]: all NULL when the holder
- * is not known; holder_backend_type NULL when the holder ran a query with
- * an ID.  Returns the next column.
+ * Put the columns queryid int8, backend_type text and mode text of holder h
+ * (a key's holder or root) at values[i]: all NULL when the holder is not
+ * known; backend_type NULL when the holder ran a query with an ID.  Returns
+ * the next column.
  */
 static int
 lockstat_put_query_holder(Datum *values, bool *nulls, int i,
-						  const LockStatQueryKey *key)
+						  const LockStatHolder *h)
 {
-	if (key->holder_kind == LOCKSTAT_HOLDER_NONE)
+	if (h->kind == LOCKSTAT_HOLDER_NONE)
 	{
 		for (int c = 0; c < 3; c++)
 			nulls[i++] = true;
 		return i;
 	}
-	if (key->holder_queryid != 0)
+	if (h->queryid != 0)
 	{
-		values[i++] = Int64GetDatum(key->holder_queryid);
+		values[i++] = Int64GetDatum(h->queryid);
 		nulls[i++] = true;
 	}
 	else
 	{
 		nulls[i++] = true;
-		values[i++] = CStringGetTextDatum(lockstat_kind_name(key->holder_kind));
+		values[i++] = CStringGetTextDatum(lockstat_kind_name(h->kind));
 	}
-	values[i++] = CStringGetTextDatum(key->holder_mode == 0 ?
-									  "exclusive" : "shared");
+	values[i++] = CStringGetTextDatum(h->mode == 0 ? "exclusive" : "shared");
 	return i;
 }
 
@@ -826,11 +825,12 @@ lockstat_blockers_row(Datum *values, bool *nulls,
 	if (key)
 	{
 		i = lockstat_put_query_key(values, nulls, i, key);
-		i = lockstat_put_query_holder(values, nulls, i, key);
+		i = lockstat_put_query_holder(values, nulls, i, &key->holder);
+		i = lockstat_put_query_holder(values, nulls, i, &key->root);
 	}
 	else
-		for (int n = 0; n < 7; n++)
-			nulls[i++] = true;	/* the waiter's four, the holder's three */
+		for (int n = 0; n < 10; n++)
+			nulls[i++] = true;	/* the waiter's four, the holders' three each */
 	i = lockstat_put_query_waits(values, i, c);
 	Assert(i == PG_LWLOCK_BLOCKERS_COLS);
 	return true;
@@ -852,12 +852,17 @@ lockstat_blockers_row(Datum *values, bool *nulls,
  *						query ID; NULL otherwise
  *	holder_mode text	"exclusive" or "shared": how the holder held the lock
  *						(NULL if not known)
+ *	root_queryid int8, root_backend_type text, root_mode text
+ *						the same of the root holder: the holder itself, or,
+ *						if the holder held the lock from a blocked call of its
+ *						own, the root of that call (so along a convoy of
+ *						waiters woken one by one, the hold at its head)
  *	blocks int8, wait_time float8 (ms), max_wait_time float8 (ms)
  *						as in pg_lwlock_query_stats
  * A call is counted under the holder that ended its last sleep; calls with
  * no known holder (none ended a sleep while the call was counted: for
- * example a waker with an older core patch) and the residual rows show NULL
- * holder columns, so per tranche the rows add up to pg_lwlock_stats.blocks
+ * example one whose waker had not loaded pg_lockstat yet) and the residual
+ * rows show NULL holder and root columns, so per tranche the rows add up to pg_lwlock_stats.blocks
  * and wait_time, and per waiting key to pg_lwlock_query_stats.  Errors: as
  * pg_lwlock_query_stats().
  */

@@ -435,8 +435,9 @@ REVOKE ALL ON pg_lwlock_query_stats FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION pg_lwlock_query_stats() TO pg_read_all_stats;
 GRANT SELECT ON pg_lwlock_query_stats TO pg_read_all_stats;
 
--- pg_lwlock_blockers(): blocked LWLock calls per tranche, waiting query and
--- holder (the process whose release ended the wait) since the last reset.
+-- pg_lwlock_blockers(): blocked LWLock calls per tranche, waiting query,
+-- holder (the process whose release ended the wait) and root holder (the
+-- hold at the head of the chain of wake-ups) since the last reset.
 -- Columns and units: see the view below.  Errors as pg_lwlock_query_stats().
 CREATE FUNCTION pg_lwlock_blockers(
     OUT tranche_id integer,
@@ -448,6 +449,9 @@ CREATE FUNCTION pg_lwlock_blockers(
     OUT holder_queryid bigint,
     OUT holder_backend_type text,
     OUT holder_mode text,
+    OUT root_queryid bigint,
+    OUT root_backend_type text,
+    OUT root_mode text,
     OUT blocks bigint,
     OUT wait_time double precision,
     OUT max_wait_time double precision
@@ -457,16 +461,17 @@ AS 'MODULE_PATHNAME', 'pg_lwlock_blockers'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
 COMMENT ON FUNCTION pg_lwlock_blockers() IS
-'blocked LWLock calls per tranche, waiting query and holding query since the last reset; backs the view pg_lwlock_blockers (errors: 55000 if not preloaded, 55P03 if a process''s table cannot be read consistently)';
+'blocked LWLock calls per tranche, waiting query, holding query and root holding query since the last reset; backs the view pg_lwlock_blockers (errors: 55000 if not preloaded, 55P03 if a process''s table cannot be read consistently)';
 
 CREATE VIEW pg_lwlock_blockers AS
     SELECT b.tranche_id, b.tranche, b.queryid, b.dbid, b.userid,
            b.backend_type, b.holder_queryid, b.holder_backend_type,
-           b.holder_mode, b.blocks, b.wait_time, b.max_wait_time
+           b.holder_mode, b.root_queryid, b.root_backend_type, b.root_mode,
+           b.blocks, b.wait_time, b.max_wait_time
     FROM pg_lwlock_blockers() AS b;
 
 COMMENT ON VIEW pg_lwlock_blockers IS
-'blocked LWLock calls per (tranche, waiting queryid, dbid, userid, holder) since the last pg_lockstat_reset(): the holder is the process whose release of the lock ended the wait; join pg_stat_statements USING (queryid, dbid, userid) for the waiter and ON queryid = holder_queryid for the holder; rows with NULL holder columns hold the calls whose holder is not known and each tranche''s residual row; per tranche the rows add up to pg_lwlock_stats.blocks and wait_time';
+'blocked LWLock calls per (tranche, waiting queryid, dbid, userid, holder, root holder) since the last pg_lockstat_reset(): the holder is the process whose release of the lock ended the wait, the root the holder at the head of that chain of wake-ups (the holder itself, unless it had got the lock by being woken); join pg_stat_statements USING (queryid, dbid, userid) for the waiter and ON queryid = holder_queryid or root_queryid for the holders; rows with NULL holder columns hold the calls whose holder is not known and each tranche''s residual row; per tranche the rows add up to pg_lwlock_stats.blocks and wait_time';
 COMMENT ON COLUMN pg_lwlock_blockers.tranche_id IS
 'LWLock tranche ID; NULL for the overflow row that sums tranche IDs >= pg_lockstat.max_tranches';
 COMMENT ON COLUMN pg_lwlock_blockers.tranche IS
@@ -485,8 +490,14 @@ COMMENT ON COLUMN pg_lwlock_blockers.holder_backend_type IS
 'the holder''s kind of process (client backend, checkpointer, walwriter, ...) when it ran no query with an ID; NULL otherwise';
 COMMENT ON COLUMN pg_lwlock_blockers.holder_mode IS
 'exclusive or shared: the mode in which the holder held the lock (exclusive also for the waits for a variable that LWLockUpdateVar ends); NULL if the holder is not known';
+COMMENT ON COLUMN pg_lwlock_blockers.root_queryid IS
+'ID of the query of the root holder: the holder itself if it had not blocked on the lock for the hold whose release ended the wait, else the root that its own wait was ended under, passed on along a convoy of waiters that each got the lock by being woken; NULL if it ran none with an ID or the holder is not known';
+COMMENT ON COLUMN pg_lwlock_blockers.root_backend_type IS
+'the root holder''s kind of process when it ran no query with an ID; NULL otherwise';
+COMMENT ON COLUMN pg_lwlock_blockers.root_mode IS
+'exclusive or shared: the mode in which the root holder held the lock; NULL if the holder is not known';
 COMMENT ON COLUMN pg_lwlock_blockers.blocks IS
-'blocked calls whose last sleep this holder ended (count), as pg_lwlock_query_stats.blocks';
+'blocked calls whose last sleep this holder ended under this root (count), as pg_lwlock_query_stats.blocks';
 COMMENT ON COLUMN pg_lwlock_blockers.wait_time IS
 'time that those calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_blockers.max_wait_time IS

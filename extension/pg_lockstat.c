@@ -98,7 +98,7 @@ static void lockstat_attach_hook(void);
 static bool lockstat_kind_known(void);
 static void lockstat_detach(int code, Datum arg);
 static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
-static void lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns);
+static void lockstat_hold_hook(int stats_row, int mode, uint64 hold_ns);
 static void lockstat_wake_hook(LWLock *lock, int mode, PGPROC *waiter);
 
 /*
@@ -576,29 +576,30 @@ lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
 		prev_lwlock_stats_wait_hook(lock, wait_ns);
 
 	/* the per-query count and the wait distribution, in one write */
-	lockstat_query_record_wait(lock->stats_row, wait_ns);
+	lockstat_query_record_wait(lock, wait_ns);
 }
 
 /*
  * Called by the core once per sampled LWLock hold (pg_lockstat.hold_sample_every),
- * right after the lock was released: counts the hold and its time in this
- * process's hold row of the lock's counter row, and in the hold-time
- * distribution of the mode.
+ * right after the lock was released and its waiters woken, with the lock's
+ * counter row and the hold time up to the release (the wake-ups not in
+ * it): counts the hold and its time in this process's hold row of that
+ * row, and in the hold-time distribution of the mode.
  */
 static void
-lockstat_hold_hook(LWLock *lock, int mode, uint64 hold_ns)
+lockstat_hold_hook(int stats_row, int mode, uint64 hold_ns)
 {
 	if (prev_lwlock_stats_hold_hook)
-		prev_lwlock_stats_hold_hook(lock, mode, hold_ns);
+		prev_lwlock_stats_hold_hook(stats_row, mode, hold_ns);
 
-	lockstat_query_record_hold(lock->stats_row, mode, hold_ns);
+	lockstat_query_record_hold(stats_row, mode, hold_ns);
 }
 
 /*
  * Called by the core in a process whose release of an LWLock (held in mode
  * "mode") ends the wait of "waiter", before the waiter runs again: notes
- * this process's query in the waiter's per-query slot, where the waiter's
- * wait hook finds it, for pg_lwlock_blockers.
+ * this process's query, and the root of its hold, in the waiter's per-query
+ * slot, where the waiter's wait hook finds them, for pg_lwlock_blockers.
  */
 static void
 lockstat_wake_hook(LWLock *lock, int mode, PGPROC *waiter)
@@ -606,5 +607,5 @@ lockstat_wake_hook(LWLock *lock, int mode, PGPROC *waiter)
 	if (prev_lwlock_stats_wake_hook)
 		prev_lwlock_stats_wake_hook(lock, mode, waiter);
 
-	lockstat_query_note_waker(waiter, mode);
+	lockstat_query_note_waker(lock, waiter, mode);
 }

@@ -74,13 +74,19 @@ WHERE (blocks <= 0 AND sh_hold_samples + ex_hold_samples <= 0)
    OR max_ex_hold_time > ex_hold_time OR max_sh_hold_time > sh_hold_time
    OR (queryid IS NOT NULL AND backend_type IS NOT NULL);
 -- every row of pg_lwlock_blockers has a block; the holder's query ID and
--- kind are never both set, and its mode is known with either
+-- kind are never both set, and its mode is known with either; the same of
+-- the root holder, which is known exactly when the holder is
 SELECT count(*) AS bad_blocker_rows FROM pg_lwlock_blockers
 WHERE blocks <= 0 OR max_wait_time > wait_time
    OR (holder_queryid IS NOT NULL AND holder_backend_type IS NOT NULL)
    OR ((holder_queryid IS NOT NULL OR holder_backend_type IS NOT NULL)
        <> (holder_mode IS NOT NULL))
-   OR holder_mode NOT IN ('exclusive', 'shared');
+   OR holder_mode NOT IN ('exclusive', 'shared')
+   OR (root_queryid IS NOT NULL AND root_backend_type IS NOT NULL)
+   OR ((root_queryid IS NOT NULL OR root_backend_type IS NOT NULL)
+       <> (root_mode IS NOT NULL))
+   OR root_mode NOT IN ('exclusive', 'shared')
+   OR (holder_mode IS NULL) <> (root_mode IS NULL);
 
 -- a query touches shared buffers: BufferMapping and BufferContent show up,
 -- named as pg_stat_activity.wait_event names them

@@ -5,7 +5,9 @@
 # dynamic-linker "undefined symbol" error); CREATE EXTENSION works; the views
 # fail with SQLSTATE 55000 and the same hint; pg_lockstat_status says that
 # counting is inactive and why.  Likewise with a core patch of another major
-# version, whose message names both versions.  Needs an unpatched build of
+# version, whose message names both versions, and with one whose interface
+# is shorter than the library's (a series without its last counting
+# points), whose message names both sizes.  Needs an unpatched build of
 # the same PostgreSQL version (STOCK_PG_CONFIG, set by "make test").
 
 use strict;
@@ -99,22 +101,47 @@ check_inactive('no core patch',
 	qr/built without the pg_lockstat core patch: it does not export the symbol "LockStatsCore"/
 );
 
-# A core patch of another major version.  Stand in for it with a library,
-# loaded into the unpatched server with LD_PRELOAD, that exports only an
-# interface struct of version 99.0.
+# Core patches that this library cannot use.  Stand in for each with a
+# library, loaded into the unpatched server with LD_PRELOAD, that exports
+# only the head of an interface struct: version and size.
 my $fake_dir = PostgreSQL::Test::Utils::tempdir;
-open(my $fh, '>', "$fake_dir/fake_core.c")
-  or die "could not write fake_core.c: $!";
-print $fh "const struct { int version; } LockStatsCore = { 9900 };\n";
-close $fh;
 my $cc = `pg_config --cc`;
 chomp $cc;
-system_or_bail(split(/ /, $cc), '-shared', '-fPIC', '-o',
-	"$fake_dir/fake_core.so", "$fake_dir/fake_core.c");
+sub fake_core
 {
-	local $ENV{LD_PRELOAD} = "$fake_dir/fake_core.so";
+	my ($name, $init) = @_;
+	open(my $fh, '>', "$fake_dir/$name.c")
+	  or die "could not write $name.c: $!";
+	print $fh "#include <stddef.h>\n"
+	  . "const struct { int version; size_t size; } LockStatsCore = $init;\n";
+	close $fh;
+	system_or_bail(split(/ /, $cc), '-shared', '-fPIC', '-o',
+		"$fake_dir/$name.so", "$fake_dir/$name.c");
+	return "$fake_dir/$name.so";
+}
+
+# An ASan build (make test-asan) refuses to start when a library preloaded
+# before its runtime is not built with ASan, as the stand-in is not; the
+# stand-in has no memory to check, so that check is turned off.
+my $asan_options = join(':',
+	grep { length } ($ENV{ASAN_OPTIONS} // ''), 'verify_asan_link_order=0');
+
+# another major version
+{
+	local $ENV{LD_PRELOAD} = fake_core('other_major', '{ 9900, 16 }');
+	local $ENV{ASAN_OPTIONS} = $asan_options;
 	check_inactive('another core patch version',
-		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 4\.x\./
+		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 5\.x\./
+	);
+}
+
+# this major, but a series without the counting points that came after the
+# interface struct (hold times, wake-ups): a shorter struct
+{
+	local $ENV{LD_PRELOAD} = fake_core('short', '{ 500, 16 }');
+	local $ENV{ASAN_OPTIONS} = $asan_options;
+	check_inactive('a core patch without some counting points',
+		qr/The server's core patch \(version 5\.0\) lacks counting points that this pg_lockstat library uses: its interface has 16 bytes, this library needs \d+\./
 	);
 }
 

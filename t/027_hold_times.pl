@@ -19,6 +19,7 @@ use Test::More;
 use Time::HiRes ();
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
 my $node = LockStatTest::new_node('hold_times',
 	"pg_lockstat.hold_sample_every = 10\n");
@@ -164,6 +165,55 @@ is( $node->safe_psql(
 		q{SELECT sum(sh_hold_samples), sum(ex_hold_samples)
 		  FROM pg_lwlock_query_stats WHERE tranche = 'lockstat_test'}),
 	'1|0', 'and per query');
+
+# A timed hold with a waiter ends before its release wakes the waiter: the
+# holder, stopped by gdb in its wake-up of the waiter (pg_lockstat's wake
+# hook, which the core calls from LWLockWakeup() after the release), stays
+# stopped for longer than everything before the stop took, and its sample
+# must not contain the stop.  The bound is the time from sending the hold
+# to the stop, which contains the whole hold, whatever the machine's speed.
+SKIP:
+{
+	my $why = LockStatTest::Gdb::gdb_unavailable();
+	skip $why, 3 if $why;
+
+	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+	my $slow = $node->background_psql('postgres');
+	my $spid = $slow->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$slow->query_safe('SET pg_lockstat.hold_sample_every = 1');
+	my $sent = Time::HiRes::time();
+	LockStatTest::hold_lwlock($node, 'exclusive', $slow, $spid);
+	my $waiter = $node->background_psql('postgres');
+	$waiter->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n");
+	LockStatTest::wait_for_waiters($node, 1);
+	my $g = LockStatTest::Gdb::gdb_attach($slow, 'lockstat_query_note_waker',
+		$spid);
+	LockStatTest::release_holds($node);
+	LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
+	my $stopped = Time::HiRes::time();
+	my $stack = LockStatTest::Gdb::gdb_send($g, "bt\necho end of stack\\n",
+		qr/end of stack/);
+	like($stack, qr/LWLockRelease.*lockstat_test_lwlock_hold/s,
+		'gdb stopped the holder in its release of the test lock');
+	# stopped for longer than the hold can have lasted
+	Time::HiRes::sleep(($stopped - $sent) * 1.5 + 0.5);
+	LockStatTest::Gdb::gdb_detach($g);
+	LockStatTest::end_session($_) for ($slow, $waiter);
+	my $bound_ms = ($stopped - $sent) * 1000;
+	is( $node->safe_psql(
+			'postgres',
+			qq{SELECT ex_hold_samples, max_ex_hold_time > 0,
+					  max_ex_hold_time < $bound_ms
+			   $test_row}),
+		'1|t|t',
+		sprintf('a hold with a waiter is timed up to its release, not through the %.0f ms wake-up (bound %.0f ms)',
+			(($stopped - $sent) * 1.5 + 0.5) * 1000, $bound_ms));
+	is( $node->safe_psql(
+			'postgres',
+			qq{SELECT blocks, wait_time >= $bound_ms $test_row}),
+		'1|t', 'while the waiter\'s wait does contain the stop');
+}
 
 # Under pgbench with every hold timed: per tranche and mode the histogram
 # adds up to the samples, exactly, once the clients have gone and sampling

@@ -11,11 +11,14 @@
 # - a shared holder that runs no query with an ID (compute_query_id = off)
 #   is named by its kind of process, in mode shared;
 # - a reset empties the view;
+# - a session that got the lock by being woken, later holding it again
+#   without a block, is the root of the wait it ends then, not the root of
+#   its old wait;
 # - under pgbench (tpcb-like, and a script whose 4 clients queue behind a
 #   shared holder), with hold sampling at its default, every blocked call
 #   has a known holder; the script's first block names the holder's query,
 #   the other three the script's statement (each waiter's release wakes the
-#   next); the
+#   next), and all four name the holder's query as their root; the
 #   per-query hold samples join pg_stat_statements, and per tranche both
 #   views add up to pg_lwlock_stats exactly.
 
@@ -173,6 +176,46 @@ is( $node->safe_psql(
 		q{SELECT count(*) FROM pg_lwlock_blockers WHERE tranche = 'lockstat_test'}),
 	'0', 'a reset empties pg_lwlock_blockers');
 
+# --- a root is passed on only by the hold that followed the block ----------
+# Session A blocks behind a holder without a query ID (named by its kind of
+# process) and gets the lock by being woken; later it takes the lock again,
+# without blocking, and its release ends the wait of session W.  That hold
+# did not follow a block: W's root is A's own query, not A's old root.  And
+# W's is a second block of the lock's tranche in the server after A's, each
+# under its own holder.
+
+my $old_root = $node->background_psql('postgres');
+my $opid = $old_root->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+$old_root->query_safe('SET compute_query_id = off');
+LockStatTest::hold_lwlock($node, 'exclusive', $old_root, $opid);
+my $a = $node->background_psql('postgres');
+my $apid = $a->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+$a->query_until(qr/started/,
+	"\\echo started\nSELECT lockstat_test_lwlock('exclusive', 1);\n");
+LockStatTest::wait_for_waiters($node, 1);
+LockStatTest::release_holds($node);
+$a->query_safe('SELECT 1');    # its blocked call has ended
+LockStatTest::hold_lwlock($node, 'exclusive', $a, $apid);
+my $a_hold_id = query_id_of($apid);
+my $w = $node->background_psql('postgres');
+$w->query_until(qr/started/,
+	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n");
+LockStatTest::wait_for_waiters($node, 1);
+LockStatTest::release_holds($node);
+LockStatTest::end_session($_) for ($old_root, $a, $w);
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT string_agg(b.blocks || ' ' || coalesce(b.holder_backend_type,
+                  CASE WHEN b.holder_queryid = $a_hold_id THEN 'A' ELSE 'other' END)
+                  || ' ' || b.holder_mode || ', root ' ||
+                  coalesce(b.root_backend_type,
+                  CASE WHEN b.root_queryid = $a_hold_id THEN 'A' ELSE 'other' END)
+                  || ' ' || b.root_mode,
+                  '; ' ORDER BY b.holder_backend_type NULLS LAST)
+FROM pg_lwlock_blockers b WHERE b.tranche = 'lockstat_test'}),
+	'1 client backend exclusive, root client backend exclusive; 1 A exclusive, root A exclusive',
+	'a waker whose hold did not follow its block is its own root, not the root of its old block');
+
 # --- pgbench -------------------------------------------------------------------
 
 $node->command_ok(
@@ -228,6 +271,22 @@ WHERE b.tranche = 'lockstat_test'
   AND p.query = 'SELECT lockstat_test_lwlock(\$1, \$2)'}),
 	'1 holder shared, 3 itself exclusive',
 	"the pgbench script's 4 blocks: the first ended by the shared holder's query, the others by the statement's own exclusive holds, one after the other");
+# Each waiter got the lock by being woken, so its release passes on the root
+# of its own wait: all four calls of the convoy name the shared holder's
+# query as their root.
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT string_agg(b.blocks || ' ' ||
+                  CASE WHEN b.root_queryid = $holder_id THEN 'holder'
+                       WHEN b.root_queryid = b.queryid THEN 'itself'
+                       ELSE 'other' END || ' ' || b.root_mode,
+                  ', ' ORDER BY b.holder_mode DESC)
+FROM pg_lwlock_blockers b
+JOIN pg_stat_statements p USING (queryid, dbid, userid)
+WHERE b.tranche = 'lockstat_test'
+  AND p.query = 'SELECT lockstat_test_lwlock(\$1, \$2)'}),
+	'1 holder shared, 3 holder shared',
+	"and all 4 name the shared holder's query as their root, in mode shared");
 is( $node->safe_psql(
 		'postgres', q{
 SELECT coalesce(sum(blocks), 0) FROM pg_lwlock_blockers

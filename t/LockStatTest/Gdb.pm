@@ -1,7 +1,7 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # Backends stopped at a gdb breakpoint, for pg_lockstat's TAP tests: gdb
-# attached to the backend of a session (t/006, t/021, t/054, t/055), and
+# attached to the backend of a session (t/006, t/021, t/027, t/054, t/055), and
 # the stall of a spin waiter at the end of its wait (t/021, t/026).  A test
 # that needs gdb skips for the reason that gdb_unavailable() gives.
 
@@ -44,12 +44,14 @@ sub gdb_unavailable
 # $location and let the backend go on.  Returns the debugger; gdb_wait()
 # waits for its output, gdb_send() gives it a command, gdb_detach() ends it.
 # The bound on every wait is the TAP timeout (a hang, not a slow machine).
+# $pid, the backend's PID, is asked of the session unless given (a session
+# that is running a command cannot answer).
 sub gdb_attach
 {
-	my ($h, $location) = @_;
+	my ($h, $location, $pid) = @_;
 	my $gdb = gdb_path() or die 'gdb is not installed';
 	my %g = (in => '', out => '');
-	my $pid = $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$pid //= $h->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
 	$g{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
 	$g{run} = IPC::Run::start(
 		[ $gdb, '-q', '-nx', '-p', $pid ],
@@ -79,13 +81,13 @@ sub gdb_wait
 	return $seen;
 }
 
-# Give gdb a command, and wait for output matching $re if given.
+# Give gdb a command, and wait for output matching $re if given; returns
+# that output (gdb_wait()), or '' without $re.
 sub gdb_send
 {
 	my ($g, $cmd, $re) = @_;
 	$g->{in} .= "$cmd\n";
-	gdb_wait($g, $re) if defined $re;
-	return;
+	return defined $re ? gdb_wait($g, $re) : '';
 }
 
 # Remove the breakpoints, let the backend go on and end gdb.
