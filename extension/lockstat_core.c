@@ -50,9 +50,15 @@ static lwlock_stats_attach_hook_type inactive_attach_hook;
 static lwlock_stats_wait_hook_type inactive_wait_hook;
 static spin_stats_site_hook_type inactive_spin_site_hook;
 static uint32 inactive_hold_every;
-static uint32 inactive_hold_countdown;
 static lwlock_stats_hold_hook_type inactive_hold_hook;
 static lwlock_stats_wake_hook_type inactive_wake_hook;
+
+/* the stand-in's setter: the value is kept, and times nothing */
+static void
+inactive_set_hold_every(uint32 every)
+{
+	inactive_hold_every = every;
+}
 
 static const LockStatsCoreInterface lockstat_inactive_core = {
 	.version = 0,
@@ -70,7 +76,7 @@ static const LockStatsCoreInterface lockstat_inactive_core = {
 	.wait_hook = &inactive_wait_hook,
 	.spin_site_hook = &inactive_spin_site_hook,
 	.hold_every = &inactive_hold_every,
-	.hold_countdown = &inactive_hold_countdown,
+	.set_hold_every = inactive_set_hold_every,
 	.hold_hook = &inactive_hold_hook,
 	.wake_hook = &inactive_wake_hook,
 };

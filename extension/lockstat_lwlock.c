@@ -450,12 +450,16 @@ lockstat_detach_process(void)
 
 /*
  * Point the core's MyLWLockStats at this process's rows, or at nothing,
- * according to pg_lockstat.track; spin waits follow the same setting.
+ * according to pg_lockstat.track; spin waits follow the same setting.  The
+ * hold-time countdown starts again, so that it counts the acquisitions
+ * counted from here on (the core advances it only at its checks, which it
+ * spaces by what it knew of MyLWLockStats before).
  */
 void
 lockstat_track_changed(void)
 {
 	*lockstat_core->my_lwlock_stats = lockstat_track ? lockstat_my_rows : NULL;
+	lockstat_core->set_hold_every(*lockstat_core->hold_every);
 	/* lockstat_spin_site() reads pg_lockstat.track itself */
 }
 

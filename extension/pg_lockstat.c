@@ -462,8 +462,7 @@ lockstat_assign_hold_sample_every(int newval, void *extra)
 {
 	if (*lockstat_core->hold_every == (uint32) newval)
 		return;
-	*lockstat_core->hold_every = (uint32) newval;
-	*lockstat_core->hold_countdown = newval > 0 ? (uint32) newval : PG_UINT32_MAX;
+	lockstat_core->set_hold_every((uint32) newval);
 }
 
 /* shmem_request_hook: MaxBackends is known here, unlike in _PG_init */
