@@ -341,13 +341,17 @@ sub build_trees
 # pg_lockstat.track = on and a strategy other than the default
 # (ttas_backoff).  Then checks that pg_lockstat counted meanwhile (LWLocks
 # of at least 10 tranches, more than $min_acquires acquisitions) and that
-# no server process crashed.  The trees are those of build_trees(): under
+# no server process crashed.  With $hold_every, pg_lockstat.hold_sample_every
+# is set to it, and the hold samples must be at least 9 in 10 of the
+# acquisitions over $hold_every (exactly that in idle processes; fewer by the
+# holds in progress and those that an exit ended after the process gave up
+# its counters) and no more.  The trees are those of build_trees(): under
 # emulation the suite's data and regress.so come from the guest's, and the
 # programs that run it (pg_regress, pg_isolation_regress, isolationtester)
 # from the native one.
 sub run_core_suite
 {
-	my ($suite, $min_acquires) = @_;
+	my ($suite, $min_acquires, $hold_every) = @_;
 	my %dir = (
 		regress => 'src/test/regress',
 		isolation => 'src/test/isolation');
@@ -381,6 +385,9 @@ pg_lockstat.spin_strategy = 'ttas_backoff'
 max_connections = 30
 log_statement = none
 });
+	$node->append_conf('postgresql.conf',
+		"pg_lockstat.hold_sample_every = $hold_every")
+	  if defined $hold_every;
 	$node->start;
 	Test::More::is($node->safe_psql('postgres', 'SHOW pg_lockstat.spin_strategy'),
 		'ttas_backoff', 'the server runs under ttas_backoff');
@@ -408,6 +415,16 @@ log_statement = none
 		"more than $min_acquires LWLock acquisitions counted");
 	Test::More::note("$suite: $acquires LWLock acquisitions of $tranches tranches")
 	  if defined $acquires;
+	if (defined $hold_every)
+	{
+		my ($samples, $expected) = split /\|/, $node->safe_psql(
+			'postgres', qq{
+			SELECT sum(ex_hold_samples + sh_hold_samples),
+				   (sum(ex_acquires + sh_acquires) / $hold_every)::bigint
+			FROM pg_lwlock_stats});
+		Test::More::ok($samples * 10 >= $expected * 9 && $samples <= $expected,
+			"with hold_sample_every = $hold_every, $samples hold samples of $expected expected");
+	}
 
 	$node->stop;
 	no_crash($node);
