@@ -52,7 +52,7 @@ like(
 	'table (a): the baseline\'s median tps and its interval for 2 clients');
 like(
 	$stdout,
-	qr/^\s+2 \| ttas\s+\|\s+\d+ \|\s+\| \d+\.\d{3} \| \d+\.\d{3}-\d+\.\d{3} \| no difference \|\s+(\d+|-)$/m,
+	qr/^\s+2 \| ttas\s+\|\s+\d+ \|\s+\|\s+\d+\.\d{3} \|\s+\d+\.\d{3}-\d+\.\d{3} \| no difference\s+\|\s+(\d+|-)$/m,
 	'table (a): the ratio, its interval and, with 2 rounds, "no difference"');
 like($stdout, qr/^fewer than 7 rounds: the intervals are min-max, of coverage 50\.0% only, and give no verdict$/m,
 	'table (a) says why 2 rounds give no verdict');
