@@ -140,10 +140,11 @@ extern char *lockstat_layout_init(const char *name, Size size, bool *found);
 
 
 /*
- * What pg_lockstat's hold hook counts for one process and counter row, next
- * to the core's LWLockStatsCounters in the process's slot: sampled holds and
- * their hold time in ns, indexed 0 for LW_EXCLUSIVE and 1 for LW_SHARED.
- * Written only by the owning process (lockstat_record_hold()).
+ * What pg_lockstat's hold hook counts for one kind of process and counter
+ * row: sampled holds and their hold time in ns, indexed 0 for LW_EXCLUSIVE
+ * and 1 for LW_SHARED.  Kept in a shared table of atomic counters per kind
+ * and row, not per process (lockstat_record_hold()); this is a copy of one
+ * entry, as the readers take it.
  */
 typedef struct LockStatHoldRow
 {
@@ -162,6 +163,13 @@ typedef enum LockStatCounter
 #undef LOCKSTAT_LWLOCK_COUNTER
 	LOCKSTAT_NUM_COUNTERS
 } LockStatCounter;
+
+/*
+ * The hold counters are the last lines of lockstat_counters.h, from this
+ * one on.  They are kept per kind of process, not per process, so
+ * pg_lwlock_backend_stats shows them as NULL.
+ */
+#define LOCKSTAT_FIRST_HOLD_COUNTER		LOCKSTAT_SH_HOLD_SAMPLES
 
 /* how a counter is shown: the unit column of lockstat_counters.h */
 typedef enum LockStatUnit
@@ -231,9 +239,6 @@ extern void lockstat_detach_process(void);
 extern void lockstat_track_changed(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
-extern void lockstat_add_row(LockStatTrancheTotals *totals,
-							 volatile LWLockStatsCounters *row,
-							 volatile LockStatHoldRow *hold);
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals,
 										 bool by_kind);
 extern bool lockstat_read_process(int slot, LockStatProcess *process,

@@ -21,7 +21,8 @@
  * sum		what one process's row of the core patch's counters adds to it:
  *			an expression of "row" (volatile LWLockStatsCounters *), of
  *			"hold" (volatile LockStatHoldRow *, what our hold hook counted
- *			for the same row) and of ex_slept and sh_slept, that row's
+ *			for the same row and kind of process; the hold counters are the
+ *			last lines, and only they use it) and of ex_slept and sh_slept, that row's
  *			acquisitions after sleeping, read once (see lockstat_add_row())
  *
  * Adding a counter: its counting point in the core patch, a line here, its

@@ -9,7 +9,8 @@
  * and row each, kind by kind: entry kind * num_rows + row), then
  * one block of rows for each process slot, then the two halves of the wait
  * histogram and the longest waits (atomic counters, one set per row each),
- * then one LockStatSlotOwner for each process slot.
+ * then the two halves of the hold table (atomic counters per kind of
+ * process and row), then one LockStatSlotOwner for each process slot.
  *
  * Rows: row t < max_tranches counts tranche ID t; row max_tranches (the
  * overflow row) collects every higher tranche ID; the NUM_FIXED_LWLOCKS rows
@@ -91,12 +92,19 @@
  *	 before any process counts in it, and readers read the half of the last
  *	 complete reset (wait_half, set with the baseline).
  *
- * - A process slot holds the core's rows, then as many LockStatHoldRow
- *	 rows, which only pg_lockstat's hold hook writes (lockstat_record_hold),
- *	 in the owning process, with plain stores, inside a write of its
- *	 per-query table (see lockstat_query.c): so a reset's cut of the slot
- *	 sees each sample both in the rows and in the distribution, or in
- *	 neither.  Readers add them up with the core's rows (lockstat_add_row).
+ * - Sampled holds and their hold time are not kept per process but in a
+ *	 shared hold table of atomic counters per kind of process and row
+ *	 (LOCKSTAT_HOLD_WORDS each), in two halves like the distributions and
+ *	 moved on with them: a process adds to the half of the generation it
+ *	 counts in, inside a write of its per-query table (see
+ *	 lockstat_query.c), so a reset's cut of the process sees each sample in
+ *	 the hold table, in the distribution and in the per-query counts of the
+ *	 same generation.  A reset empties the new half before any process
+ *	 counts in it; readers read the half of the last complete reset, before
+ *	 they sum the rows, so that no row shows more samples than
+ *	 acquisitions.  Sampled holds are rare and slow next to an atomic add;
+ *	 one process's holds are not told apart from others of its kind
+ *	 (pg_lwlock_backend_stats shows them as NULL).
  *
  * - A process stops counting (MyLWLockStats = NULL) in an on_shmem_exit
  *	 callback registered after ProcKill's, so it runs first, with the
@@ -155,6 +163,9 @@ typedef struct LockStatSharedState
 	LockStatTrancheTotals *baseline;	/* LOCKSTAT_NUM_KINDS * num_rows */
 	LockStatTrancheTotals *exited;	/* LOCKSTAT_NUM_KINDS * num_rows: folded
 									 * by exited processes */
+	pg_atomic_uint64 *holds;	/* 2 halves like wait_hist's, each of
+								 * LOCKSTAT_NUM_KINDS * num_rows entries of
+								 * LOCKSTAT_HOLD_WORDS counts */
 	char	   *slots;			/* num_slots * slot_stride bytes */
 	struct LockStatSlotOwner *owners;	/* num_slots records */
 } LockStatSharedState;
@@ -178,6 +189,19 @@ static LockStatSharedState *lockstat_state = NULL;
 /* This process's rows, whether or not tracking is on; NULL if none */
 static LWLockStatsCounters *lockstat_my_rows = NULL;
 
+/* This process's kind (lockstat_kind_of()), set when it attaches */
+static int	lockstat_my_kind = -1;
+
+/*
+ * The counts of one entry of the shared hold table, in the order of
+ * LockStatHoldRow: samples[2], then hold_ns[2].
+ */
+#define LOCKSTAT_HOLD_WORDS		4
+
+/* what a slot's rows add to the hold counters, and the reverse: nothing */
+static const LockStatHoldRow lockstat_no_holds = {{0}};
+static const LWLockStatsCounters lockstat_no_rows = {0};
+
 static Size lockstat_slot_stride(int num_rows);
 static LWLockStatsCounters *lockstat_slot_rows(int slot);
 static void lockstat_begin_owner_write(LockStatSlotOwner *owner);
@@ -185,21 +209,16 @@ static void lockstat_end_owner_write(LockStatSlotOwner *owner);
 static void lockstat_sum_all(LockStatTrancheTotals *totals);
 static void lockstat_subtract_totals(LockStatTrancheTotals *totals,
 									 const LockStatTrancheTotals *base);
+static void lockstat_add_row(LockStatTrancheTotals *totals,
+							 const volatile LWLockStatsCounters *row,
+							 const volatile LockStatHoldRow *hold);
 
-/* bytes per process slot: the core's rows, then the hold rows */
+/* bytes per process slot: the core's rows */
 static Size
 lockstat_slot_stride(int num_rows)
 {
 	/* a cache line of its own per process: no false sharing of counters */
-	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters) +
-								   sizeof(LockStatHoldRow), num_rows));
-}
-
-/* the hold rows of the process slot whose core rows are "rows" */
-static inline LockStatHoldRow *
-lockstat_hold_rows(volatile LWLockStatsCounters *rows)
-{
-	return (LockStatHoldRow *) (rows + lockstat_state->num_rows);
+	return CACHELINEALIGN(mul_size(sizeof(LWLockStatsCounters), num_rows));
 }
 
 /* where the parts of the shared counter array are: offsets from its start */
@@ -210,6 +229,8 @@ typedef struct LockStatLWLockLayout
 	Size		slots;			/* num_slots * slot_stride bytes */
 	Size		wait_hist;		/* 2 halves of LOCKSTAT_NUM_HISTS * num_rows *
 								 * (buckets + max) */
+	Size		holds;			/* 2 halves of kinds * num_rows *
+								 * LOCKSTAT_HOLD_WORDS */
 	Size		owners;			/* LockStatSlotOwner[num_slots] */
 	Size		size;			/* bytes in all, the header included */
 } LockStatLWLockLayout;
@@ -232,6 +253,10 @@ lockstat_lwlock_layout(int num_slots, int num_rows, LockStatLWLockLayout *l)
 										mul_size(sizeof(pg_atomic_uint64),
 												 mul_size(2 * LOCKSTAT_NUM_HISTS * num_rows,
 														  LOCKSTAT_WAIT_BUCKETS + 1)));
+	l->holds = lockstat_layout_part(&size,
+									mul_size(sizeof(pg_atomic_uint64),
+											 mul_size(2 * LOCKSTAT_NUM_KINDS * LOCKSTAT_HOLD_WORDS,
+													  num_rows)));
 	l->owners = lockstat_layout_part(&size,
 									 mul_size(sizeof(LockStatSlotOwner),
 											  num_slots));
@@ -291,6 +316,10 @@ lockstat_lwlock_shmem_startup(void)
 		for (int i = 0; i < 2 * LOCKSTAT_NUM_HISTS * num_rows *
 			 (LOCKSTAT_WAIT_BUCKETS + 1); i++)
 			pg_atomic_init_u64(&lockstat_state->wait_hist[i], 0);
+		lockstat_state->holds = (pg_atomic_uint64 *) (p + layout.holds);
+		for (int i = 0; i < 2 * LOCKSTAT_NUM_KINDS * LOCKSTAT_HOLD_WORDS *
+			 num_rows; i++)
+			pg_atomic_init_u64(&lockstat_state->holds[i], 0);
 		lockstat_state->owners = (LockStatSlotOwner *) (p + layout.owners);
 	}
 
@@ -323,6 +352,24 @@ lockstat_hist(uint64 generation, LockStatHist hist)
 {
 	return lockstat_wait_half(generation) +
 		hist * LOCKSTAT_HIST_WORDS(lockstat_state->num_rows);
+}
+
+/* words of one half of the hold table */
+#define LOCKSTAT_HOLDS_HALF_WORDS(num_rows) \
+	(LOCKSTAT_NUM_KINDS * (num_rows) * LOCKSTAT_HOLD_WORDS)
+
+/*
+ * The hold counts of kind "kind" and row "row" in the half of the hold table
+ * for a per-query generation: LOCKSTAT_HOLD_WORDS counters.
+ */
+static inline pg_atomic_uint64 *
+lockstat_holds(uint64 generation, int kind, int row)
+{
+	int			num_rows = lockstat_state->num_rows;
+
+	return lockstat_state->holds +
+		(generation & 1) * LOCKSTAT_HOLDS_HALF_WORDS(num_rows) +
+		((Size) kind * num_rows + row) * LOCKSTAT_HOLD_WORDS;
 }
 
 /* the rows of process slot "slot" */
@@ -392,8 +439,7 @@ lockstat_attach_process(void)
 	rows = lockstat_slot_rows(slot);
 	Assert(owner->pid == 0);
 	lockstat_begin_owner_write(owner);
-	memset(rows, 0, (sizeof(LWLockStatsCounters) + sizeof(LockStatHoldRow)) *
-		   lockstat_state->num_rows);
+	memset(rows, 0, sizeof(LWLockStatsCounters) * lockstat_state->num_rows);
 	owner->backend_type = MyBackendType;
 	if (MyBackendType == B_BG_WORKER && MyBgworkerEntry != NULL)
 		strlcpy(owner->bgw_type, MyBgworkerEntry->bgw_type, BGW_MAXLEN);
@@ -407,6 +453,7 @@ lockstat_attach_process(void)
 
 	/* a reader that sees our first count also sees the record complete */
 	pg_write_barrier();
+	lockstat_my_kind = owner->kind;
 	lockstat_my_rows = rows;
 	return true;
 }
@@ -436,8 +483,7 @@ lockstat_detach_process(void)
 	pg_write_barrier();
 
 	for (int row = 0; row < lockstat_state->num_rows; row++)
-		lockstat_add_row(&exited[row], &rows[row],
-						 &lockstat_hold_rows(rows)[row]);
+		lockstat_add_row(&exited[row], &rows[row], &lockstat_no_holds);
 
 	lockstat_begin_owner_write(owner);
 	owner->pid = 0;
@@ -526,8 +572,7 @@ lockstat_add_live_rows(LockStatTrancheTotals *totals)
 			continue;
 		to = totals + kind * num_rows;
 		for (int row = 0; row < num_rows; row++)
-			lockstat_add_row(&to[row], &rows[row],
-							 &lockstat_hold_rows(rows)[row]);
+			lockstat_add_row(&to[row], &rows[row], &lockstat_no_holds);
 	}
 }
 
@@ -575,15 +620,17 @@ lockstat_sum_all(LockStatTrancheTotals *totals)
 }
 
 /*
- * Add one process's counters for one tranche, as the core patch writes
- * them (row) and as our hold hook does (hold), to *totals: each counter
- * gets the "sum" of its line in lockstat_counters.h.  This is the only place
- * that knows the layout of LWLockStatsCounters on the reading side.
+ * Add counters of one row to *totals: one process's, as the core patch
+ * writes them (row), or the hold counts of one kind of process, as our hold
+ * hook adds them to the shared hold table (hold), the other being
+ * lockstat_no_rows or lockstat_no_holds: each counter gets the "sum" of its
+ * line in lockstat_counters.h.  This is the only place that knows the
+ * layout of LWLockStatsCounters on the reading side.
  */
-void
+static void
 lockstat_add_row(LockStatTrancheTotals *totals,
-				 volatile LWLockStatsCounters *row,
-				 volatile LockStatHoldRow *hold)
+				 const volatile LWLockStatsCounters *row,
+				 const volatile LockStatHoldRow *hold)
 {
 	/*
 	 * The elements that two sums use are loaded once.  An acquisition after
@@ -655,7 +702,7 @@ lockstat_read_process(int slot, LockStatProcess *process,
 			{
 				for (int row = 0; row < num_rows; row++)
 					lockstat_add_row(&totals[row], &rows[row],
-									 &lockstat_hold_rows(rows)[row]);
+									 &lockstat_no_holds);
 			}
 
 			pg_read_barrier();
@@ -690,9 +737,12 @@ lockstat_read_totals(LockStatTrancheTotals *totals, bool by_kind)
 	int			entries = LOCKSTAT_NUM_KINDS * num_rows;
 	LockStatTrancheTotals *baseline;
 	LockStatTrancheTotals *kinds;
+	LockStatHoldRow *holds;
 	TimestampTz stats_reset;
+	int			half;
 
 	baseline = palloc(sizeof(LockStatTrancheTotals) * entries);
+	holds = palloc(sizeof(LockStatHoldRow) * entries);
 	kinds = by_kind ? totals : palloc(sizeof(LockStatTrancheTotals) * entries);
 
 	/* the baseline first: it must not be newer than the sums */
@@ -700,12 +750,32 @@ lockstat_read_totals(LockStatTrancheTotals *totals, bool by_kind)
 	memcpy(baseline, lockstat_state->baseline,
 		   sizeof(LockStatTrancheTotals) * entries);
 	stats_reset = lockstat_state->stats_reset;
+	half = lockstat_state->wait_half;
 	LWLockRelease(lockstat_state->lock);
+
+	/*
+	 * The hold counts since that reset (its half of the hold table) before
+	 * the acquisitions, so that no row shows more samples than acquisitions.
+	 * The baseline has none: the slots' rows have no hold counts.
+	 */
+	for (int e = 0; e < entries; e++)
+	{
+		pg_atomic_uint64 *h = lockstat_holds(half, e / num_rows, e % num_rows);
+
+		for (int m = 0; m < 2; m++)
+		{
+			holds[e].samples[m] = pg_atomic_read_u64(&h[m]);
+			holds[e].hold_ns[m] = pg_atomic_read_u64(&h[2 + m]);
+		}
+	}
 
 	lockstat_sum_all(kinds);
 
 	for (int e = 0; e < entries; e++)
+	{
 		lockstat_subtract_totals(&kinds[e], &baseline[e]);
+		lockstat_add_row(&kinds[e], &lockstat_no_rows, &holds[e]);
+	}
 
 	if (!by_kind)
 	{
@@ -716,6 +786,7 @@ lockstat_read_totals(LockStatTrancheTotals *totals, bool by_kind)
 		pfree(kinds);
 	}
 
+	pfree(holds);
 	pfree(baseline);
 	return stats_reset;
 }
@@ -743,8 +814,8 @@ struct LockStatLWLockCut
 /*
  * The first step of pg_lockstat_reset() on the LWLock counters (see
  * lockstat_reset.c), once the per-query counts have started generation
- * "generation": empty that generation's half of the wait distribution (no
- * process counts in it before its cut), and start a cut with the rows of
+ * "generation": empty that generation's half of the distributions and of
+ * the hold table (no process counts in them before its cut), and start a cut with the rows of
  * exited processes.  Takes exit_lock, which keeps every slot's owner from
  * folding its rows into those until lockstat_lwlock_reset_finish();
  * exiting processes wait for the per-query lock first anyway.
@@ -755,6 +826,7 @@ lockstat_lwlock_reset_begin(uint64 generation)
 	int			num_rows = lockstat_state->num_rows;
 	LockStatLWLockCut *cut = palloc(sizeof(LockStatLWLockCut));
 	pg_atomic_uint64 *hist = lockstat_wait_half(generation);
+	pg_atomic_uint64 *holds = lockstat_holds(generation, 0, 0);
 
 	cut->totals = palloc(sizeof(LockStatTrancheTotals) *
 						 LOCKSTAT_NUM_KINDS * num_rows);
@@ -762,6 +834,8 @@ lockstat_lwlock_reset_begin(uint64 generation)
 	cut->one_kind = -1;
 	for (int i = 0; i < LOCKSTAT_NUM_HISTS * LOCKSTAT_HIST_WORDS(num_rows); i++)
 		pg_atomic_write_u64(&hist[i], 0);
+	for (int i = 0; i < LOCKSTAT_HOLDS_HALF_WORDS(num_rows); i++)
+		pg_atomic_write_u64(&holds[i], 0);
 
 	LWLockAcquire(lockstat_state->exit_lock, LW_SHARED);
 	memcpy(cut->totals, lockstat_state->exited,
@@ -792,7 +866,7 @@ lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks, uint64 *wait_ns)
 		return false;
 	for (int row = 0; row < num_rows; row++)
 	{
-		lockstat_add_row(&one[row], &rows[row], &lockstat_hold_rows(rows)[row]);
+		lockstat_add_row(&one[row], &rows[row], &lockstat_no_holds);
 		*blocks += one[row].counts[LOCKSTAT_BLOCKS];
 		*wait_ns += one[row].counts[LOCKSTAT_WAIT_TIME_NS];
 	}
@@ -901,9 +975,10 @@ lockstat_record_wait(int row, uint64 wait_ns, uint64 generation)
 
 /*
  * Count one sampled hold of an LWLock of counter row "row" in mode "mode"
- * (LW_EXCLUSIVE or LW_SHARED), which lasted hold_ns nanoseconds: in this
- * process's hold row, and in the distribution of that mode in the half of
- * the per-query generation that the process counts in.  Called from
+ * (LW_EXCLUSIVE or LW_SHARED), which lasted hold_ns nanoseconds: in the
+ * hold table under this process's kind, and in the distribution of that
+ * mode, both in the half of the per-query generation that the process
+ * counts in.  Called from
  * lockstat_query_record_hold(), inside a write of the process's per-query
  * table, after the core released the lock: no locks, no allocation, no
  * errors.  Nothing is counted once the process has given up its slot
@@ -913,15 +988,15 @@ lockstat_record_wait(int row, uint64 wait_ns, uint64 generation)
 void
 lockstat_record_hold(int row, int mode, uint64 hold_ns, uint64 generation)
 {
-	LockStatHoldRow *hold;
+	pg_atomic_uint64 *holds;
 	int			m = (mode == LW_SHARED);
 
 	if (lockstat_my_rows == NULL || row < 0 || row >= lockstat_state->num_rows)
 		return;
 
-	hold = &lockstat_hold_rows(lockstat_my_rows)[row];
-	hold->samples[m]++;
-	hold->hold_ns[m] += hold_ns;
+	holds = lockstat_holds(generation, lockstat_my_kind, row);
+	pg_atomic_fetch_add_u64(&holds[m], 1);
+	pg_atomic_fetch_add_u64(&holds[2 + m], hold_ns);
 
 	lockstat_hist_add(lockstat_hist(generation, m == 0 ? LOCKSTAT_HIST_HOLD_EX :
 									LOCKSTAT_HIST_HOLD_SH), row, hold_ns);

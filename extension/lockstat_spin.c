@@ -11,10 +11,13 @@
  * spinlock: the core adds the wait with plain stores (see SpinWaitCounters in
  * storage/s_lock.h).
  *
- * Layout: one block per process slot (ProcNumber), each holding
- * pg_lockstat.max_spin_sites entries: the site's names (LockStatSpinSite),
- * its counters (LockStatSpinCounters, the core's SpinWaitCounters and a few
- * fields of ours) and the reset baseline of those counters.
+ * Layout: the reset baseline per call site name (LockStatSpinEntry, up to
+ * LOCKSTAT_SPIN_BASELINES(max_spin_sites) names), then one block per
+ * process slot (ProcNumber), each holding pg_lockstat.max_spin_sites
+ * entries: the site's names (LockStatSpinSite), its counters
+ * (LockStatSpinCounters, the core's SpinWaitCounters and a few fields of
+ * ours) and the entry's contended count at the last reset, which its
+ * longest wait since the reset needs.
  *
  * Locking rules:
  *
@@ -36,7 +39,10 @@
  *
  * - The baselines are written only by pg_lockstat_reset(), which raises
  *	 them under the exclusive "pg_lockstat_spin" lock; readers copy all of
- *	 them under the shared lock, then the counters, still under it.  Each
+ *	 them under the shared lock, then the counters, still under it.  Since
+ *	 an entry's counters only grow and entries are never removed, a site
+ *	 name's sum over the slots only grows, so the baseline is kept per
+ *	 name, not per entry, as readers report it.  Each
  *	 takes the lock once, so the tranche "pg_lockstat_spin" shows one
  *	 acquisition per read or reset in pg_lwlock_stats.
  *
@@ -115,8 +121,18 @@ typedef struct LockStatSpinState
 	int			num_slots;
 	int			max_sites;
 	Size		slot_stride;
+	int			num_baselines;	/* site names in baselines */
+	LockStatSpinEntry *baselines;	/* LOCKSTAT_SPIN_BASELINES(max_sites) */
 	char	   *slots;
 } LockStatSpinState;
+
+/*
+ * Site names that the reset baseline can hold: a reset that finds more
+ * distinct names over all slots fails before it changes anything.  A
+ * server has far fewer contended call sites of spinlocks than this.
+ */
+#define LOCKSTAT_SPIN_BASELINES(max_sites) \
+	Max(LOCKSTAT_MAX_SPIN_SITES, 4 * (max_sites))
 
 /*
  * The sum words of the core's counters line up with LockStatSpinTotals:
@@ -158,10 +174,11 @@ spin_counters(LockStatSpinSlot *slot, int max_sites)
 									 MAXALIGN(sizeof(LockStatSpinSite) * max_sites));
 }
 
-static inline LockStatSpinTotals *
-spin_baseline(LockStatSpinSlot *slot, int max_sites)
+/* each entry's contended count at the last reset */
+static inline uint64 *
+spin_base_contended(LockStatSpinSlot *slot, int max_sites)
 {
-	return (LockStatSpinTotals *) (spin_counters(slot, max_sites) + max_sites);
+	return (uint64 *) (spin_counters(slot, max_sites) + max_sites);
 }
 
 static inline LockStatSpinSlot *
@@ -186,17 +203,23 @@ lockstat_spin_slot_stride(int max_sites)
 	size = MAXALIGN(sizeof(LockStatSpinSlot));
 	size = add_size(size, MAXALIGN(mul_size(sizeof(LockStatSpinSite), max_sites)));
 	size = add_size(size, mul_size(sizeof(LockStatSpinCounters), max_sites));
-	size = add_size(size, mul_size(sizeof(LockStatSpinTotals), max_sites));
+	size = add_size(size, mul_size(sizeof(uint64), max_sites));
 	return CACHELINEALIGN(size);
 }
 
-/* bytes of the header and the slots, each slot a stride of its own */
+/*
+ * bytes of the header, the baselines and the slots, each slot a stride of
+ * its own
+ */
 static Size
-lockstat_spin_layout(Size *slots)
+lockstat_spin_layout(Size *baselines, Size *slots)
 {
 	Size		size = 0;
 
 	(void) lockstat_layout_part(&size, sizeof(LockStatSpinState));
+	*baselines = lockstat_layout_part(&size,
+									  mul_size(sizeof(LockStatSpinEntry),
+											   LOCKSTAT_SPIN_BASELINES(lockstat_max_spin_sites)));
 	*slots = lockstat_layout_part(&size,
 								  mul_size(lockstat_spin_slot_stride(lockstat_max_spin_sites),
 										   lockstat_process_slots()));
@@ -210,9 +233,11 @@ lockstat_spin_layout(Size *slots)
 void
 lockstat_spin_shmem_request(void)
 {
+	Size		baselines;
 	Size		slots;
 
-	RequestAddinShmemSpace(lockstat_layout_request(lockstat_spin_layout(&slots)));
+	RequestAddinShmemSpace(lockstat_layout_request(lockstat_spin_layout(&baselines,
+																		&slots)));
 	RequestNamedLWLockTranche("pg_lockstat_spin", 1);
 }
 
@@ -224,8 +249,9 @@ void
 lockstat_spin_shmem_startup(void)
 {
 	bool		found;
+	Size		baselines;
 	Size		slots;
-	Size		size = lockstat_spin_layout(&slots);
+	Size		size = lockstat_spin_layout(&baselines, &slots);
 	char	   *p;
 
 	p = lockstat_layout_init("pg_lockstat spin sites", size, &found);
@@ -236,6 +262,8 @@ lockstat_spin_shmem_startup(void)
 		spin_state->num_slots = lockstat_process_slots();
 		spin_state->max_sites = lockstat_max_spin_sites;
 		spin_state->slot_stride = lockstat_spin_slot_stride(lockstat_max_spin_sites);
+		spin_state->num_baselines = 0;
+		spin_state->baselines = (LockStatSpinEntry *) (p + baselines);
 		spin_state->slots = p + slots;
 		pg_atomic_init_u64(&spin_state->reset_epoch, 0);
 		memset(spin_state->slots, 0, spin_state->slot_stride * spin_state->num_slots);
@@ -406,58 +434,77 @@ spin_copy_counters(LockStatSpinCounters *to,
 }
 
 /*
- * The longest wait of a copied entry among those counted since the baseline
- * (see the locking rules above); 0 if there are none.
+ * The longest wait of a copied entry among those counted since the last
+ * reset, at which the entry's contended count was base_contended (see the
+ * locking rules above); 0 if there are none.
  */
 static uint64
-spin_max_since(const LockStatSpinCounters *c, const LockStatSpinTotals *base,
+spin_max_since(const LockStatSpinCounters *c, uint64 base_contended,
 			   uint64 epoch)
 {
 	uint64		max_ns;
 
-	if (c->core.contended <= base->contended)
+	if (c->core.contended <= base_contended)
 		return 0;
 	if (c->max_epoch != epoch)
 		return c->core.last_wait_ns;
 	max_ns = c->core.max_wait_ns;
-	if (c->carry_index > base->contended)
+	if (c->carry_index > base_contended)
 		max_ns = Max(max_ns, c->carry_ns);
 	return max_ns;
 }
 
-/* Add a copied entry's counts since its baseline to a call site's totals. */
+/* Add a copied entry's counts, all of them, to a call site's totals. */
 static void
-spin_add(LockStatSpinTotals *to, const LockStatSpinCounters *from,
-		 const LockStatSpinTotals *minus, uint64 epoch)
+spin_add(LockStatSpinTotals *to, const LockStatSpinCounters *from)
 {
 	uint64	   *sum = (uint64 *) to;
 	const uint64 *now = spin_sum_words(from);
-	const uint64 *then = (const uint64 *) minus;
 
 	for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
-		sum[w] += now[w] - then[w];
-	to->max_wait_ns = Max(to->max_wait_ns, spin_max_since(from, minus, epoch));
+		sum[w] += now[w];
 }
 
 /*
- * The entry of a call site in a readers' hash table of LockStatSpinEntry,
+ * The entry of a call site in a local hash table of LockStatSpinEntry,
  * created with zero counts if new.
  */
+static LockStatSpinEntry *
+spin_key_entry(HTAB *htab, const LockStatSpinKey *key)
+{
+	LockStatSpinEntry *entry;
+	bool		found;
+
+	entry = hash_search(htab, key, HASH_ENTER, &found);
+	if (!found)
+		memset(&entry->counts, 0, sizeof(LockStatSpinTotals));
+	return entry;
+}
+
+/* the same for a slot's entry, by its names */
 static LockStatSpinEntry *
 spin_read_entry(HTAB *htab, const LockStatSpinSite *site)
 {
 	LockStatSpinKey key;
-	LockStatSpinEntry *entry;
-	bool		found;
 
 	memset(&key, 0, sizeof(key));
 	strlcpy(key.file, site->file, LOCKSTAT_SITE_NAME_LEN);
 	strlcpy(key.func, site->func, LOCKSTAT_SITE_NAME_LEN);
 	key.line = site->line;
-	entry = hash_search(htab, &key, HASH_ENTER, &found);
-	if (!found)
-		memset(&entry->counts, 0, sizeof(LockStatSpinTotals));
-	return entry;
+	return spin_key_entry(htab, &key);
+}
+
+/* a new local hash table of LockStatSpinEntry, in CurrentMemoryContext */
+static HTAB *
+spin_new_table(void)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(LockStatSpinKey);
+	ctl.entrysize = sizeof(LockStatSpinEntry);
+	ctl.hcxt = CurrentMemoryContext;
+	return hash_create("pg_lockstat spin sites", 64, &ctl,
+					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 }
 
 /*
@@ -469,33 +516,35 @@ spin_read_entry(HTAB *htab, const LockStatSpinSite *site)
 HTAB *
 lockstat_spin_read(void)
 {
-	HASHCTL		ctl;
 	HTAB	   *htab;
 	int			max_sites;
 	int			num_slots;
-	LockStatSpinTotals *base;
+	int			num_baselines;
+	LockStatSpinEntry *baselines;
+	uint64	   *base_contended;
 	uint64		epoch;
 
 	max_sites = spin_state->max_sites;
 	num_slots = spin_state->num_slots;
-
-	ctl.keysize = sizeof(LockStatSpinKey);
-	ctl.entrysize = sizeof(LockStatSpinEntry);
-	ctl.hcxt = CurrentMemoryContext;
-	htab = hash_create("pg_lockstat spin sites", 64, &ctl,
-					   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	htab = spin_new_table();
 
 	/*
 	 * The baselines first: they must not be newer than the counters.  The
 	 * lock is held until the counters are copied too, so that no reset falls
 	 * in between and the epoch stays the one of these baselines.
 	 */
-	base = palloc(mul_size(sizeof(LockStatSpinTotals),
-						   mul_size(max_sites, num_slots)));
+	baselines = palloc(mul_size(sizeof(LockStatSpinEntry),
+								LOCKSTAT_SPIN_BASELINES(max_sites)));
+	base_contended = palloc(mul_size(sizeof(uint64),
+									 mul_size(max_sites, num_slots)));
 	LWLockAcquire(spin_state->lock, LW_SHARED);
+	num_baselines = spin_state->num_baselines;
+	memcpy(baselines, spin_state->baselines,
+		   sizeof(LockStatSpinEntry) * num_baselines);
 	for (int s = 0; s < num_slots; s++)
-		memcpy(&base[s * max_sites], spin_baseline(spin_slot(s), max_sites),
-			   sizeof(LockStatSpinTotals) * max_sites);
+		memcpy(&base_contended[s * max_sites],
+			   spin_base_contended(spin_slot(s), max_sites),
+			   sizeof(uint64) * max_sites);
 	epoch = pg_atomic_read_u64(&spin_state->reset_epoch);
 
 	for (int s = 0; s < num_slots; s++)
@@ -512,26 +561,53 @@ lockstat_spin_read(void)
 		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
 		{
 			LockStatSpinCounters copy;
+			LockStatSpinTotals *to;
 
 			(void) spin_copy_counters(&copy, &counters[i], false);
-			spin_add(&spin_read_entry(htab, &sites[i])->counts, &copy,
-					 &base[s * max_sites + i], epoch);
+			to = &spin_read_entry(htab, &sites[i])->counts;
+			spin_add(to, &copy);
+			to->max_wait_ns = Max(to->max_wait_ns,
+								  spin_max_since(&copy,
+												 base_contended[s * max_sites + i],
+												 epoch));
 		}
 	}
 	LWLockRelease(spin_state->lock);
 
-	pfree(base);
+	/*
+	 * Each name's sum minus its baseline.  The sum only grows, and was read
+	 * after the baseline, so the difference is never negative; a name has
+	 * entries now if it had them at the reset.
+	 */
+	for (int b = 0; b < num_baselines; b++)
+	{
+		LockStatSpinEntry *entry = hash_search(htab, &baselines[b].key,
+											   HASH_FIND, NULL);
+		uint64	   *sum;
+		const uint64 *then = (const uint64 *) &baselines[b].counts;
+
+		if (entry == NULL)
+			continue;
+		sum = (uint64 *) &entry->counts;
+		for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
+			sum[w] -= then[w];
+	}
+
+	pfree(base_contended);
+	pfree(baselines);
 	return htab;
 }
 
 /*
  * Copy the counters of every slot's entries into copy (num_slots by
- * max_sites).  With missing_ok, an entry that cannot be read consistently
- * keeps what copy held for it.  Errors: 55P03 without missing_ok.
+ * max_sites).  Without missing_ok, the slots' numbers of entries are read
+ * and stored in nsites[num_slots]; with it, only those entries are copied
+ * again, and an entry that cannot be read consistently keeps what copy held
+ * for it.  Errors: 55P03 without missing_ok.
  */
 static void
-spin_copy_all(LockStatSpinCounters *copy, int num_slots, int max_sites,
-			  bool missing_ok)
+spin_copy_all(LockStatSpinCounters *copy, uint32 *nsites, int num_slots,
+			  int max_sites, bool missing_ok)
 {
 	for (int s = 0; s < num_slots; s++)
 	{
@@ -539,15 +615,38 @@ spin_copy_all(LockStatSpinCounters *copy, int num_slots, int max_sites,
 		volatile LockStatSpinCounters *counters = spin_counters(slot, max_sites);
 		uint32		n;
 
-		n = slot->nsites;
-		pg_read_barrier();
-		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
+		if (!missing_ok)
+		{
+			n = Min(slot->nsites, (uint32) max_sites);
+			pg_read_barrier();
+			nsites[s] = n;
+		}
+		n = nsites[s];
+		for (uint32 i = 0; i < n; i++)
 		{
 			LockStatSpinCounters one;
 
 			if (spin_copy_counters(&one, &counters[i], missing_ok))
 				copy[s * max_sites + i] = one;
 		}
+	}
+}
+
+/*
+ * Sum the copied counters of every slot's first nsites[s] entries per site
+ * name into htab.
+ */
+static void
+spin_sum_copies(HTAB *htab, const LockStatSpinCounters *copy,
+				const uint32 *nsites, int num_slots, int max_sites)
+{
+	for (int s = 0; s < num_slots; s++)
+	{
+		LockStatSpinSite *sites = spin_sites(spin_slot(s));
+
+		for (uint32 i = 0; i < nsites[s]; i++)
+			spin_add(&spin_read_entry(htab, &sites[i])->counts,
+					 &copy[s * max_sites + i]);
 	}
 }
 
@@ -559,45 +658,88 @@ spin_copy_all(LockStatSpinCounters *copy, int num_slots, int max_sites,
  * Everything is copied once before the epoch is raised: that is the step
  * that can fail, and an error then leaves everything as it was.  Once the
  * epoch is raised, each process's next wait starts a new maximum, so the
- * reset must then complete: the counters are copied again, after the epoch
- * (see the locking rules), and an entry whose owner stalls in between keeps
- * its first copy as its baseline, which is older but whole.  A baseline
- * never moves back.  Errors: 55P03 if an entry cannot be read consistently
- * before the epoch is raised.
+ * reset must then complete: the same entries are copied again, after the
+ * epoch (see the locking rules), and an entry whose owner stalls in between
+ * keeps its first copy, which is older but whole.  Entries registered
+ * after the first copy had no counts then and keep none in the baseline.
+ * Each site name's baseline is raised to its sum over the copies, never
+ * lowered.  Errors: 55P03 if an entry cannot be read consistently, 53400 if
+ * the slots have more site names than the baseline can hold, both before
+ * the epoch is raised.
  */
 void
 lockstat_spin_reset(void)
 {
 	int			max_sites;
 	int			num_slots;
+	int			max_baselines;
 	LockStatSpinCounters *copy;
+	uint32	   *nsites;
+	HTAB	   *htab;
+	HASH_SEQ_STATUS seq;
+	LockStatSpinEntry *entry;
+	int			n;
 
 	if (spin_state == NULL)
 		return;
 	max_sites = spin_state->max_sites;
 	num_slots = spin_state->num_slots;
+	max_baselines = LOCKSTAT_SPIN_BASELINES(max_sites);
 	copy = palloc0(mul_size(sizeof(LockStatSpinCounters),
 							mul_size(max_sites, num_slots)));
+	nsites = palloc0(mul_size(sizeof(uint32), num_slots));
 
 	LWLockAcquire(spin_state->lock, LW_EXCLUSIVE);
-	spin_copy_all(copy, num_slots, max_sites, false);
+	spin_copy_all(copy, nsites, num_slots, max_sites, false);
+
+	/* the names of the new baseline: those copied, and the old ones */
+	htab = spin_new_table();
+	spin_sum_copies(htab, copy, nsites, num_slots, max_sites);
+	for (int b = 0; b < spin_state->num_baselines; b++)
+		(void) spin_key_entry(htab, &spin_state->baselines[b].key);
+	if (hash_get_num_entries(htab) > max_baselines)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("too many spin wait call sites to reset"),
+				 errdetail("The processes have counted spin waits at %ld call sites, and the reset baseline holds %d.",
+						   hash_get_num_entries(htab), max_baselines),
+				 errhint("Raise \"pg_lockstat.max_spin_sites\" and restart the server.")));
+	hash_destroy(htab);
+
 	pg_atomic_fetch_add_u64(&spin_state->reset_epoch, 1);
-	spin_copy_all(copy, num_slots, max_sites, true);
+	spin_copy_all(copy, nsites, num_slots, max_sites, true);
+
+	htab = spin_new_table();
+	spin_sum_copies(htab, copy, nsites, num_slots, max_sites);
+	for (int b = 0; b < spin_state->num_baselines; b++)
+	{
+		LockStatSpinEntry *old = &spin_state->baselines[b];
+		uint64	   *now = (uint64 *) &spin_key_entry(htab, &old->key)->counts;
+		const uint64 *then = (const uint64 *) &old->counts;
+
+		for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
+			now[w] = Max(now[w], then[w]);
+	}
+	n = 0;
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Assert(n < max_baselines);
+		spin_state->baselines[n++] = *entry;
+	}
+	spin_state->num_baselines = n;
 
 	for (int s = 0; s < num_slots; s++)
 	{
-		LockStatSpinTotals *base = spin_baseline(spin_slot(s), max_sites);
+		uint64	   *base = spin_base_contended(spin_slot(s), max_sites);
 
-		for (int i = 0; i < max_sites; i++)
-		{
-			uint64	   *then = (uint64 *) &base[i];
-			const uint64 *now = spin_sum_words(&copy[s * max_sites + i]);
-
-			for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
-				then[w] = Max(then[w], now[w]);
-		}
+		for (uint32 i = 0; i < nsites[s]; i++)
+			base[i] = Max(base[i], copy[s * max_sites + i].core.contended);
 	}
 	LWLockRelease(spin_state->lock);
+
+	hash_destroy(htab);
+	pfree(nsites);
 	pfree(copy);
 }
 

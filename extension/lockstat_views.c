@@ -247,10 +247,12 @@ lockstat_counters_desc(TupleDesc result, int attno)
 /*
  * The pg_lwlock_counters value of counters t, for a result column of the
  * type desc (lockstat_counters_desc()): each counter in the SQL type of its
- * unit, a count as bigint and nanoseconds as float8 milliseconds.
+ * unit, a count as bigint and nanoseconds as float8 milliseconds; without
+ * holds, the hold counters (LOCKSTAT_FIRST_HOLD_COUNTER on) as NULL.
  */
 static Datum
-lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t)
+lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t,
+						bool holds)
 {
 	Datum		values[LOCKSTAT_NUM_COUNTERS];
 	bool		nulls[LOCKSTAT_NUM_COUNTERS] = {0};
@@ -259,7 +261,9 @@ lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t)
 	Assert(desc->natts == LOCKSTAT_NUM_COUNTERS);
 	for (int c = 0; c < LOCKSTAT_NUM_COUNTERS; c++)
 	{
-		if (lockstat_counter_columns[c].unit == LOCKSTAT_UNIT_COUNT)
+		if (!holds && c >= LOCKSTAT_FIRST_HOLD_COUNTER)
+			nulls[c] = true;
+		else if (lockstat_counter_columns[c].unit == LOCKSTAT_UNIT_COUNT)
 			values[c] = lockstat_counter_datum(t->counts[c]);
 		else
 			values[c] = Float8GetDatum((double) t->counts[c] / 1000000.0);
@@ -332,7 +336,7 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 			lockstat_overflow_warned = true;
 		}
 		i = lockstat_put_tranche(values, nulls, i, row, overflow);
-		values[i++] = lockstat_counters_value(counters_desc, t);
+		values[i++] = lockstat_counters_value(counters_desc, t, true);
 		for (int h = 0; h < LOCKSTAT_NUM_HISTS; h++)
 			values[i++] = Float8GetDatum((double) max_ns[h][row] / 1000000.0);
 		Assert(i == PG_LWLOCK_STATS_COLS);
@@ -452,13 +456,13 @@ pg_lwlock_hold_histogram(PG_FUNCTION_ARGS)
  * Put a row for each tranche (and the overflow row) with any activity in
  * totals[lockstat_num_rows()], folded per tranche, into a materialized
  * SRF's result: the nlead columns of lead, then tranche_id, tranche and
- * the counters (a column of type counters_desc, lockstat_counters_desc()).
- * The SRF's natts must be nlead + 3.
+ * the counters (a column of type counters_desc, lockstat_counters_desc()),
+ * their hold counters NULL unless holds.  The SRF's natts must be nlead + 3.
  */
 static void
 lockstat_put_tranche_rows(ReturnSetInfo *rsinfo, TupleDesc counters_desc,
 						  const LockStatTrancheTotals *totals,
-						  const Datum *lead, int nlead)
+						  const Datum *lead, int nlead, bool holds)
 {
 	int			overflow_row = lockstat_overflow_row();
 
@@ -479,7 +483,7 @@ lockstat_put_tranche_rows(ReturnSetInfo *rsinfo, TupleDesc counters_desc,
 			values[i] = lead[i];
 		/* the overflow row: pg_lwlock_stats() warns about it */
 		i = lockstat_put_tranche(values, nulls, i, row, row == overflow_row);
-		values[i++] = lockstat_counters_value(counters_desc, t);
+		values[i++] = lockstat_counters_value(counters_desc, t, holds);
 		Assert(i == nlead + 3);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -495,7 +499,10 @@ lockstat_put_tranche_rows(ReturnSetInfo *rsinfo, TupleDesc counters_desc,
  *	backend_type text	as pg_stat_activity.backend_type: the bgw_type of a
  *						background worker, else GetBackendTypeDesc()
  *	tranche_id int4, tranche text, counters pg_lwlock_counters: as in
- *	pg_lwlock_stats()
+ *	pg_lwlock_stats(), but the hold counters (ex_hold_samples,
+ *	sh_hold_samples, ex_hold_time, sh_hold_time) are NULL: sampled holds
+ *	are kept per kind of process (pg_lwlock_backend_type_stats), not per
+ *	process
  * pg_lockstat_reset() does not affect these counts.  Processes that have
  * exited are not shown (pg_lwlock_stats keeps their counts).  Errors: 55000
  * if pg_lockstat is not preloaded; 42804 if pg_lwlock_counters does not
@@ -534,7 +541,8 @@ pg_lwlock_backend_stats(PG_FUNCTION_ARGS)
 
 		lead[0] = Int32GetDatum(process.pid);
 		lead[1] = backend_type;
-		lockstat_put_tranche_rows(rsinfo, counters_desc, totals, lead, 2);
+		lockstat_put_tranche_rows(rsinfo, counters_desc, totals, lead, 2,
+								  false);
 	}
 
 	pfree(totals);
@@ -579,7 +587,8 @@ pg_lwlock_backend_type_stats(PG_FUNCTION_ARGS)
 
 		lockstat_fold_instance_rows(kind_totals);
 		lead[0] = CStringGetTextDatum(lockstat_kind_name(kind));
-		lockstat_put_tranche_rows(rsinfo, counters_desc, kind_totals, lead, 1);
+		lockstat_put_tranche_rows(rsinfo, counters_desc, kind_totals, lead, 1,
+								  true);
 	}
 
 	pfree(totals);
@@ -1055,7 +1064,7 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 		else
 			nulls[i++] = true;
 		values[i++] = Int32GetDatum(row - overflow_row - 1);
-		values[i++] = lockstat_counters_value(counters_desc, t);
+		values[i++] = lockstat_counters_value(counters_desc, t, true);
 		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
 		Assert(i == PG_LWLOCK_INSTANCE_STATS_COLS);
 

@@ -304,7 +304,7 @@ CREATE VIEW pg_lwlock_backend_stats AS
     FROM pg_lwlock_backend_stats() AS s;
 
 COMMENT ON VIEW pg_lwlock_backend_stats IS
-'LWLock statistics per live process and tranche since the process started, not affected by pg_lockstat_reset(); joins with pg_stat_activity on pid';
+'LWLock statistics per live process and tranche since the process started, not affected by pg_lockstat_reset(); joins with pg_stat_activity on pid; the hold columns (sh_hold_samples, ex_hold_samples, sh_hold_time, ex_hold_time) are NULL, as sampled holds are kept per kind of process (pg_lwlock_backend_type_stats)';
 COMMENT ON COLUMN pg_lwlock_backend_stats.pid IS
 'process ID, as pg_stat_activity.pid';
 COMMENT ON COLUMN pg_lwlock_backend_stats.backend_type IS

@@ -4,7 +4,7 @@
 # max_connections = 1000 and pg_lockstat's other settings at their defaults:
 # - the allocations of pg_lockstat (pg_shmem_allocations: everything the
 #   server allocates with pg_lockstat preloaded, minus what the same server
-#   allocates without it) take at most 52 MB;
+#   allocates without it) take at most 40 MB;
 # - while pgbench -C opens thousands of short-lived connections, each taking
 #   the lockstat_test LWLock a known number of times, and 3 reader sessions
 #   read pg_lwlock_stats, pg_lwlock_backend_stats and
@@ -44,7 +44,7 @@ $bare->stop;
 
 my $node = LockStatTest::new_node('shmem_exits', "max_connections = 1000");
 
-my $limit = 52 * 1024 * 1024;
+my $limit = 40 * 1024 * 1024;
 my ($slots, $named, $bytes) = split /\|/, $node->safe_psql(
 	'postgres', qq{
 SELECT (SELECT process_slots FROM pg_lockstat_status),

@@ -64,35 +64,66 @@ is( $node->safe_psql(
 
 # One hold in 10, set in postgresql.conf, so every process counts down from
 # its first counted acquisition: once idle, a process has exactly
-# acquisitions / 10 samples.  It may be busy for a moment (a statistics
-# flush), so wait for that state rather than read it once.
-my $session = $node->background_psql('postgres');
-my $pid = $session->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
-$session->query_safe(q{SELECT lockstat_test_lwlock('shared', 1234)});
-$session->query_safe(q{SELECT lockstat_test_lwlock('exclusive', 77)});
-my $exact = qq{
-	SELECT sum(sh_hold_samples + ex_hold_samples) =
-		   sum(sh_acquires + ex_acquires)::bigint / 10
-	FROM pg_lwlock_backend_stats WHERE pid = $pid};
-ok($node->poll_query_until('postgres', $exact),
-	'N = 10: an idle process has exactly its acquisitions / 10 samples');
-is( $node->safe_psql(
+# acquisitions / 10 samples.  Samples are kept per kind of process, so this
+# is read for the checkpointer, the one process of its kind, on a server
+# that was never reset (its counts since start are that process's whole
+# life), after each of many checkpoints.  A countdown that started k
+# acquisitions early or late would show floor((acquisitions +- k) / 10)
+# samples, which differs from floor(acquisitions / 10) at residue 9 (early)
+# or 0 (late) for every k from 1 to 9: the loop goes on until it has checked
+# both residues, dirtying a varying number of pages before each checkpoint.  The checkpointer may be busy for a moment after a
+# checkpoint, so each check waits for the idle state rather than read once.
+my $every10 = LockStatTest::new_node('hold_every_10',
+	"pg_lockstat.hold_sample_every = 10\n");
+my $ckpt_counts = q{
+	SELECT sum(sh_acquires + ex_acquires), sum(sh_hold_samples + ex_hold_samples)
+	FROM pg_lwlock_backend_type_stats WHERE backend_type = 'checkpointer'};
+my (%residues, $checks, $wrong);
+$every10->safe_psql('postgres', 'CREATE TABLE dirty (i int)');
+for my $round (1 .. 300)
+{
+	# a checkpoint of nothing takes an even number of locks: dirty a
+	# varying number of pages first
+	$every10->safe_psql('postgres',
+		"INSERT INTO dirty SELECT generate_series(1, 200 * ($round % 7)); CHECKPOINT");
+	my $idle = $every10->poll_query_until('postgres', qq{
+		SELECT acq::bigint / 10 = samples FROM ($ckpt_counts) AS c(acq, samples)});
+	my ($acq, $samples) = split /\|/, $every10->safe_psql('postgres', $ckpt_counts);
+	if (!$idle || $samples != int($acq / 10))
+	{
+		$wrong = "after checkpoint $round: $samples samples of $acq acquisitions";
+		last;
+	}
+	$checks++;
+	$residues{ $acq % 10 } = 1;
+	last if $residues{0} && $residues{9} && $checks >= 10;
+}
+is($wrong, undef,
+	'N = 10: the idle checkpointer has exactly its acquisitions / 10 samples');
+ok($residues{0} && $residues{9},
+	"checked at residues 0 and 9 of acquisitions / 10, among $checks checks: "
+	  . join(',', sort keys %residues));
+is( $every10->safe_psql(
 		'postgres',
-		qq{SELECT sum(sh_acquires + ex_acquires) > 1300
-		   FROM pg_lwlock_backend_stats WHERE pid = $pid}),
-	't', 'over more than 1300 acquisitions');
+		q{SELECT count(*) FROM pg_lwlock_backend_stats
+		  WHERE coalesce(ex_hold_samples, sh_hold_samples, ex_hold_time,
+						 sh_hold_time) IS NOT NULL}),
+	'0', 'pg_lwlock_backend_stats shows the hold columns as NULL');
+$every10->stop;
 
-# 0 times nothing, from the change on
+# 0 times nothing, from the change on: only this session takes the test
+# lock, 500 times more, without a sample.
+my $session = $node->background_psql('postgres');
+$session->query_safe(q{SELECT lockstat_test_lwlock('shared', 100)});
 $session->query_safe('SET pg_lockstat.hold_sample_every = 0');
 my $before = $node->safe_psql('postgres',
-	qq{SELECT sum(sh_hold_samples + ex_hold_samples)
-	   FROM pg_lwlock_backend_stats WHERE pid = $pid});
+	qq{SELECT sh_acquires, sh_hold_samples + ex_hold_samples $test_row});
 $session->query_safe(q{SELECT lockstat_test_lwlock('shared', 500)});
+my ($acq0, $samples0) = split /\|/, $before;
 is( $node->safe_psql(
 		'postgres',
-		qq{SELECT sum(sh_hold_samples + ex_hold_samples)
-		   FROM pg_lwlock_backend_stats WHERE pid = $pid}),
-	$before, 'N = 0: no more samples');
+		qq{SELECT sh_acquires - $acq0, sh_hold_samples + ex_hold_samples $test_row}),
+	"500|$samples0", 'N = 0: 500 more acquisitions, no more samples');
 $session->quit;
 
 # A hold that an error ends (LWLockReleaseAll() at abort) is timed once,
