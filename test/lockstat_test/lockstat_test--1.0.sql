@@ -101,6 +101,16 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spin_waits'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- Register n spin wait call sites of a file that does not exist, at lines
+-- first_line .. first_line + n - 1, in this process's table of call sites,
+-- without a wait; returns how many got counters.  Errors: 22023 for n out of
+-- 0..10000; 55000 if not preloaded, or if pg_lockstat is not preloaded
+-- before lockstat_test.
+CREATE FUNCTION lockstat_test_spin_sites(first_line integer, n integer)
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lockstat_test_spin_sites'
+LANGUAGE C STRICT VOLATILE;
+
 -- End every hold and churn that started before this call.  Errors: 55000 if
 -- not preloaded.
 CREATE FUNCTION lockstat_test_release()
@@ -121,3 +131,4 @@ REVOKE ALL ON FUNCTION lockstat_test_spinlock_churn(integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_release() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spinlock_hold() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_waits() FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_spin_sites(integer, integer) FROM PUBLIC;

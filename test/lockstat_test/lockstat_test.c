@@ -63,6 +63,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_spinlock_churn);
 PG_FUNCTION_INFO_V1(lockstat_test_release);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock_hold);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_waits);
+PG_FUNCTION_INFO_V1(lockstat_test_spin_sites);
 
 static void
 lst_shmem_request(void)
@@ -678,6 +679,48 @@ lockstat_test_spin_waits(PG_FUNCTION_ARGS)
 				 errmsg("lockstat_test counts spin waits only if pg_lockstat is loaded before it"),
 				 errhint("List \"pg_lockstat\" before \"lockstat_test\" in \"shared_preload_libraries\".")));
 	PG_RETURN_INT64((int64) pg_atomic_read_u32(&lst_state->spin_waits));
+}
+
+/*
+ * lockstat_test_spin_sites(first_line int4, n int4) returns int4
+ *
+ * Asks pg_lockstat's spin_stats_site_hook for the counters of n call sites
+ * of a file "lockstat_test_sites.c" that does not exist, at lines
+ * first_line .. first_line + n - 1, as the first spin of a wait at each
+ * would; no wait is added to them.  This registers the sites' names in this
+ * process's table of call sites, so that a test can fill the tables with
+ * more names than a reset's baseline holds.  Returns how many the hook gave
+ * counters for (the others were dropped: the table was full, or
+ * pg_lockstat.track is off).  Errors: 22023 for n out of 0..10000 or a line
+ * that overflows; 55000 if not preloaded, or if pg_lockstat was not
+ * preloaded before lockstat_test.
+ */
+Datum
+lockstat_test_spin_sites(PG_FUNCTION_ARGS)
+{
+	int32		first_line = PG_GETARG_INT32(0);
+	int32		n = PG_GETARG_INT32(1);
+	int32		given = 0;
+
+	lst_require_ready();
+	if (prev_spin_site_hook == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lockstat_test registers spin wait call sites only if pg_lockstat is loaded before it"),
+				 errhint("List \"pg_lockstat\" before \"lockstat_test\" in \"shared_preload_libraries\".")));
+	if (n < 0 || n > 10000 || first_line < 1 || first_line > PG_INT32_MAX - n)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("n must be between 0 and 10000, and first_line + n at most %d",
+						PG_INT32_MAX)));
+
+	for (int32 i = 0; i < n; i++)
+	{
+		if (prev_spin_site_hook("lockstat_test_sites.c", first_line + i,
+								"lockstat_test_spin_sites") != NULL)
+			given++;
+	}
+	PG_RETURN_INT32(given);
 }
 
 /*
