@@ -11,6 +11,8 @@
 # - a shared holder that runs no query with an ID (compute_query_id = off)
 #   is named by its kind of process, in mode shared;
 # - a reset empties the view;
+# - one backend blocked twice, behind two different holders, has one block
+#   under each;
 # - a session that got the lock by being woken, later holding it again
 #   without a block, is the root of the wait it ends then, not the root of
 #   its old wait;
@@ -175,6 +177,43 @@ is( $node->safe_psql(
 		'postgres',
 		q{SELECT count(*) FROM pg_lwlock_blockers WHERE tranche = 'lockstat_test'}),
 	'0', 'a reset empties pg_lwlock_blockers');
+
+# --- two blocks of one backend, behind two holders -------------------------
+# One waiter session blocks twice with the same statement: first behind an
+# exclusive holder with a query ID, then behind a shared holder without one.
+# Each block names its own holder: a holder left over in the waiter's state
+# from its first block would put both under the first holder.
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+my $waiter2 = $node->background_psql('postgres');
+my $w2pid = $waiter2->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+my @holder_ids;
+for my $step ([ 'exclusive', 'shared', '' ],
+	[ 'shared', 'exclusive', 'SET compute_query_id = off;' ])
+{
+	my ($mode, $wait_mode, $setup) = @$step;
+	my $holder = $node->background_psql('postgres');
+	my $hpid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$holder->query_safe("SET pg_lockstat.hold_sample_every = 1; $setup");
+	LockStatTest::hold_lwlock($node, $mode, $holder, $hpid);
+	push @holder_ids, query_id_of($hpid);
+	$waiter2->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock('$wait_mode', 1);\n");
+	LockStatTest::wait_for_waiters($node, 1);
+	LockStatTest::release_holds($node);
+	$waiter2->query_safe('SELECT 1');
+	$holder->quit;
+}
+$waiter2->quit;
+is( $node->safe_psql(
+		'postgres', qq{
+SELECT string_agg(concat_ws(',', coalesce((holder_queryid = $holder_ids[0])::text,
+										  holder_backend_type),
+							holder_mode, blocks), ' ' ORDER BY holder_mode)
+FROM pg_lwlock_blockers WHERE tranche = 'lockstat_test'}),
+	'true,exclusive,1 client backend,shared,1',
+	'a backend blocked twice: one block under each holder, the first by its query ID, the second by its kind');
+LockStatTest::query_tranches_add_up($node, 'after two blocks of one backend');
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 
 # --- a root is passed on only by the hold that followed the block ----------
 # Session A blocks behind a holder without a query ID (named by its kind of
