@@ -13,6 +13,8 @@
 # - a reset empties the view;
 # - one backend blocked twice, behind two different holders, has one block
 #   under each;
+# - with hold_sample_every = 10, three shared waiters woken by one exclusive
+#   release are exactly three blocks under that holder;
 # - a session that got the lock by being woken, later holding it again
 #   without a block, is the root of the wait it ends then, not the root of
 #   its old wait;
@@ -213,6 +215,37 @@ FROM pg_lwlock_blockers WHERE tranche = 'lockstat_test'}),
 	'true,exclusive,1 client backend,shared,1',
 	'a backend blocked twice: one block under each holder, the first by its query ID, the second by its kind');
 LockStatTest::query_tranches_add_up($node, 'after two blocks of one backend');
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+
+# --- exact counts with sampled holds (N = 10) ------------------------------
+# Holders are named for every blocked call, whether or not the hold was
+# timed: with hold_sample_every = 10, three shared waiters behind one
+# exclusive hold, all woken by its release, are three blocks under it.
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+{
+	my $holder = $node->background_psql('postgres');
+	my $hpid = $holder->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$holder->query_safe('SET pg_lockstat.hold_sample_every = 10');
+	LockStatTest::hold_lwlock($node, 'exclusive', $holder, $hpid);
+	my $hid = query_id_of($hpid);
+	my @waiters = map { $node->background_psql('postgres') } 1 .. 3;
+	$_->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n")
+	  for @waiters;
+	LockStatTest::wait_for_waiters($node, 3);
+	LockStatTest::release_holds($node);
+	$_->query_safe('SELECT 1') for @waiters;
+	$_->quit for @waiters;
+	$holder->quit;
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT count(*), sum(blocks), bool_and(holder_queryid = $hid),
+       bool_and(root_queryid = $hid), min(holder_mode)
+FROM pg_lwlock_blockers WHERE tranche = 'lockstat_test'}),
+		'1|3|t|t|exclusive',
+		'N = 10: three shared waiters behind one exclusive hold, three blocks under it, also as root');
+	LockStatTest::query_tranches_add_up($node, 'after three blocks at N = 10');
+}
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
 
 # --- a root is passed on only by the hold that followed the block ----------
