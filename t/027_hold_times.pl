@@ -3,8 +3,9 @@
 # Sampled LWLock hold times (pg_lockstat.hold_sample_every): with every
 # hold timed, each hold of the test lock is counted once, lasts at least as
 # long as it was held and at most as long as the statement, and falls in
-# the right bucket; with one in 10, an idle process's samples are exactly
-# its acquisitions / 10; holds that end by an error, by a FATAL exit and
+# the right bucket; nested holds, released in either order, are each timed
+# once for as long as each lasted; with one in 10, an idle process's
+# samples are exactly its acquisitions / 10; holds that end by an error, by a FATAL exit and
 # across pg_lockstat_reset() are counted once, in pg_lwlock_stats and per
 # query alike; 0 times nothing; and the histogram adds up to the samples of
 # pg_lwlock_stats, per tranche and mode, and the per-query rows to its
@@ -125,6 +126,33 @@ is( $node->safe_psql(
 		qq{SELECT sh_acquires - $acq0, sh_hold_samples + ex_hold_samples $test_row}),
 	"500|$samples0", 'N = 0: 500 more acquisitions, no more samples');
 $session->quit;
+
+# Nested holds, every hold timed: the test lock exclusively, and inside it
+# AutoFile (main array index 35, taken by nothing else here) in shared
+# mode.  Released inner first (lifo), the outer hold covers all three sleeps
+# and the inner one the middle one; released outer first, each covers two.
+# One sample each, within those bounds and the statement's duration.
+for my $case ([ 'true', 7, 3 ], [ 'false', 5, 5 ])
+{
+	my ($lifo, $outer_ms, $inner_ms) = @$case;
+	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+	my $t = Time::HiRes::time();
+	$node->safe_psql('postgres',
+		qq{SET pg_lockstat.hold_sample_every = 1;
+		   SELECT lockstat_test_lwlock_nested(35, 2000, 3000, 2000, $lifo)});
+	my $ms = (Time::HiRes::time() - $t) * 1000;
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT (SELECT ex_hold_samples || ',' || sh_hold_samples || ',' ||
+			   (ex_hold_time >= $outer_ms AND ex_hold_time <= $ms)
+		$test_row),
+	   (SELECT sh_hold_samples || ',' || ex_hold_samples || ',' ||
+			   (sh_hold_time >= $inner_ms AND sh_hold_time <= $ms)
+		FROM pg_lwlock_stats WHERE tranche = 'AutoFile')}),
+		'1,0,true|1,0,true',
+		sprintf('nested holds (lifo %s): the outer hold one sample of %d..%.0f ms, the inner one of %d..%.0f ms',
+			$lifo, $outer_ms, $ms, $inner_ms, $ms));
+}
 
 # A hold that an error ends (LWLockReleaseAll() at abort) is timed once,
 # for as long as it lasted.

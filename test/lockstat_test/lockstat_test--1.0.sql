@@ -101,6 +101,17 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spin_waits'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- Nested holds: the test lock exclusively, a_us later lock main_index of
+-- the fixed main array shared, b_us later release of the inner lock (lifo)
+-- or of the outer one, c_us later release of the other.  Each sleep at most
+-- 1 s.  Errors: 22023 for a bad argument.
+CREATE FUNCTION lockstat_test_lwlock_nested(main_index integer, a_us integer,
+                                            b_us integer, c_us integer,
+                                            lifo boolean)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lockstat_test_lwlock_nested'
+LANGUAGE C STRICT VOLATILE;
+
 -- Register n spin wait call sites of a file that does not exist, at lines
 -- first_line .. first_line + n - 1, in this process's table of call sites,
 -- without a wait; returns how many got counters.  Errors: 22023 for n out of
@@ -132,3 +143,4 @@ REVOKE ALL ON FUNCTION lockstat_test_release() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spinlock_hold() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_waits() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_sites(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_lwlock_nested(integer, integer, integer, integer, boolean) FROM PUBLIC;

@@ -64,6 +64,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_release);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock_hold);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_waits);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_sites);
+PG_FUNCTION_INFO_V1(lockstat_test_lwlock_nested);
 
 static void
 lst_shmem_request(void)
@@ -679,6 +680,50 @@ lockstat_test_spin_waits(PG_FUNCTION_ARGS)
 				 errmsg("lockstat_test counts spin waits only if pg_lockstat is loaded before it"),
 				 errhint("List \"pg_lockstat\" before \"lockstat_test\" in \"shared_preload_libraries\".")));
 	PG_RETURN_INT64((int64) pg_atomic_read_u32(&lst_state->spin_waits));
+}
+
+/*
+ * lockstat_test_lwlock_nested(main_index int4, a_us int4, b_us int4,
+ *							   c_us int4, lifo bool) returns void
+ *
+ * Nested holds: takes the test LWLock exclusively, sleeps a_us, takes lock
+ * main_index of the fixed main LWLock array in shared mode, sleeps b_us,
+ * then releases the inner lock (lifo) or the outer one (not lifo), sleeps
+ * c_us, and releases the other.  So with lifo the test lock is held at least
+ * a + b + c us and the inner one b; without, a + b and b + c.  Each sleep
+ * is at most 1 s.  Errors: 22023 for a bad argument; 55000 if not
+ * preloaded.
+ */
+Datum
+lockstat_test_lwlock_nested(PG_FUNCTION_ARGS)
+{
+	int32		index = PG_GETARG_INT32(0);
+	int32		a_us = PG_GETARG_INT32(1);
+	int32		b_us = PG_GETARG_INT32(2);
+	int32		c_us = PG_GETARG_INT32(3);
+	bool		lifo = PG_GETARG_BOOL(4);
+	LWLock	   *inner;
+
+	lst_require_ready();
+	lst_check_counts(0, a_us, LST_MAX_LWLOCK_HOLD_US);
+	lst_check_counts(0, b_us, LST_MAX_LWLOCK_HOLD_US);
+	lst_check_counts(0, c_us, LST_MAX_LWLOCK_HOLD_US);
+	if (index < 0 || index >= NUM_FIXED_LWLOCKS)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("main_index must be between 0 and %d",
+						NUM_FIXED_LWLOCKS - 1)));
+	inner = &MainLWLockArray[index].lock;
+
+	LWLockAcquire(lst_state->lock, LW_EXCLUSIVE);
+	pg_usleep(a_us);
+	LWLockAcquire(inner, LW_SHARED);
+	pg_usleep(b_us);
+	LWLockRelease(lifo ? inner : lst_state->lock);
+	pg_usleep(c_us);
+	LWLockRelease(lifo ? lst_state->lock : inner);
+
+	PG_RETURN_VOID();
 }
 
 /*
