@@ -15,6 +15,9 @@
 #   under each;
 # - with hold_sample_every = 10, three shared waiters woken by one exclusive
 #   release are exactly three blocks under that holder;
+# - a commit that waits for another session's WAL insertion
+#   (LWLockWaitForVar, the inserter stopped by gdb while it holds its
+#   insertion lock) names the inserting statement as its holder;
 # - a session that got the lock by being woken, later holding it again
 #   without a block, is the root of the wait it ends then, not the root of
 #   its old wait;
@@ -35,6 +38,7 @@ use Test::More;
 use Time::HiRes ();
 
 use LockStatTest;
+use LockStatTest::Gdb;
 
 # the monotonic clock, which the server's wait times are measured on too
 sub now
@@ -287,6 +291,56 @@ SELECT string_agg(b.blocks || ' ' || coalesce(b.holder_backend_type,
 FROM pg_lwlock_blockers b WHERE b.tranche = 'lockstat_test'}),
 	'1 client backend exclusive, root client backend exclusive; 1 A exclusive, root A exclusive',
 	'a waker whose hold did not follow its block is its own root, not the root of its old block');
+
+# --- a wait for a WAL insertion (LWLockWaitForVar) -------------------------
+# Session I inserts a row, and gdb stops it in LWLockReleaseClearVar(),
+# still holding its WAL insertion lock.  Session F's commit flushes WAL up
+# to its own record, after I's, so it waits in LWLockWaitForVar() for I's
+# insertion (WaitXLogInsertionsToFinish()), sleeping on tranche WALInsert.
+# Once I goes on, its release ends F's wait: F's statement has a block on
+# WALInsert whose holder is I's INSERT.
+SKIP:
+{
+	my $no_gdb = LockStatTest::Gdb::gdb_unavailable();
+	skip $no_gdb, 2 if $no_gdb;
+
+	$node->safe_psql('postgres',
+		'CREATE TABLE wal_i (i int); CREATE TABLE wal_f (i int); SELECT pg_lockstat_reset()');
+	my $ins = $node->background_psql('postgres');
+	my $ipid = $ins->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	my $g = LockStatTest::Gdb::gdb_attach($ins, 'LWLockReleaseClearVar', $ipid);
+	$ins->query_until(qr/started/,
+		"\\echo started\nINSERT INTO wal_i VALUES (1);\n");
+	LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
+	my $ins_id = query_id_of($ipid);
+
+	my $flusher = $node->background_psql('postgres');
+	my $fpid = $flusher->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$flusher->query_until(qr/started/,
+		"\\echo started\nINSERT INTO wal_f VALUES (1);\n");
+	$node->poll_query_until('postgres', qq{
+		SELECT wait_event = 'WALInsert' FROM pg_stat_activity WHERE pid = $fpid})
+	  or die 'the committing session did not wait for the WAL insertion';
+	my $f_id = query_id_of($fpid);
+	LockStatTest::Gdb::gdb_detach($g);
+	$ins->query_safe('SELECT 1');
+	$flusher->query_safe('SELECT 1');
+	$ins->quit;
+	$flusher->quit;
+
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT sum(blocks) >= 1, bool_and(holder_mode = 'exclusive')
+FROM pg_lwlock_blockers
+WHERE tranche = 'WALInsert' AND queryid = $f_id AND holder_queryid = $ins_id}),
+		't|t',
+		'a commit waiting for a WAL insertion (LWLockWaitForVar) names the inserting statement as holder, exclusive');
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT p.query FROM pg_stat_statements p WHERE p.queryid = $ins_id}),
+		'INSERT INTO wal_i VALUES ($1)',
+		'and that holder joins pg_stat_statements: the INSERT');
+}
 
 # --- pgbench -------------------------------------------------------------------
 
