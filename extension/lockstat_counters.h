@@ -22,8 +22,9 @@
  *			an expression of "row" (volatile LWLockStatsCounters *), of
  *			"hold" (volatile LockStatHoldRow *, what our hold hook counted
  *			for the same row and kind of process; the hold counters are the
- *			last lines, and only they use it) and of ex_slept and sh_slept, that row's
- *			acquisitions after sleeping, read once (see lockstat_add_row())
+ *			last lines, and only they use it) and of ex_slept and
+ *			sh_slept, that row's acquisitions after sleeping, read once
+ *			(see lockstat_add_row())
  *
  * Adding a counter: its counting point in the core patch, a line here, its
  * attribute and COMMENT ON COLUMN in the SQL script, the expected output

@@ -815,10 +815,11 @@ struct LockStatLWLockCut
  * The first step of pg_lockstat_reset() on the LWLock counters (see
  * lockstat_reset.c), once the per-query counts have started generation
  * "generation": empty that generation's half of the distributions and of
- * the hold table (no process counts in them before its cut), and start a cut with the rows of
- * exited processes.  Takes exit_lock, which keeps every slot's owner from
- * folding its rows into those until lockstat_lwlock_reset_finish();
- * exiting processes wait for the per-query lock first anyway.
+ * the hold table (no process counts in them before its cut), and start a
+ * cut with the rows of exited processes.  Takes exit_lock, which keeps
+ * every slot's owner from folding its rows into those until
+ * lockstat_lwlock_reset_finish(); exiting processes wait for the per-query
+ * lock first anyway.
  */
 LockStatLWLockCut *
 lockstat_lwlock_reset_begin(uint64 generation)

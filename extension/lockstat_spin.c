@@ -701,8 +701,9 @@ lockstat_spin_reset(void)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many spin wait call sites to reset"),
-				 errdetail("The processes have counted spin waits at %ld call sites, and the reset baseline holds %d.",
-						   hash_get_num_entries(htab), max_baselines),
+				 errdetail("The processes have counted spin waits at %lld call sites, and the reset baseline holds %d.",
+						   (long long) hash_get_num_entries(htab),
+						   max_baselines),
 				 errhint("Raise \"pg_lockstat.max_spin_sites\" and restart the server.")));
 	hash_destroy(htab);
 
