@@ -508,6 +508,30 @@ spin_new_table(void)
 }
 
 /*
+ * Subtract each site name's baseline from its sum in htab.  The sum only
+ * grows, and was read after the baseline, so the difference is never
+ * negative; a name has entries now if it had them at the reset.
+ */
+static void
+spin_subtract_baselines(HTAB *htab, const LockStatSpinEntry *baselines,
+						int num_baselines)
+{
+	for (int b = 0; b < num_baselines; b++)
+	{
+		LockStatSpinEntry *entry = hash_search(htab, &baselines[b].key,
+											   HASH_FIND, NULL);
+		uint64	   *sum;
+		const uint64 *then = (const uint64 *) &baselines[b].counts;
+
+		if (entry == NULL)
+			continue;
+		sum = (uint64 *) &entry->counts;
+		for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
+			sum[w] -= then[w];
+	}
+}
+
+/*
  * Sum every slot's counters, minus their baselines, per call site, into a
  * new local hash table of LockStatSpinEntry (in CurrentMemoryContext): the
  * counts since the last reset.  Errors: 55000 if not counting (see
@@ -574,25 +598,7 @@ lockstat_spin_read(void)
 	}
 	LWLockRelease(spin_state->lock);
 
-	/*
-	 * Each name's sum minus its baseline.  The sum only grows, and was read
-	 * after the baseline, so the difference is never negative; a name has
-	 * entries now if it had them at the reset.
-	 */
-	for (int b = 0; b < num_baselines; b++)
-	{
-		LockStatSpinEntry *entry = hash_search(htab, &baselines[b].key,
-											   HASH_FIND, NULL);
-		uint64	   *sum;
-		const uint64 *then = (const uint64 *) &baselines[b].counts;
-
-		if (entry == NULL)
-			continue;
-		sum = (uint64 *) &entry->counts;
-		for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
-			sum[w] -= then[w];
-	}
-
+	spin_subtract_baselines(htab, baselines, num_baselines);
 	pfree(base_contended);
 	pfree(baselines);
 	return htab;
