@@ -4,7 +4,8 @@
 # hold timed, each hold of the test lock is counted once, lasts at least as
 # long as it was held and at most as long as the statement, and falls in
 # the right bucket; nested holds, released in either order, are each timed
-# once for as long as each lasted; with one in 10, an idle process's
+# once for as long as each lasted; a hold ended by LWLockDisown() is timed
+# up to the disown, while the lock stays held; with one in 10, an idle process's
 # samples are exactly its acquisitions / 10; holds that end by an error, by a FATAL exit and
 # across pg_lockstat_reset() are counted once, in pg_lwlock_stats and per
 # query alike; 0 times nothing; and the histogram adds up to the samples of
@@ -160,6 +161,51 @@ SELECT (SELECT ex_hold_samples || ',' || sh_hold_samples || ',' ||
 		'1,0,true|1,0,true',
 		sprintf('nested holds (lifo %s): the outer hold one sample of %d..%.0f ms, the inner one of %d..%.0f ms',
 			$lifo, $outer_ms, $ms, $inner_ms, $ms));
+}
+
+# A hold that ends in LWLockDisown() (PostgreSQL 18, as its asynchronous
+# I/O does for a buffer's content lock) is timed up to the disown, while the
+# lock stays held: with every hold timed, the test lock held 3 ms and then
+# disowned is one sample of at least 3 ms, and at most the time from sending
+# the statement to seeing it wait after the disown, already there while a
+# conditional acquisition still fails; LWLockReleaseDisowned() later adds no
+# second sample.
+SKIP:
+{
+	skip 'LWLockDisown() is new in PostgreSQL 18', 4
+	  if LockStatTest::server_major() < 18;
+
+	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+	my $disowner = $node->background_psql('postgres');
+	my $dpid = $disowner->query_safe(
+		'SET pg_lockstat.hold_sample_every = 1; SELECT pg_backend_pid()') =~
+	  s/\D//gr;
+	my $t = Time::HiRes::time();
+	LockStatTest::start_hold($node, $disowner, $dpid,
+		q{SELECT lockstat_test_lwlock_disown('exclusive', 3000);},
+		'and disown the lock');
+	my $ms = (Time::HiRes::time() - $t) * 1000;
+	is( $node->safe_psql(
+			'postgres',
+			q{SELECT lockstat_test_lwlock('conditional', 1, 0)}),
+		'0', 'the disowned lock is still held');
+	is( $node->safe_psql(
+			'postgres', qq{
+SELECT ex_hold_samples, sh_hold_samples,
+	   ex_hold_time >= 3 AND ex_hold_time <= $ms
+$test_row}),
+		'1|0|t',
+		sprintf('LWLockDisown(): one sample of 3..%.0f ms while the lock is still held',
+			$ms));
+	LockStatTest::release_holds($node);
+	$disowner->quit;
+	is( $node->safe_psql(
+			'postgres', qq{SELECT ex_hold_samples, sh_hold_samples $test_row}),
+		'1|0', 'LWLockReleaseDisowned() adds no second sample');
+	is( $node->safe_psql(
+			'postgres',
+			q{SELECT lockstat_test_lwlock('conditional', 1, 0)}),
+		'1', 'and the lock is free again');
 }
 
 # A hold that an error ends (LWLockReleaseAll() at abort) is timed once,

@@ -112,6 +112,17 @@ RETURNS void
 AS 'MODULE_PATHNAME', 'lockstat_test_lwlock_nested'
 LANGUAGE C STRICT VOLATILE;
 
+-- Takes the test lock in mode 'shared' or 'exclusive', holds it hold_us
+-- microseconds (at most 1 s), gives up its ownership with LWLockDisown()
+-- and keeps it held, with wait event "Extension", until
+-- lockstat_test_release(); then releases it with LWLockReleaseDisowned().
+-- Returns 1.  Errors: 0A000 before PostgreSQL 18; 22023 for a bad argument;
+-- 57014 if no release came within 600 s.
+CREATE FUNCTION lockstat_test_lwlock_disown(mode text, hold_us integer)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'lockstat_test_lwlock_disown'
+LANGUAGE C STRICT VOLATILE;
+
 -- Register n spin wait call sites of a file that does not exist, at lines
 -- first_line .. first_line + n - 1, in this process's table of call sites,
 -- without a wait; returns how many got counters.  Errors: 22023 for n out of
@@ -144,3 +155,4 @@ REVOKE ALL ON FUNCTION lockstat_test_spinlock_hold() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_waits() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_sites(integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_lwlock_nested(integer, integer, integer, integer, boolean) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_lwlock_disown(text, integer) FROM PUBLIC;

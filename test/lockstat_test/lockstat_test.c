@@ -65,6 +65,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_spinlock_hold);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_waits);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_sites);
 PG_FUNCTION_INFO_V1(lockstat_test_lwlock_nested);
+PG_FUNCTION_INFO_V1(lockstat_test_lwlock_disown);
 
 static void
 lst_shmem_request(void)
@@ -781,4 +782,67 @@ lockstat_test_release(PG_FUNCTION_ARGS)
 	lst_require_ready();
 	pg_atomic_fetch_add_u64(&lst_state->releases, 1);
 	PG_RETURN_VOID();
+}
+
+/*
+ * lockstat_test_lwlock_disown(mode text, hold_us int4) returns bigint
+ *
+ * Takes the test LWLock in mode 'shared' or 'exclusive', holds it hold_us
+ * microseconds (at most 1 s), then gives up its ownership with
+ * LWLockDisown(), as PostgreSQL 18's asynchronous I/O does for a buffer's
+ * content lock that another process may release.  The lock stays held:
+ * the session then shows wait event "Extension", as
+ * lockstat_test_lwlock_hold() does, until lockstat_test_release() is
+ * called, and only then releases it with LWLockReleaseDisowned().  So a
+ * test can look at the counters while the disowned lock is still held.
+ * Returns 1.  Errors: 0A000 before PostgreSQL 18, which has no
+ * LWLockDisown(); 22023 for a bad argument; 55000 if not preloaded; 57014
+ * (after releasing the lock) if no release came within
+ * LST_MAX_RELEASE_WAIT_S seconds.
+ */
+Datum
+lockstat_test_lwlock_disown(PG_FUNCTION_ARGS)
+{
+#if PG_VERSION_NUM >= 180000
+	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
+	int32		hold_us = PG_GETARG_INT32(1);
+	LWLockMode	lwmode;
+	uint64		releases;
+	instr_time	start;
+	bool		timed_out = false;
+
+	lst_require_ready();
+	lst_check_counts(0, hold_us, LST_MAX_LWLOCK_HOLD_US);
+	lst_parse_mode(mode, &lwmode, NULL, false);
+
+	releases = pg_atomic_read_u64(&lst_state->releases);
+	INSTR_TIME_SET_CURRENT(start);
+
+	LWLockAcquire(lst_state->lock, lwmode);
+	pg_usleep(hold_us);
+	LWLockDisown(lst_state->lock);
+
+	/*
+	 * Nothing below may raise an error before the release: the lock is no
+	 * longer in this process's list of held locks, so an abort would not
+	 * release it.
+	 */
+	pgstat_report_wait_start(PG_WAIT_EXTENSION);
+	while (!lst_released(releases, start, LST_MAX_RELEASE_WAIT_S, &timed_out))
+		pg_usleep(1000L);
+	pgstat_report_wait_end();
+	LWLockReleaseDisowned(lst_state->lock, lwmode);
+
+	if (timed_out)
+		ereport(ERROR,
+				(errcode(ERRCODE_QUERY_CANCELED),
+				 errmsg("lockstat_test_release() was not called within %d s",
+						LST_MAX_RELEASE_WAIT_S)));
+	PG_RETURN_INT64(1);
+#else
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("LWLockDisown() needs PostgreSQL 18 or later")));
+	PG_RETURN_NULL();			/* keep the compiler quiet */
+#endif
 }
