@@ -18,6 +18,9 @@
 # - a commit that waits for another session's WAL insertion
 #   (LWLockWaitForVar, the inserter stopped by gdb while it holds its
 #   insertion lock) names the inserting statement as its holder;
+# - so does a wait that the inserter's LWLockUpdateVar() ends, while the
+#   inserter still holds the lock (gdb stops it in LWLockUpdateVar() and
+#   again before its release);
 # - a session that got the lock by being woken, later holding it again
 #   without a block, is the root of the wait it ends then, not the root of
 #   its old wait;
@@ -340,6 +343,109 @@ WHERE tranche = 'WALInsert' AND queryid = $f_id AND holder_queryid = $ins_id}),
 SELECT p.query FROM pg_stat_statements p WHERE p.queryid = $ins_id}),
 		'INSERT INTO wal_i VALUES ($1)',
 		'and that holder joins pg_stat_statements: the INSERT');
+}
+
+# --- a wait for a WAL insertion that LWLockUpdateVar() ends ------------------
+# With 64 kB of WAL buffers, session I's 400 kB WAL record (a logical
+# message) runs onto pages that are not initialized yet: before it
+# initializes one, I advertises how far it got with LWLockUpdateVar() on its
+# WAL insertion lock, which wakes that lock's waiters, and goes on holding
+# the lock.  gdb stops I at its first LWLockUpdateVar() call.  Session F's
+# INSERT then needs the buffers that I's record fills, and waits for I's
+# insertion in LWLockWaitForVar().  gdb lets I go on, through that update,
+# until it stops again in LWLockReleaseClearVar(), still holding the lock:
+# F's wait, ended by the update and not by a release, is a block on
+# WALInsert under I's statement, in mode exclusive, and there is no block
+# of F whose holder is not known.  Everything that I's stop could make wait
+# for WAL is done first (VACUUM FREEZE, then a checkpoint), and the
+# observer's session is connected before, so that reading the views
+# inserts no WAL.
+SKIP:
+{
+	my $no_gdb = LockStatTest::Gdb::gdb_unavailable();
+	skip $no_gdb, 3 if $no_gdb;
+
+	my $wal = LockStatTest::new_node('wal_update',
+		    "shared_preload_libraries = 'pg_lockstat,lockstat_test,pg_stat_statements'\n"
+		  . "autovacuum = off\nwal_buffers = 64kB\n");
+	$wal->safe_psql('postgres',
+		'CREATE EXTENSION pg_stat_statements; CREATE TABLE wal_u (i int)');
+	$wal->safe_psql('postgres', 'VACUUM FREEZE');
+	$wal->safe_psql('postgres', 'CHECKPOINT');
+	my $obs = $wal->background_psql('postgres');
+	my $ins = $wal->background_psql('postgres');
+	my $ipid = $ins->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	my $flusher = $wal->background_psql('postgres');
+	my $fpid = $flusher->query_safe('SELECT pg_backend_pid()') =~ s/\D//gr;
+	$obs->query_safe(
+		'SELECT pg_lockstat_reset(); SELECT count(*) FROM pg_lwlock_blockers; SELECT count(*) FROM pg_stat_activity');
+
+	# poll with the observer's session until $sql returns 't'
+	my $poll = sub {
+		my ($sql, $what) = @_;
+		my $deadline =
+		  Time::HiRes::time() + $PostgreSQL::Test::Utils::timeout_default;
+		until ($obs->query_safe($sql) eq 't')
+		{
+			die "timed out waiting for $what"
+			  if Time::HiRes::time() > $deadline;
+			Time::HiRes::usleep(10_000);
+		}
+	};
+
+	my $g = LockStatTest::Gdb::gdb_attach($ins, 'LWLockUpdateVar', $ipid);
+	$ins->query_until(qr/started/,
+		"\\echo started\nSELECT pg_logical_emit_message(false, 'p', repeat('x', 400000)) IS NOT NULL;\n");
+	LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
+	my $ins_id = $obs->query_safe(
+		"SELECT query_id FROM pg_stat_activity WHERE pid = $ipid");
+
+	$flusher->query_until(qr/started/,
+		"\\echo started\nINSERT INTO wal_u VALUES (1);\n");
+	$poll->(
+		"SELECT wait_event = 'WALInsert' FROM pg_stat_activity WHERE pid = $fpid",
+		'the INSERT to wait for the WAL insertion');
+	my $f_id = $obs->query_safe(
+		"SELECT query_id FROM pg_stat_activity WHERE pid = $fpid");
+
+	LockStatTest::Gdb::gdb_send($g,
+		"delete\nbreak LWLockReleaseClearVar\ncontinue",
+		qr/Breakpoint 2,/);
+	$poll->(
+		qq{SELECT coalesce(sum(blocks), 0) >= 1 FROM pg_lwlock_blockers
+		   WHERE tranche = 'WALInsert' AND queryid = $f_id},
+		'the INSERT to be woken by the update');
+	is( $obs->query_safe(
+			qq{
+SELECT sum(blocks) >= 1,
+	   bool_and(holder_queryid IS NOT DISTINCT FROM $ins_id
+				AND holder_mode = 'exclusive'),
+	   bool_and(root_queryid IS NOT DISTINCT FROM $ins_id)
+FROM pg_lwlock_blockers WHERE queryid = $f_id}),
+		't|t|t',
+		'a wait that LWLockUpdateVar() ends, the updater still holding its WAL insertion lock, names the updating statement as holder and root, exclusive'
+	);
+	LockStatTest::Gdb::gdb_detach($g);
+	$ins->query_safe('SELECT 1');
+	$flusher->query_safe('SELECT 1');
+	$ins->quit;
+	$flusher->quit;
+	$obs->quit;
+
+	is( $wal->safe_psql(
+			'postgres', qq{
+SELECT count(*) FILTER (WHERE holder_queryid IS DISTINCT FROM $ins_id)
+FROM pg_lwlock_blockers WHERE queryid = $f_id}),
+		'0',
+		'once I released, every block of the INSERT names I as holder');
+	like(
+		$wal->safe_psql(
+			'postgres',
+			"SELECT query FROM pg_stat_statements WHERE queryid = $ins_id"),
+		qr/^SELECT pg_logical_emit_message/,
+		'and that holder joins pg_stat_statements: the logical message');
+	LockStatTest::query_tranches_add_up($wal, 'after the waits for a WAL insertion');
+	$wal->stop;
 }
 
 # --- pgbench -------------------------------------------------------------------
