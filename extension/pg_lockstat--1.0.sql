@@ -178,7 +178,7 @@ COMMENT ON COLUMN pg_lwlock_hold_histogram.tranche IS
 COMMENT ON COLUMN pg_lwlock_hold_histogram.mode IS
 'exclusive or shared';
 COMMENT ON COLUMN pg_lwlock_hold_histogram.bucket_lower_us IS
-'the bucket counts holds that lasted at least this many microseconds (0, 1, 2, 4, ...), from the end of the acquisition to the release';
+'the bucket counts holds that lasted at least this many microseconds (0, 1, 2, 4, ...), from the end of the acquisition to the release (the wake-ups of waiters that follow the release not included)';
 COMMENT ON COLUMN pg_lwlock_hold_histogram.bucket_upper_us IS
 'and less than this many microseconds; NULL for the last bucket (4194304 microseconds and more)';
 COMMENT ON COLUMN pg_lwlock_hold_histogram.count IS
