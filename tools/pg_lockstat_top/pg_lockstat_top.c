@@ -48,6 +48,7 @@ static void run_loop(LoopState *state);
 static void try_reconnect(LoopState *state);
 static bool next_report(LoopState *state);
 static void sample_failed(LoopState *state, char *error);
+static void show_sampling_notes(void);
 static const char *client_time(void);
 
 
@@ -70,6 +71,7 @@ main(int argc, char **argv)
 	parse_options(argc, argv, &cparams);
 	open_sampling(&cparams, &state.prev);
 	state.connected = true;
+	show_sampling_notes();
 
 	install_signal_handlers();
 	if (output_mode == OUTPUT_SCREEN)
@@ -126,7 +128,10 @@ run_loop(LoopState *state)
 static void
 try_reconnect(LoopState *state)
 {
-	if (!reopen_sampling(&state->prev))
+	bool		ok = reopen_sampling(&state->prev);
+
+	show_sampling_notes();
+	if (!ok)
 		return;
 	state->connected = true;
 	note_event("reconnected at %s after %.1f s; new baseline",
@@ -150,6 +155,7 @@ next_report(LoopState *state)
 
 	if (!take_sample(&cur, &error))
 	{
+		show_sampling_notes();
 		sample_failed(state, error);
 		return false;
 	}
@@ -165,6 +171,7 @@ next_report(LoopState *state)
 
 	/* on the screen, an event stays on show until the next report */
 	clear_event();
+	show_sampling_notes();
 	show_report(&state->report);
 	state->reports++;
 	return true;
@@ -197,6 +204,23 @@ sample_failed(LoopState *state, char *error)
 	pg_free(error);
 	if (output_mode == OUTPUT_SCREEN)
 		show_screen(state->have_report ? &state->report : NULL);
+}
+
+/*
+ * show_sampling_notes
+ *		Show what sample.c has noted (a view or the query texts turned off
+ *		after an error, and why) as events, oldest first.
+ */
+static void
+show_sampling_notes(void)
+{
+	char	   *note;
+
+	while ((note = next_sampling_note()) != NULL)
+	{
+		note_event("%s", note);
+		pg_free(note);
+	}
 }
 
 /*

@@ -211,6 +211,7 @@ extern int	compare_site(const void *a, const void *b);
 extern int	compare_query_key(const void *a, const void *b);
 extern int	compare_query_row(const void *a, const void *b);
 extern void label_queries(Report *report);
+extern char *next_sampling_note(void);
 
 /* rates.c */
 extern bool make_report(const Sample *prev, const Sample *cur,

@@ -20,8 +20,11 @@
  *
  * Errors that mean pg_lockstat cannot be used here (extension missing,
  * library not preloaded, permission denied) end the program with
- * EXIT_SETUP through setup_failure; other failures are returned.  While the
- * query of a sample runs, fe_utils/cancel.c's SIGINT handler may cancel it.
+ * EXIT_SETUP through setup_failure; other failures are returned.  What is
+ * turned off after an error is said in a note that the main loop shows
+ * (next_sampling_note()), so that this file does not call the output's.
+ * While the query of a sample runs, fe_utils/cancel.c's SIGINT handler may
+ * cancel it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -61,6 +64,12 @@ static QueryText *query_texts = NULL;
 static int	nquery_texts = 0;
 static int	max_query_texts = 0;
 
+/* notes not yet shown, oldest first (see next_sampling_note()) */
+#define MAX_SAMPLING_NOTES	8
+
+static char *sampling_notes[MAX_SAMPLING_NOTES];
+static int	nsampling_notes = 0;
+
 /* longest query text kept, in bytes */
 #define QUERY_TEXT_LEN		200
 
@@ -86,6 +95,7 @@ static int	sites_result(void);
 static int	queries_result(void);
 static const char *find_query_text(const QueryRate *q);
 static void look_up_query_texts(const Report *report, int nshown);
+static void add_sampling_note(const char *fmt,...) pg_attribute_printf(1, 2);
 static char *first_line(const char *msg);
 
 
@@ -453,14 +463,14 @@ check_results(PGresult **results, int nresults, char **error)
 			 */
 			have_spinlock_view = false;
 			spinlock_view_failed = true;
-			note_event("spinlock call sites not shown: %s", *error);
+			add_sampling_note("spinlock call sites not shown: %s", *error);
 		}
 		else if (i == queries_result())
 		{
 			/* likewise for the blocked calls per query */
 			have_query_view = false;
 			query_view_failed = true;
-			note_event("blocked calls per query not shown: %s", *error);
+			add_sampling_note("blocked calls per query not shown: %s", *error);
 		}
 		else
 			check_setup_error(results[i]);
@@ -701,7 +711,7 @@ look_up_query_texts(const Report *report, int nshown)
 		if (PQstatus(conn) == CONNECTION_OK)
 		{
 			pgss_failed = true;
-			note_event("query texts not shown: %s", error);
+			add_sampling_note("query texts not shown: %s", error);
 		}
 		pg_free(error);
 		PQclear(res);
@@ -846,6 +856,48 @@ compare_query_row(const void *a, const void *b)
 		return c;
 	return strcmp(((const QueryCounters *) a)->tranche,
 				  ((const QueryCounters *) b)->tranche);
+}
+
+/*
+ * add_sampling_note
+ *		Keep a note (a printf format and its arguments, one line without a
+ *		newline) for next_sampling_note.  Notes beyond MAX_SAMPLING_NOTES
+ *		not yet taken are dropped; each kind is made at most once per view
+ *		turned off.
+ */
+static void
+add_sampling_note(const char *fmt,...)
+{
+	va_list		ap;
+	char		msg[1024];
+
+	if (nsampling_notes == MAX_SAMPLING_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	sampling_notes[nsampling_notes++] = pg_strdup(msg);
+}
+
+/*
+ * next_sampling_note
+ *		The oldest note not yet taken, such as "query texts not shown:
+ *		<reason>", malloc'd for the caller to show and free; NULL if there is
+ *		none.  Notes are made by open_sampling, reopen_sampling, take_sample
+ *		and label_queries.
+ */
+char *
+next_sampling_note(void)
+{
+	char	   *note;
+
+	if (nsampling_notes == 0)
+		return NULL;
+	note = sampling_notes[0];
+	nsampling_notes--;
+	memmove(sampling_notes, sampling_notes + 1,
+			sizeof(char *) * nsampling_notes);
+	return note;
 }
 
 /*
