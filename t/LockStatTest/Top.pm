@@ -163,11 +163,18 @@ sub finish_gated_top
 # shared acquisition and one blocked call (at lwlock_unblock); a waiter's
 # call is "SELECT lockstat_test_lwlock('shared', 1, 0)" (its normalized
 # text in pg_stat_statements: lockstat_test_lwlock($1, $2, $3)).
-# lwlock_blocker_quit($b) ends the sessions.
+# lwlock_blocker_modes($b, $hold, $wait) changes the holder's mode and the
+# waiters' from 'exclusive' and 'shared'.  lwlock_blocker_quit($b) ends the
+# sessions.
 sub lwlock_blocker
 {
 	my ($node, @sets) = @_;
-	my $b = { waiters => [], waiter_pids => [] };
+	my $b = {
+		waiters => [],
+		waiter_pids => [],
+		hold_mode => 'exclusive',
+		wait_mode => 'shared'
+	};
 	($b->{ctl}) = LockStatTest::lasting_session($node);
 	($b->{holder}, $b->{holder_pid}) = LockStatTest::lasting_session($node);
 	foreach my $set (@sets)
@@ -180,6 +187,19 @@ sub lwlock_blocker
 	return $b;
 }
 
+# Let the holder of lwlock_blocker() $b hold the lock in mode $hold and its
+# waiters ask for it in mode $wait ('shared' or 'exclusive') from the next
+# lwlock_block($b) on.  With a shared holder and exclusive waiters a round is
+# a convoy: the holder's release wakes one waiter, whose release wakes the
+# next, and so on, each waiter having got the lock by being woken.
+sub lwlock_blocker_modes
+{
+	my ($b, $hold, $wait) = @_;
+	$b->{hold_mode} = $hold;
+	$b->{wait_mode} = $wait;
+	return;
+}
+
 # Make the waiters of lwlock_blocker() $b sleep behind its holder: returns
 # once they all wait for the lockstat_test LWLock.
 sub lwlock_block
@@ -189,7 +209,7 @@ sub lwlock_block
 	my $pids = join(', ', @{ $b->{waiter_pids} });
 
 	$b->{holder}->query_until(qr/hold started/,
-		"\\echo hold started\nSELECT lockstat_test_lwlock_hold('exclusive');\n"
+		"\\echo hold started\nSELECT lockstat_test_lwlock_hold('$b->{hold_mode}');\n"
 		  . "\\echo hold ended\n");
 	LockStatTest::poll_session($b->{ctl},
 		qq{SELECT count(*) = 1 FROM pg_stat_activity
@@ -198,7 +218,7 @@ sub lwlock_block
 	foreach my $h (@{ $b->{waiters} })
 	{
 		$h->query_until(qr/call started/,
-			"\\echo call started\nSELECT lockstat_test_lwlock('shared', 1, 0);\n"
+			"\\echo call started\nSELECT lockstat_test_lwlock('$b->{wait_mode}', 1, 0);\n"
 			  . "\\echo call ended\n");
 	}
 	LockStatTest::poll_session($b->{ctl},

@@ -89,10 +89,11 @@ usage(void)
 	printf("  -n, --count=COUNT        stop after COUNT reports (default: run until \"q\" or\n"
 		   "                           Ctrl-C); the first sample is a baseline, so this\n"
 		   "                           takes COUNT intervals\n");
-	printf("  -t, --top=N              show the top N tranches, queries and spinlock call\n"
-		   "                           sites (default 15, 0 for all)\n");
+	printf("  -t, --top=N              show the top N tranches, queries, blockers and\n"
+		   "                           spinlock call sites (default 15, 0 for all)\n");
 	printf("  -s, --sort=KEY           sort by blocks (default), wait, spin_delays or\n"
-		   "                           acquires, all per second\n");
+		   "                           acquires, all per second (blockers: by blocks or\n"
+		   "                           else by wait)\n");
 	printf("      --batch              plain lines per interval, even on a terminal\n");
 	printf("      --csv                CSV rows per interval (implies --batch)\n");
 	printf("  -V, --version            output version information, then exit\n");

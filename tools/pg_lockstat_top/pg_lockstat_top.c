@@ -4,10 +4,11 @@
  *	  Live LWLock contention rates from pg_lockstat, in the manner of top
  *
  * Every interval the program reads pg_lockstat_status, pg_lwlock_stats,
- * pg_stat_database and pg_stat_activity (and pg_spinlock_stats and
- * pg_lwlock_query_stats where the extension has them) in one round trip
- * ("a sample", sample.c) and shows the difference to the previous sample as
- * rates per second (rates.c), with the texts of the queries shown from
+ * pg_stat_database and pg_stat_activity (and pg_spinlock_stats,
+ * pg_lwlock_query_stats and pg_lwlock_blockers where the extension has
+ * them) in one round trip ("a sample", sample.c) and shows the difference
+ * to the previous sample as rates per second (rates.c), with the texts of
+ * the queries shown from
  * pg_stat_statements: a full-screen display on a terminal, blocks of plain
  * lines with --batch, or CSV rows with --csv (render.c, terminal.c).  The
  * first sample after start-up or after a reconnection is only a baseline.
@@ -168,6 +169,8 @@ next_report(LoopState *state)
 		return false;
 	if (state->report.have_queries)
 		label_queries(&state->report);
+	if (state->report.have_blockers)
+		label_blockers(&state->report);
 
 	/* on the screen, an event stays on show until the next report */
 	clear_event();

@@ -8,7 +8,8 @@
  *	pg_lockstat_top.c	main loop: baseline, one report per interval,
  *						reconnection
  *	options.c			command line, --help, the option variables
- *	sample.c			the connection and the query of one sample
+ *	sample.c			the connection and the query of one sample, the
+ *						query texts
  *	rates.c				rates between two samples, their order
  *	render.c			the report as text, the screen, CSV, events
  *	terminal.c			terminal modes, signals, the wait and the keys
@@ -97,6 +98,38 @@ typedef struct QueryCounters
 	double		wait_ms;
 } QueryCounters;
 
+/*
+ * the key of one row of pg_lwlock_blockers: the tranche, the waiter (as in
+ * QueryCounters), the holder whose release ended the wait and the root
+ * holder at the head of its chain of wake-ups; NULLs are 0 and "", and a
+ * mode of "" means that the holder (and so the root) is not known
+ */
+typedef struct BlockerKey
+{
+	char	   *tranche;
+	int64		queryid;		/* the waiter's; 0: none */
+	unsigned int dbid;
+	unsigned int userid;
+	char	   *backend_type;	/* "" for a query's row and the residual row */
+	int64		holder_queryid; /* 0: none, or holder not known */
+	char	   *holder_backend_type;	/* "" unless holder_queryid is 0 */
+	char	   *holder_mode;	/* "exclusive", "shared" or "" */
+	int64		root_queryid;	/* likewise for the root holder */
+	char	   *root_backend_type;
+	char	   *root_mode;
+} BlockerKey;
+
+/*
+ * one row of pg_lwlock_blockers, in extension versions that have it: the
+ * blocked calls of one key
+ */
+typedef struct BlockerCounters
+{
+	BlockerKey	key;			/* first, see compare_blocker_key() */
+	int64		blocks;
+	double		wait_ms;
+} BlockerCounters;
+
 /* everything read in one round trip */
 typedef struct Sample
 {
@@ -117,6 +150,9 @@ typedef struct Sample
 	bool		have_queries;	/* pg_lwlock_query_stats was read */
 	int			nqueries;
 	QueryCounters *queries;		/* sorted by key, then tranche */
+	bool		have_blockers;	/* pg_lwlock_blockers was read */
+	int			nblockers;
+	BlockerCounters *blockers;	/* sorted by key */
 } Sample;
 
 /* one tranche's activity over an interval */
@@ -165,6 +201,17 @@ typedef struct QueryRate
 	char	   *text;			/* what the row shows: query text or label */
 } QueryRate;
 
+/* one key's blocked calls under one holder and root over an interval */
+typedef struct BlockerRate
+{
+	BlockerKey	key;			/* first, see compare_blocker_key() */
+	double		blocks_per_s;
+	double		wait_ms_per_s;
+	char	   *waiter_text;	/* what the rows show (see label_blockers()), */
+	char	   *holder_text;	/* or NULL before they are labelled */
+	char	   *root_text;
+} BlockerRate;
+
 /* what is shown for one interval */
 typedef struct Report
 {
@@ -185,6 +232,9 @@ typedef struct Report
 	bool		have_queries;	/* the query section is shown */
 	int			nqueries;
 	QueryRate  *queries;		/* keys that blocked in the interval */
+	bool		have_blockers;	/* the blocker section is shown */
+	int			nblockers;
+	BlockerRate *blockers;		/* keys that blocked in the interval */
 } Report;
 
 /* options.c: the options, set once by parse_options (sort_key by keys too) */
@@ -210,7 +260,11 @@ extern int	compare_tranche_id(const void *a, const void *b);
 extern int	compare_site(const void *a, const void *b);
 extern int	compare_query_key(const void *a, const void *b);
 extern int	compare_query_row(const void *a, const void *b);
+extern int	compare_blocker_key(const void *a, const void *b);
+extern void copy_blocker_key(BlockerKey *dst, const BlockerKey *src);
+extern void free_blocker_key(BlockerKey *key);
 extern void label_queries(Report *report);
+extern void label_blockers(Report *report);
 extern char *next_sampling_note(void);
 
 /* rates.c */

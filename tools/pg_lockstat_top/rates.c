@@ -19,7 +19,8 @@
  * Blocked calls per query: a key's counts can also go down without a reset,
  * when its entry was evicted into the residual row and came back; its count
  * in the interval is then its count now.  The residual row grows by what is
- * evicted into it.
+ * evicted into it.  The same goes for the blockers (pg_lwlock_blockers),
+ * per waiting query, holder and root holder.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -42,9 +43,12 @@ static void make_site_rates(const Sample *prev, const Sample *cur,
 							Report *report);
 static void make_query_rates(const Sample *prev, const Sample *cur,
 							 Report *report);
+static void make_blocker_rates(const Sample *prev, const Sample *cur,
+							   Report *report);
 static int	compare_rates(const void *a, const void *b);
 static int	compare_site_rates(const void *a, const void *b);
 static int	compare_query_rates(const void *a, const void *b);
+static int	compare_blocker_rates(const void *a, const void *b);
 
 
 /*
@@ -75,6 +79,7 @@ make_report(const Sample *prev, const Sample *cur, Report *report)
 	make_tranche_rates(prev, cur, report);
 	make_site_rates(prev, cur, report);
 	make_query_rates(prev, cur, report);
+	make_blocker_rates(prev, cur, report);
 	sort_report(report);
 	return true;
 }
@@ -328,9 +333,52 @@ make_query_rates(const Sample *prev, const Sample *cur, Report *report)
 }
 
 /*
+ * make_blocker_rates
+ *		The blocker rows of a report whose header is made: one per key of
+ *		pg_lwlock_blockers (tranche, waiter, holder, root holder) that
+ *		blocked in the interval, over report->rate_interval.  A key whose
+ *		counts went down (evicted and counted again) counts what it has now.
+ *		The texts are set later, by label_blockers().
+ */
+static void
+make_blocker_rates(const Sample *prev, const Sample *cur, Report *report)
+{
+	double		seconds = report->rate_interval;
+
+	report->have_blockers = cur->have_blockers;
+	report->nblockers = 0;
+	report->blockers = pg_malloc0(sizeof(BlockerRate) *
+								  Max(cur->nblockers, 1));
+	for (int i = 0; i < cur->nblockers; i++)
+	{
+		const BlockerCounters *c = &cur->blockers[i];
+		const BlockerCounters *p = NULL;
+		int64		blocks = c->blocks;
+		double		wait_ms = c->wait_ms;
+		BlockerRate *r;
+
+		if (!report->reset)
+			p = bsearch(c, prev->blockers, prev->nblockers,
+						sizeof(BlockerCounters), compare_blocker_key);
+		if (p && p->blocks <= c->blocks && p->wait_ms <= c->wait_ms)
+		{
+			blocks -= p->blocks;
+			wait_ms -= p->wait_ms;
+		}
+		if (blocks <= 0)
+			continue;
+		r = &report->blockers[report->nblockers++];
+		copy_blocker_key(&r->key, &c->key);
+		r->blocks_per_s = blocks / seconds;
+		r->wait_ms_per_s = wait_ms / seconds;
+	}
+}
+
+/*
  * sort_report
- *		Order a report's tranche rows by the current sort_key, and its
- *		spinlock call sites by delays and spins per second.
+ *		Order a report's tranche rows by the current sort_key, its spinlock
+ *		call sites by delays and spins per second, its queries by wait, and
+ *		its blockers by blocks or wait as the sort key says.
  */
 void
 sort_report(Report *report)
@@ -340,6 +388,8 @@ sort_report(Report *report)
 		  compare_site_rates);
 	qsort(report->queries, report->nqueries, sizeof(QueryRate),
 		  compare_query_rates);
+	qsort(report->blockers, report->nblockers, sizeof(BlockerRate),
+		  compare_blocker_rates);
 }
 
 /*
@@ -417,6 +467,37 @@ compare_query_rates(const void *a, const void *b)
 }
 
 /*
+ * compare_blocker_rates
+ *		qsort order of BlockerRate: with sort key blocks, most blocks, then
+ *		most wait, first; with any other key (wait, and the spin delays and
+ *		acquisitions that the view does not have), most wait, then most
+ *		blocks; then by key.
+ */
+static int
+compare_blocker_rates(const void *a, const void *b)
+{
+	const BlockerRate *ra = a;
+	const BlockerRate *rb = b;
+	double		a1 = ra->wait_ms_per_s,
+				b1 = rb->wait_ms_per_s;
+	double		a2 = ra->blocks_per_s,
+				b2 = rb->blocks_per_s;
+
+	if (sort_key == SORT_BLOCKS)
+	{
+		a1 = ra->blocks_per_s;
+		b1 = rb->blocks_per_s;
+		a2 = ra->wait_ms_per_s;
+		b2 = rb->wait_ms_per_s;
+	}
+	if (a1 != b1)
+		return a1 < b1 ? 1 : -1;
+	if (a2 != b2)
+		return a2 < b2 ? 1 : -1;
+	return compare_blocker_key(a, b);
+}
+
+/*
  * free_report
  *		Release what a report points to and clear it.
  */
@@ -441,5 +522,13 @@ free_report(Report *report)
 		pg_free(report->queries[i].text);
 	}
 	pg_free(report->queries);
+	for (i = 0; i < report->nblockers; i++)
+	{
+		free_blocker_key(&report->blockers[i].key);
+		pg_free(report->blockers[i].waiter_text);
+		pg_free(report->blockers[i].holder_text);
+		pg_free(report->blockers[i].root_text);
+	}
+	pg_free(report->blockers);
 	memset(report, 0, sizeof(Report));
 }

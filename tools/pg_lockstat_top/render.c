@@ -32,6 +32,7 @@ static void render_tranches(const Report *report, PQExpBuffer out,
 							int max_rows);
 static void render_sites(const Report *report, PQExpBuffer out);
 static void render_queries(const Report *report, PQExpBuffer out);
+static void render_blockers(const Report *report, PQExpBuffer out);
 static void format_pct(char *buf, size_t len, double pct);
 static void clip_to_screen(const char *text, int rows, int cols,
 						   PQExpBuffer screen);
@@ -45,9 +46,9 @@ static void write_csv_text(const char *text);
  *		The text of a report, into out: the header line, a line if the
  *		counters were reset, the column names, at most max_rows tranches (0:
  *		no limit besides -t), the sampled holds of those tranches, then the
- *		queries that blocked and the spinlock call sites if the report has
- *		them.  Tranche IDs are only in the CSV
- *		output; the names tell the tranches apart.
+ *		queries that blocked, their holders and the spinlock call sites if
+ *		the report has them.  Tranche IDs are only in the CSV output; the
+ *		names tell the tranches apart.
  */
 static void
 render_report(const Report *report, PQExpBuffer out, int max_rows)
@@ -57,6 +58,8 @@ render_report(const Report *report, PQExpBuffer out, int max_rows)
 	render_holds(report, out, max_rows);
 	if (report->have_queries)
 		render_queries(report, out);
+	if (report->have_blockers)
+		render_blockers(report, out);
 	if (report->have_sites)
 		render_sites(report, out);
 }
@@ -216,6 +219,54 @@ render_queries(const Report *report, PQExpBuffer out)
 	}
 	if (nrows == 0)
 		appendPQExpBufferStr(out, "(no blocked LWLock calls of queries in this interval)\n");
+}
+
+/*
+ * render_blockers
+ *		The table of the blocked calls per tranche, waiting query, holder
+ *		and root holder (pg_lwlock_blockers) in the interval, in the order
+ *		of sort_report(): column names, then the top -t keys, each in three
+ *		lines: wait and blocks per second, the tranche and the waiter (as in
+ *		the query table); then the holder, the process whose release ended
+ *		the wait, and the root holder, at the head of that chain of
+ *		wake-ups, each with its mode and its query (see label_blockers()),
+ *		or "?" and "(not known)" when the view has no holder.
+ */
+static void
+render_blockers(const Report *report, PQExpBuffer out)
+{
+	int			nrows = report->nblockers;
+	int			width = 16;
+	int			i;
+
+	if (top_n > 0 && nrows > top_n)
+		nrows = top_n;
+	for (i = 0; i < nrows; i++)
+		width = Max(width, (int) strlen(report->blockers[i].key.tranche));
+
+	appendPQExpBuffer(out, "%9s %9s %-*s %s\n",
+					  "Wait ms/s", "Blk/s", width, "Tranche",
+					  "Waiter / holder / root holder");
+	for (i = 0; i < nrows; i++)
+	{
+		const BlockerRate *b = &report->blockers[i];
+		const char *holder_mode = b->key.holder_mode;
+		const char *root_mode = b->key.root_mode;
+
+		appendPQExpBuffer(out, "%9.2f %9.1f %-*s %s\n",
+						  b->wait_ms_per_s, b->blocks_per_s, width,
+						  b->key.tranche,
+						  b->waiter_text ? b->waiter_text : "");
+		/* "holder " and "root   " before the mode fill the tranche column */
+		appendPQExpBuffer(out, "%20s%-6s %-*s %s\n", "", "holder",
+						  width - 7, holder_mode[0] ? holder_mode : "?",
+						  b->holder_text ? b->holder_text : "");
+		appendPQExpBuffer(out, "%20s%-6s %-*s %s\n", "", "root",
+						  width - 7, root_mode[0] ? root_mode : "?",
+						  b->root_text ? b->root_text : "");
+	}
+	if (nrows == 0)
+		appendPQExpBufferStr(out, "(no blocked LWLock calls in this interval)\n");
 }
 
 /*

@@ -13,10 +13,10 @@
  * (func, file, line, contended, spins, delays, wait_time, ...).  When the
  * extension's schema has it, it is read too; if it cannot be read it is
  * left out from then on, with a note.  The same goes for the blocked calls
- * per query, pg_lwlock_query_stats.  Their query texts come from
- * pg_stat_statements when the database has that extension: looked up by
- * (queryid, dbid, userid) for the queries shown only, and kept (see
- * label_queries()).
+ * per query, pg_lwlock_query_stats, and for those per waiting query, holder
+ * and root holder, pg_lwlock_blockers.  Their query texts come from
+ * pg_stat_statements when the database has that extension: looked up for
+ * the rows shown only, and kept (see label_queries() and label_blockers()).
  *
  * Errors that mean pg_lockstat cannot be used here (extension missing,
  * library not preloaded, permission denied) end the program with
@@ -47,6 +47,8 @@ static bool have_spinlock_view;
 static bool spinlock_view_failed = false;	/* not read again after an error */
 static bool have_query_view;
 static bool query_view_failed = false;	/* likewise */
+static bool have_blocker_view;
+static bool blocker_view_failed = false;	/* likewise */
 static char *pgss_schema;		/* quoted schema of pg_stat_statements, or
 								 * NULL if the database does not have it */
 static bool pgss_failed = false;	/* texts not looked up after an error */
@@ -74,10 +76,10 @@ static int	nsampling_notes = 0;
 #define QUERY_TEXT_LEN		200
 
 /*
- * queries of a sample: status, tranches, and spinlock sites and blocked
- * calls per query if there
+ * queries of a sample: status, tranches, and spinlock sites, blocked calls
+ * per query and blockers if there
  */
-#define MAX_SAMPLE_RESULTS	4
+#define MAX_SAMPLE_RESULTS	5
 
 static void connect_or_exit(const ConnParams *cparams);
 static void notice_processor(void *arg, const char *message);
@@ -91,10 +93,16 @@ static void read_status(const PGresult *res, Sample *sample);
 static void read_tranches(const PGresult *res, Sample *sample);
 static void read_sites(const PGresult *res, Sample *sample);
 static void read_queries(const PGresult *res, Sample *sample);
+static void read_blockers(const PGresult *res, Sample *sample);
 static int	sites_result(void);
 static int	queries_result(void);
+static int	blockers_result(void);
 static const char *find_query_text(const QueryRate *q);
+static const char *find_text_of_queryid(int64 queryid);
 static void look_up_query_texts(const Report *report, int nshown);
+static void look_up_blocker_texts(const Report *report, int nshown);
+static void run_text_lookup(const char *sql);
+static char *query_label(int64 queryid, const char *backend_type);
 static void add_sampling_note(const char *fmt,...) pg_attribute_printf(1, 2);
 static char *first_line(const char *msg);
 
@@ -226,8 +234,10 @@ notice_processor(void *arg, const char *message)
 
 /*
  * find_extension
- *		Find the schema of pg_lockstat in the connected database, and whether
- *		this version has the spinlock view.  Exits with EXIT_SETUP if the
+ *		Find the schema of pg_lockstat in the connected database, whether
+ *		this version has the spinlock view, the per-query view and the
+ *		blockers' view, and the schema of pg_stat_statements if the database
+ *		has it.  Exits with EXIT_SETUP if the
  *		extension is not there.  Returns false if the connection failed.
  */
 static bool
@@ -241,7 +251,8 @@ find_extension(void)
 				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_query_stats')) IS NOT NULL, "
 				 "       (SELECT pn.nspname FROM pg_catalog.pg_extension pe "
 				 "        JOIN pg_catalog.pg_namespace pn ON pn.oid = pe.extnamespace "
-				 "        WHERE pe.extname = 'pg_stat_statements') "
+				 "        WHERE pe.extname = 'pg_stat_statements'), "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_blockers')) IS NOT NULL AS have_blockers "
 				 "FROM pg_catalog.pg_extension e "
 				 "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
 				 "WHERE e.extname = 'pg_lockstat'");
@@ -269,6 +280,10 @@ find_extension(void)
 						  !spinlock_view_failed);
 	have_query_view = (strcmp(PQgetvalue(res, 0, 3), "t") == 0 &&
 					   !query_view_failed);
+	have_blocker_view = (strcmp(PQgetvalue(res, 0,
+										   PQfnumber(res, "have_blockers")),
+								"t") == 0 &&
+						 !blocker_view_failed);
 	if (pgss_schema)
 		PQfreemem(pgss_schema);
 	pgss_schema = NULL;
@@ -348,6 +363,9 @@ take_sample(Sample *sample, char **error)
 		sample->have_queries = have_query_view;
 		if (have_query_view)
 			read_queries(results[queries_result()], sample);
+		sample->have_blockers = have_blocker_view;
+		if (have_blocker_view)
+			read_blockers(results[blockers_result()], sample);
 	}
 
 	for (i = 0; i < nresults; i++)
@@ -356,9 +374,10 @@ take_sample(Sample *sample, char **error)
 }
 
 /*
- * sites_result, queries_result
- *		The index of the result of the spinlock sites and of the blocked
- *		calls per query in a sample, or -1 if the view is not read.
+ * sites_result, queries_result, blockers_result
+ *		The index of the result of the spinlock sites, of the blocked calls
+ *		per query and of the blockers in a sample, or -1 if the view is not
+ *		read.
  */
 static int
 sites_result(void)
@@ -372,12 +391,19 @@ queries_result(void)
 	return have_query_view ? 2 + (have_spinlock_view ? 1 : 0) : -1;
 }
 
+static int
+blockers_result(void)
+{
+	return have_blocker_view ?
+		2 + (have_spinlock_view ? 1 : 0) + (have_query_view ? 1 : 0) : -1;
+}
+
 /*
  * append_sample_query
  *		The statements of a sample, into sql: the status first, then the
  *		counters (see the file header for why this order makes every reset
- *		visible), then the spinlock sites and the blocked calls per query if
- *		those views are read.
+ *		visible), then the spinlock sites, the blocked calls per query and
+ *		the blockers if those views are read.
  */
 static void
 append_sample_query(PQExpBuffer sql)
@@ -412,6 +438,20 @@ append_sample_query(PQExpBuffer sql)
 						  "       tranche, blocks, wait_time "
 						  "FROM %s.pg_lwlock_query_stats;\n",
 						  ext_schema);
+	if (have_blocker_view)
+		appendPQExpBuffer(sql,
+						  "SELECT tranche, COALESCE(queryid, 0) AS queryid, "
+						  "       COALESCE(dbid, 0) AS dbid, COALESCE(userid, 0) AS userid, "
+						  "       COALESCE(backend_type, '') AS backend_type, "
+						  "       COALESCE(holder_queryid, 0) AS holder_queryid, "
+						  "       COALESCE(holder_backend_type, '') AS holder_backend_type, "
+						  "       COALESCE(holder_mode, '') AS holder_mode, "
+						  "       COALESCE(root_queryid, 0) AS root_queryid, "
+						  "       COALESCE(root_backend_type, '') AS root_backend_type, "
+						  "       COALESCE(root_mode, '') AS root_mode, "
+						  "       blocks, wait_time "
+						  "FROM %s.pg_lwlock_blockers;\n",
+						  ext_schema);
 }
 
 /*
@@ -445,7 +485,7 @@ static bool
 check_results(PGresult **results, int nresults, char **error)
 {
 	int			nexpected = 2 + (have_spinlock_view ? 1 : 0) +
-		(have_query_view ? 1 : 0);
+		(have_query_view ? 1 : 0) + (have_blocker_view ? 1 : 0);
 	int			i;
 
 	for (i = 0; i < nresults; i++)
@@ -471,6 +511,13 @@ check_results(PGresult **results, int nresults, char **error)
 			have_query_view = false;
 			query_view_failed = true;
 			add_sampling_note("blocked calls per query not shown: %s", *error);
+		}
+		else if (i == blockers_result())
+		{
+			/* and for the blockers */
+			have_blocker_view = false;
+			blocker_view_failed = true;
+			add_sampling_note("blockers not shown: %s", *error);
 		}
 		else
 			check_setup_error(results[i]);
@@ -511,8 +558,9 @@ connection_lost(void)
 
 /*
  * take_baseline
- *		take_sample, tried again (at most twice) if it failed only because the
- *		spinlock view or the per-query view could not be read.
+ *		take_sample, tried again (at most three times) if it failed only
+ *		because the spinlock view, the per-query view or the blockers' view
+ *		could not be read.
  */
 static bool
 take_baseline(Sample *sample, char **error)
@@ -521,12 +569,14 @@ take_baseline(Sample *sample, char **error)
 	{
 		bool		had_sites = have_spinlock_view;
 		bool		had_queries = have_query_view;
+		bool		had_blockers = have_blocker_view;
 
 		if (take_sample(sample, error))
 			return true;
-		if (attempt < 2 && PQstatus(conn) == CONNECTION_OK &&
+		if (attempt < 3 && PQstatus(conn) == CONNECTION_OK &&
 			((had_sites && !have_spinlock_view) ||
-			 (had_queries && !have_query_view)))
+			 (had_queries && !have_query_view) ||
+			 (had_blockers && !have_blocker_view)))
 		{
 			pg_free(*error);
 			continue;
@@ -638,6 +688,58 @@ read_queries(const PGresult *res, Sample *sample)
 }
 
 /*
+ * read_blockers
+ *		Fill the blockers of a sample (the rows of pg_lwlock_blockers, NULLs
+ *		as 0 and ""), sorted by key.  The columns are found by name.
+ */
+static void
+read_blockers(const PGresult *res, Sample *sample)
+{
+	int			n = PQntuples(res);
+	int			c_tranche = PQfnumber(res, "tranche");
+	int			c_queryid = PQfnumber(res, "queryid");
+	int			c_dbid = PQfnumber(res, "dbid");
+	int			c_userid = PQfnumber(res, "userid");
+	int			c_backend_type = PQfnumber(res, "backend_type");
+	int			c_holder_queryid = PQfnumber(res, "holder_queryid");
+	int			c_holder_backend_type = PQfnumber(res, "holder_backend_type");
+	int			c_holder_mode = PQfnumber(res, "holder_mode");
+	int			c_root_queryid = PQfnumber(res, "root_queryid");
+	int			c_root_backend_type = PQfnumber(res, "root_backend_type");
+	int			c_root_mode = PQfnumber(res, "root_mode");
+	int			c_blocks = PQfnumber(res, "blocks");
+	int			c_wait_time = PQfnumber(res, "wait_time");
+
+	sample->nblockers = n;
+	sample->blockers = pg_malloc0(sizeof(BlockerCounters) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		BlockerCounters *b = &sample->blockers[i];
+		BlockerKey *k = &b->key;
+
+		k->tranche = pg_strdup(PQgetvalue(res, i, c_tranche));
+		k->queryid = strtoi64(PQgetvalue(res, i, c_queryid), NULL, 10);
+		k->dbid = (unsigned int) strtoul(PQgetvalue(res, i, c_dbid), NULL, 10);
+		k->userid = (unsigned int) strtoul(PQgetvalue(res, i, c_userid),
+										   NULL, 10);
+		k->backend_type = pg_strdup(PQgetvalue(res, i, c_backend_type));
+		k->holder_queryid = strtoi64(PQgetvalue(res, i, c_holder_queryid),
+									 NULL, 10);
+		k->holder_backend_type =
+			pg_strdup(PQgetvalue(res, i, c_holder_backend_type));
+		k->holder_mode = pg_strdup(PQgetvalue(res, i, c_holder_mode));
+		k->root_queryid = strtoi64(PQgetvalue(res, i, c_root_queryid),
+								   NULL, 10);
+		k->root_backend_type =
+			pg_strdup(PQgetvalue(res, i, c_root_backend_type));
+		k->root_mode = pg_strdup(PQgetvalue(res, i, c_root_mode));
+		b->blocks = strtoi64(PQgetvalue(res, i, c_blocks), NULL, 10);
+		b->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
+	}
+	qsort(sample->blockers, n, sizeof(BlockerCounters), compare_blocker_key);
+}
+
+/*
  * find_query_text
  *		The text looked up for a query's key, or NULL.
  */
@@ -655,6 +757,23 @@ find_query_text(const QueryRate *q)
 }
 
 /*
+ * find_text_of_queryid
+ *		A text looked up for a query ID, of any database and role (a query ID
+ *		is computed from the query's text and objects, so that the entries
+ *		of pg_stat_statements with it are of the same query), or NULL.
+ */
+static const char *
+find_text_of_queryid(int64 queryid)
+{
+	for (int i = 0; i < nquery_texts; i++)
+	{
+		if (query_texts[i].queryid == queryid)
+			return query_texts[i].text;
+	}
+	return NULL;
+}
+
+/*
  * look_up_query_texts
  *		Read from pg_stat_statements the texts of the first nshown queries of
  *		a report that have none yet, in one query, and keep them: the text of
@@ -662,13 +781,12 @@ find_query_text(const QueryRate *q)
  *		all of its texts for that query, so this runs only for queries not
  *		seen before (and again for those it did not know yet, such as a
  *		statement still running).  An error turns the lookups off, with a
- *		note.
+ *		note (see run_text_lookup()).
  */
 static void
 look_up_query_texts(const Report *report, int nshown)
 {
 	PQExpBufferData sql;
-	PGresult   *res;
 	int			nmissing = 0;
 
 	if (pgss_schema == NULL || pgss_failed)
@@ -693,21 +811,88 @@ look_up_query_texts(const Report *report, int nshown)
 		nmissing++;
 	}
 	appendPQExpBufferStr(&sql, ")");
+	if (nmissing > 0)
+		run_text_lookup(sql.data);
+	termPQExpBuffer(&sql);
+}
+
+/*
+ * look_up_blocker_texts
+ *		Read from pg_stat_statements, in one query, a text of each query ID
+ *		of the first nshown blocker rows of a report (waiter, holder and
+ *		root) that has none yet, and keep it, as look_up_query_texts does.
+ *		A query ID is looked up in every database and role: the view does
+ *		not say in which the holder ran its query.
+ */
+static void
+look_up_blocker_texts(const Report *report, int nshown)
+{
+	PQExpBufferData sql;
+	int64	   *missing;
+	int			nmissing = 0;
+
+	if (pgss_schema == NULL || pgss_failed)
+		return;
+
+	missing = pg_malloc(sizeof(int64) * 3 * Max(nshown, 1));
+	for (int i = 0; i < nshown; i++)
+	{
+		const BlockerKey *k = &report->blockers[i].key;
+		int64		ids[3] = {k->queryid, k->holder_queryid, k->root_queryid};
+
+		for (int j = 0; j < 3; j++)
+		{
+			bool		seen = false;
+
+			if (ids[j] == 0 || find_text_of_queryid(ids[j]) != NULL)
+				continue;
+			for (int m = 0; m < nmissing && !seen; m++)
+				seen = (missing[m] == ids[j]);
+			if (!seen)
+				missing[nmissing++] = ids[j];
+		}
+	}
 	if (nmissing == 0)
 	{
-		termPQExpBuffer(&sql);
+		pg_free(missing);
 		return;
 	}
 
-	SetCancelConn(conn);
-	res = PQexec(conn, sql.data);
-	ResetCancelConn();
+	initPQExpBuffer(&sql);
+	appendPQExpBuffer(&sql,
+					  "SELECT DISTINCT ON (queryid) queryid, dbid, userid, "
+					  "       pg_catalog.left(pg_catalog.regexp_replace(query, '\\s+', ' ', 'g'), %d) "
+					  "FROM %s.pg_stat_statements "
+					  "WHERE toplevel AND queryid IN (",
+					  QUERY_TEXT_LEN, pgss_schema);
+	for (int m = 0; m < nmissing; m++)
+		appendPQExpBuffer(&sql, "%s" INT64_FORMAT "::int8",
+						  m > 0 ? ", " : "", missing[m]);
+	appendPQExpBufferStr(&sql, ")");
+	run_text_lookup(sql.data);
 	termPQExpBuffer(&sql);
+	pg_free(missing);
+}
+
+/*
+ * run_text_lookup
+ *		Run sql, a query of pg_stat_statements that returns queryid, dbid,
+ *		userid and a text, and keep its rows in query_texts.  An error
+ *		turns the lookups off, with a note; a lost connection shows at the
+ *		next sample.
+ */
+static void
+run_text_lookup(const char *sql)
+{
+	PGresult   *res;
+
+	SetCancelConn(conn);
+	res = PQexec(conn, sql);
+	ResetCancelConn();
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 	{
 		char	   *error = first_line(PQresultErrorMessage(res));
 
-		/* a lost connection shows at the next sample */
 		if (PQstatus(conn) == CONNECTION_OK)
 		{
 			pgss_failed = true;
@@ -772,6 +957,62 @@ label_queries(Report *report)
 }
 
 /*
+ * query_label
+ *		What a blocker row shows for a process that ran queryid (0: none) as
+ *		process kind backend_type: a text of the query from
+ *		pg_stat_statements if one was looked up, "queryid N" if not, and
+ *		"(no query ID) <backend type>" without a query ID.  malloc'd.
+ */
+static char *
+query_label(int64 queryid, const char *backend_type)
+{
+	const char *text;
+
+	if (queryid == 0)
+		return psprintf("(no query ID) %s", backend_type);
+	text = find_text_of_queryid(queryid);
+	return text ? pg_strdup(text) : psprintf("queryid " INT64_FORMAT, queryid);
+}
+
+/*
+ * label_blockers
+ *		Set the texts of the blocker rows of a report: the waiter as
+ *		label_queries() labels a query row, the holder and the root holder by
+ *		query_label(), or "(not known)" when the view has no holder.  The
+ *		texts of the rows that will be shown (the top -t) are looked up if
+ *		need be; the other rows get those already known, so that a new sort
+ *		order on the screen shows labels too, some perhaps as "queryid N".
+ */
+void
+label_blockers(Report *report)
+{
+	int			nshown = report->nblockers;
+
+	if (top_n > 0 && nshown > top_n)
+		nshown = top_n;
+	look_up_blocker_texts(report, nshown);
+	for (int i = 0; i < report->nblockers; i++)
+	{
+		BlockerRate *b = &report->blockers[i];
+		const BlockerKey *k = &b->key;
+
+		pg_free(b->waiter_text);
+		pg_free(b->holder_text);
+		pg_free(b->root_text);
+		if (k->queryid != 0 || k->backend_type[0] != '\0')
+			b->waiter_text = query_label(k->queryid, k->backend_type);
+		else
+			b->waiter_text = pg_strdup("(residual: evicted, or no entry left)");
+		b->holder_text = k->holder_mode[0] != '\0' ?
+			query_label(k->holder_queryid, k->holder_backend_type) :
+			pg_strdup("(not known)");
+		b->root_text = k->root_mode[0] != '\0' ?
+			query_label(k->root_queryid, k->root_backend_type) :
+			pg_strdup("(not known)");
+	}
+}
+
+/*
  * free_sample
  *		Release what a sample points to and clear it.
  */
@@ -796,6 +1037,9 @@ free_sample(Sample *sample)
 		pg_free(sample->queries[i].tranche);
 	}
 	pg_free(sample->queries);
+	for (i = 0; i < sample->nblockers; i++)
+		free_blocker_key(&sample->blockers[i].key);
+	pg_free(sample->blockers);
 	memset(sample, 0, sizeof(Sample));
 }
 
@@ -883,8 +1127,8 @@ add_sampling_note(const char *fmt,...)
  * next_sampling_note
  *		The oldest note not yet taken, such as "query texts not shown:
  *		<reason>", malloc'd for the caller to show and free; NULL if there is
- *		none.  Notes are made by open_sampling, reopen_sampling, take_sample
- *		and label_queries.
+ *		none.  Notes are made by open_sampling, reopen_sampling, take_sample,
+ *		label_queries and label_blockers.
  */
 char *
 next_sampling_note(void)
@@ -898,6 +1142,73 @@ next_sampling_note(void)
 	memmove(sampling_notes, sampling_notes + 1,
 			sizeof(char *) * nsampling_notes);
 	return note;
+}
+
+/*
+ * compare_blocker_key
+ *		qsort and bsearch order of BlockerCounters and BlockerRate (whose
+ *		first member is their BlockerKey): by tranche, the waiter's key, then
+ *		the holder's and the root's query ID, process kind and mode.
+ */
+int
+compare_blocker_key(const void *a, const void *b)
+{
+	const BlockerKey *ka = a;
+	const BlockerKey *kb = b;
+	int			c;
+
+	if ((c = strcmp(ka->tranche, kb->tranche)) != 0)
+		return c;
+	if (ka->queryid != kb->queryid)
+		return ka->queryid < kb->queryid ? -1 : 1;
+	if (ka->dbid != kb->dbid)
+		return ka->dbid < kb->dbid ? -1 : 1;
+	if (ka->userid != kb->userid)
+		return ka->userid < kb->userid ? -1 : 1;
+	if ((c = strcmp(ka->backend_type, kb->backend_type)) != 0)
+		return c;
+	if (ka->holder_queryid != kb->holder_queryid)
+		return ka->holder_queryid < kb->holder_queryid ? -1 : 1;
+	if ((c = strcmp(ka->holder_backend_type, kb->holder_backend_type)) != 0)
+		return c;
+	if ((c = strcmp(ka->holder_mode, kb->holder_mode)) != 0)
+		return c;
+	if (ka->root_queryid != kb->root_queryid)
+		return ka->root_queryid < kb->root_queryid ? -1 : 1;
+	if ((c = strcmp(ka->root_backend_type, kb->root_backend_type)) != 0)
+		return c;
+	return strcmp(ka->root_mode, kb->root_mode);
+}
+
+/*
+ * copy_blocker_key
+ *		Copy *src into *dst, with copies of its strings.
+ */
+void
+copy_blocker_key(BlockerKey *dst, const BlockerKey *src)
+{
+	*dst = *src;
+	dst->tranche = pg_strdup(src->tranche);
+	dst->backend_type = pg_strdup(src->backend_type);
+	dst->holder_backend_type = pg_strdup(src->holder_backend_type);
+	dst->holder_mode = pg_strdup(src->holder_mode);
+	dst->root_backend_type = pg_strdup(src->root_backend_type);
+	dst->root_mode = pg_strdup(src->root_mode);
+}
+
+/*
+ * free_blocker_key
+ *		Release the strings of a BlockerKey.
+ */
+void
+free_blocker_key(BlockerKey *key)
+{
+	pg_free(key->tranche);
+	pg_free(key->backend_type);
+	pg_free(key->holder_backend_type);
+	pg_free(key->holder_mode);
+	pg_free(key->root_backend_type);
+	pg_free(key->root_mode);
 }
 
 /*
