@@ -185,29 +185,53 @@ foreach my $variant ('tas', 'ttas')
 ok(!-e "$studies[0]/data", 'the cluster data directory is removed');
 
 # WORKLOAD=eviction: its shared_buffers = 1MB is applied and recorded, and
-# the spin waits of buffer replacement show in table (c)
-my $evict_dir = PostgreSQL::Test::Utils::tempdir;
-($stdout, $stderr) = ('', '');
-ok( IPC::Run::run(
+# the spin waits of buffer replacement show in table (c).  A contended spin
+# wait is a matter of chance (a holder preempted inside its few
+# instructions): a run of 3 s here has had 1 to 17 of them, and none under
+# AddressSanitizer on a busy machine.  So the study runs again, each time in
+# a new directory, until one run's table (c) shows a contended wait, up to
+# the TAP timeout (a bound on a workload that never contends, not a wait for
+# a time).
+sub eviction_study
+{
+	my $dir = PostgreSQL::Test::Utils::tempdir;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
 		[
-			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$evict_dir", 'SCALE=1',
+			'env', "PG_CONFIG=$pg_config", "RUN_DIR=$dir", 'SCALE=1',
 			'STRATEGIES=ttas', 'CLIENTS=16', 'DURATION=3', 'REPEAT=1',
 			'WARMUP=1', 'WARMUP_ROUND=0', 'WORKLOAD=eviction', @study, 'run'
 		],
-		'>', \$stdout, '2>', \$stderr),
-	'the eviction workload runs') or diag($stderr);
+		'>', \$out, '2>', \$err);
+	my ($table) = $out =~ /^(\(c\) top 10 spin-wait call sites by contended waits: variant ttas, 16 clients, sum of 1 rounds\n(?:.+\n)+)/m;
+	my @counts = ($table // '') =~ /^\s+\w+\s+\|\s+\S+\.c:\d+\s+\|\s+(\d+)\s+\|/mg;
+	return ($ok, $dir, $out, $err, $table, @counts);
+}
+my ($evict_ok, $evict_dir, $evict_err, $table_c, @contended);
+($evict_ok, $evict_dir, $stdout, $evict_err, $table_c, @contended) =
+  eviction_study();
+ok($evict_ok, 'the eviction workload runs') or diag($evict_err);
 like($stdout, qr/^pg_lockstat study: workload eviction \(-f \S+eviction\.sql -M prepared; shared_buffers = 1MB\)/m,
 	'the study names the workload and its server settings');
 my ($evict_study) = glob("$evict_dir/2*");
 like(slurp_file("$evict_study/settings.txt"),
 	qr/^-- server-settings of the workload eviction \(in postgresql\.conf\)\nshared_buffers = 1MB\n(.*\n)*shared_buffers\|128\|8kB\|configuration file$/m,
 	'settings.txt records the workload\'s settings, and the server ran with them');
-my ($table_c) = $stdout =~ /^(\(c\) top 10 spin-wait call sites by contended waits: variant ttas, 16 clients, sum of 1 rounds\n(?:.+\n)+)/m;
 ok(defined $table_c, 'table (c) is printed') or diag($stdout);
-my @contended = ($table_c // '') =~ /^\s+\w+\s+\|\s+\S+\.c:\d+\s+\|\s+(\d+)\s+\|/mg;
+my $evict_runs = 1;
+my $evict_deadline =
+  time() + $PostgreSQL::Test::Utils::timeout_default;
+while ($evict_ok && defined $table_c && !(@contended && $contended[0] > 0)
+	&& time() < $evict_deadline)
+{
+	$evict_runs++;
+	($evict_ok, undef, undef, $evict_err, $table_c, @contended) =
+	  eviction_study();
+}
 ok(@contended && $contended[0] > 0,
-	'table (c) shows contended spin waits under eviction: ' . join(' ', @contended))
-  or diag($table_c);
+	"table (c) shows contended spin waits under eviction (run $evict_runs): "
+	  . join(' ', @contended))
+  or diag($table_c // $evict_err);
 like($table_c // '', qr/^\s+(get_hash_entry|hash_search_with_hash_value|LWLockWaitListLock|WaitBufHdrUnlocked|LockBufHdr|StrategyGetBuffer)\s+\|/m,
 	'at a call site of buffer replacement');
 
