@@ -80,7 +80,8 @@ my $every10 = LockStatTest::new_node('hold_every_10',
 my $ckpt_counts = q{
 	SELECT sum(sh_acquires + ex_acquires), sum(sh_hold_samples + ex_hold_samples)
 	FROM pg_lwlock_backend_type_stats WHERE backend_type = 'checkpointer'};
-my (%residues, $checks, $wrong);
+my (%residues, $wrong);
+my $checks = 0;
 $every10->safe_psql('postgres', 'CREATE TABLE dirty (i int)');
 for my $round (1 .. 300)
 {
