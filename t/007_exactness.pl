@@ -36,6 +36,13 @@ use Test::More;
 
 use LockStatTest;
 
+# Every background session of this file runs one command (a \watch loop,
+# or a hold) through a whole phase of fixed work, and such a session's
+# bound on a hang is the TAP timeout from the start of that command: under
+# AddressSanitizer beside other work, the writers of phase 1b ran past it
+# (200 s for its 5000 resets).  So the bound is five TAP timeouts here.
+$PostgreSQL::Test::Utils::timeout_default *= 5;
+
 my $num_writers = 8;
 my @modes = qw(shared exclusive conditional);
 
@@ -239,10 +246,8 @@ ok( $node->poll_query_until(
 		'postgres', q{SELECT read_after_reset('straddled')}),
 	'phase 1b: a read after a reset that all writers slept across shows their blocks'
 );
-# 5000 resets and reads, in calls of 100: the TAP timeout bounds each call
-# (a hang), and one call of 5000 can take longer than it on a slow or busy
-# machine (72 s here alone, past 180 s under AddressSanitizer beside other
-# work)
+# 5000 resets and reads, in calls of 100, each of which the TAP timeout
+# bounds (a hang): one call of 5000 took 72 s here alone
 $node->safe_psql('postgres', 'SELECT reset_and_read(100)') for 1 .. 50;
 $node->safe_psql('postgres', q{INSERT INTO stop VALUES ('writers')});
 is(finish_writers($holder, @excl),
