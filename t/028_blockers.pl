@@ -356,7 +356,11 @@ SELECT p.query FROM pg_stat_statements p WHERE p.queryid = $ins_id}),
 # until it stops again in LWLockReleaseClearVar(), still holding the lock:
 # F's wait, ended by the update and not by a release, is a block on
 # WALInsert under I's statement, in mode exclusive, and there is no block
-# of F whose holder is not known.  Everything that I's stop could make wait
+# of F whose holder is not known.  F may also block under other processes
+# (the WAL writer's WALWrite or WALBufMapping, another process's WAL
+# insertion), and under I on WALWrite with the root of I's own wait: those
+# name their own holders and roots, so only F's blocks on WALInsert under I
+# are asked to name I as root.  Everything that I's stop could make wait
 # for WAL is done first (VACUUM FREEZE, then a checkpoint), and the
 # observer's session is connected before, so that reading the views
 # inserts no WAL.
@@ -413,14 +417,18 @@ SKIP:
 		qr/Breakpoint 2,/);
 	$poll->(
 		qq{SELECT coalesce(sum(blocks), 0) >= 1 FROM pg_lwlock_blockers
-		   WHERE tranche = 'WALInsert' AND queryid = $f_id},
+		   WHERE tranche = 'WALInsert' AND queryid = $f_id
+			 AND (holder_queryid = $ins_id OR holder_mode IS NULL)},
 		'the INSERT to be woken by the update');
 	is( $obs->query_safe(
 			qq{
-SELECT sum(blocks) >= 1,
-	   bool_and(holder_queryid IS NOT DISTINCT FROM $ins_id
-				AND holder_mode = 'exclusive'),
-	   bool_and(root_queryid IS NOT DISTINCT FROM $ins_id)
+SELECT coalesce(sum(blocks) FILTER (WHERE tranche = 'WALInsert'
+									AND holder_queryid = $ins_id), 0) >= 1,
+	   coalesce(bool_and(holder_mode = 'exclusive'
+						 AND root_queryid IS NOT DISTINCT FROM $ins_id)
+				FILTER (WHERE tranche = 'WALInsert'
+						AND holder_queryid = $ins_id), false),
+	   count(*) FILTER (WHERE holder_mode IS NULL) = 0
 FROM pg_lwlock_blockers WHERE queryid = $f_id}),
 		't|t|t',
 		'a wait that LWLockUpdateVar() ends, the updater still holding its WAL insertion lock, names the updating statement as holder and root, exclusive'
@@ -432,12 +440,25 @@ FROM pg_lwlock_blockers WHERE queryid = $f_id}),
 	$flusher->quit;
 	$obs->quit;
 
+	# Once I goes on, F may block again, on other locks or under other
+	# processes (WALWrite under the WAL writer, an insertion of the
+	# bgwriter's): those blocks name their own holders.  What must hold is
+	# that F's blocks under I are still there and that none of F's blocks
+	# lost its holder.
+	note "blocks of the INSERT after the release:\n"
+	  . $wal->safe_psql(
+		'postgres', qq{
+SELECT tranche, blocks, holder_queryid, holder_backend_type, holder_mode,
+	   root_queryid, root_backend_type, root_mode
+FROM pg_lwlock_blockers WHERE queryid = $f_id ORDER BY tranche});
 	is( $wal->safe_psql(
 			'postgres', qq{
-SELECT count(*) FILTER (WHERE holder_queryid IS DISTINCT FROM $ins_id)
+SELECT coalesce(sum(blocks) FILTER (WHERE tranche = 'WALInsert'
+									AND holder_queryid = $ins_id), 0) >= 1,
+	   count(*) FILTER (WHERE holder_mode IS NULL)
 FROM pg_lwlock_blockers WHERE queryid = $f_id}),
-		'0',
-		'once I released, every block of the INSERT names I as holder');
+		't|0',
+		'once I released, the INSERT still has its blocks under I, and none of its blocks lacks a holder');
 	like(
 		$wal->safe_psql(
 			'postgres',
