@@ -13,17 +13,18 @@
  *	lockstat_views.c	the SQL-callable functions behind the views; the one
  *						place that checks that counting works
  *	lockstat_reset.c	pg_lockstat_reset()'s sequence over the counters
+ *	lockstat_query.c	blocked LWLock calls per query, database, role and
+ *						tranche: per-process tables and the shared table
  *	lockstat_lwlock.c	the LWLock counters and their wait distribution:
  *						attach/detach, read, the reset's steps
  *	lockstat_counters.h	the LWLock counters, one line each
  *	lockstat_spin.c		the spin-wait counters per call site, the same steps
- *	lockstat_query.c	blocked LWLock calls per query, database, role and
- *						tranche: per-process tables and the shared table
  *	lockstat_core.c		the link to the core patch, and the GUC variables
  *	lockstat_util.c		primitives the counter modules share
  *
  * Each file calls only files below it in this list (lockstat_query.c calls
- * lockstat_lwlock.c's lockstat_record_wait(), not the reverse).
+ * lockstat_lwlock.c's lockstat_record_wait(), not the reverse); t/070
+ * checks it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *

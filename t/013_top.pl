@@ -358,7 +358,7 @@ is( scalar(
 # --- a terminal: full screen, keys, q and Ctrl-C ---------------------------------
 SKIP:
 {
-	skip 'IO::Pty is not installed', 6 unless eval { require IO::Pty; 1 };
+	skip 'IO::Pty is not installed', 9 unless eval { require IO::Pty; 1 };
 
 	foreach my $stop ('q', "\x03")
 	{
@@ -385,6 +385,32 @@ SKIP:
 		like($screen, qr/\e\[\?25h\e\[\?1049l$/,
 			"terminal: $name restores the screen and the cursor");
 	}
+
+	# Before the first report (a 600 s interval, so none comes), a sort key
+	# and a window size change each redraw the screen at once: the main
+	# loop acts on the events that the wait returns.
+	my ($in, $screen) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[ $top, '-i', '600', '-d', $connstr ],
+		'<pty<' => \$in,
+		'>pty>' => \$screen,
+		$timer);
+	my $titles = sub { scalar(() = $screen =~ /pg_lockstat_top \S+ on /g) };
+	$h->pump
+	  until $screen =~ /waiting 600\.00 s/ || $timer->is_expired;
+	$in .= 'w';
+	$h->pump until $screen =~ /sort: wait/ || $timer->is_expired;
+	like($screen, qr/sort: wait .*\n.*\n?.*waiting 600\.00 s/s,
+		'terminal: a sort key before the first report redraws the waiting screen');
+	my $before = $titles->();
+	$h->signal('WINCH');
+	$h->pump until $titles->() > $before || $timer->is_expired;
+	cmp_ok($titles->(), '>', $before,
+		'terminal: a window size change redraws the screen');
+	$in .= 'q';
+	$h->finish;
+	is($h->result(0), 0, 'terminal: q before the first report exits with 0');
 }
 
 # --- SIGINT and SIGTERM in batch mode: a clean stop with exit code 0 ------------

@@ -21,6 +21,13 @@
 #     other table in README.md or doc/ whose header starts with "column".
 # On a difference the test prints the table the catalog gives, which
 # "scripts/doc-columns.pl --update doc/reference.md" writes.
+#   - the layering that extension/lockstat.h and
+#     tools/pg_lockstat_top/pg_lockstat_top.h state: each lists its
+#     directory's .c files, and each file calls only functions of files
+#     below it in that list (a function is a non-static definition in the
+#     PostgreSQL layout, its name at the start of a line; a call is the
+#     name followed by "(" outside comments and strings), so that no file
+#     calls back into a file that calls it.
 
 use strict;
 use warnings FATAL => 'all';
@@ -122,6 +129,62 @@ foreach my $doc (@docs)
 ok($links > 0, "relative links found ($links)");
 is_deeply(\@link_problems, [], 'every relative link resolves to a file and heading')
   or diag(join("\n", @link_problems));
+
+# --- layering of the C sources --------------------------------------------
+
+# The code of a C file with its comments and string and character literals
+# blanked.
+sub c_code
+{
+	my ($path) = @_;
+	my $code = read_utf8($path);
+	$code =~ s{/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'}
+		{ my $m = $&; $m =~ s/[^\n]/ /g; $m }gse;
+	return $code;
+}
+
+foreach my $layers (
+	[ 'extension/lockstat.h', 'extension' ],
+	[ 'tools/pg_lockstat_top/pg_lockstat_top.h', 'tools/pg_lockstat_top' ])
+{
+	my ($header, $dir) = @$layers;
+	my ($list) = read_utf8($header) =~ m{\A/\*(.*?)\*/}s;
+	my @order = $list =~ /^ \*\t(\w+\.c)\b/mg;
+	is_deeply([ sort @order ], [ map { s{.*/}{}r } sort glob("$dir/*.c") ],
+		"$header lists every .c file of $dir, once");
+	like($list, qr/calls only files below it/,
+		"$header says that each file calls only files below it");
+
+	my %rank = map { $order[$_] => $_ } 0 .. $#order;
+	my (%code, %defined_in);
+	foreach my $file (@order)
+	{
+		$code{$file} = c_code("$dir/$file");
+		while ($code{$file} =~ /^(\w[^\n]*)\n(\w+)\(/mg)
+		{
+			my ($type, $name) = ($1, $2);
+			$defined_in{$name} = $file unless $type =~ /\bstatic\b/;
+		}
+	}
+	my @upward;
+	foreach my $file (@order)
+	{
+		my %called;
+		$called{$1} = 1 while $code{$file} =~ /\b(\w+)\s*\(/g;
+		foreach my $name (sort keys %called)
+		{
+			my $callee = $defined_in{$name} or next;
+			next if $callee eq $file;
+			push @upward, "$file calls $name() of $callee, which is not below it"
+			  if $rank{$callee} < $rank{$file};
+		}
+	}
+	ok(scalar(keys %defined_in) > 0,
+		"$dir: functions found (" . scalar(keys %defined_in) . ')');
+	is_deeply(\@upward, [],
+		"$dir: every file calls only files below it in ${header}'s list")
+	  or diag(join("\n", @upward));
+}
 
 # --- make targets --------------------------------------------------------
 

@@ -47,6 +47,7 @@ typedef struct LoopState
 
 static void run_loop(LoopState *state);
 static void try_reconnect(LoopState *state);
+static bool wait_for_deadline(LoopState *state, double deadline);
 static bool next_report(LoopState *state);
 static void sample_failed(LoopState *state, char *error);
 static void show_sampling_notes(void);
@@ -108,8 +109,7 @@ run_loop(LoopState *state)
 		deadline += interval_s;
 		if (deadline < monotonic_seconds())
 			deadline = monotonic_seconds();
-		wait_until(deadline, state->have_report ? &state->report : NULL);
-		if (got_stop_signal)
+		if (!wait_for_deadline(state, deadline))
 			return;
 
 		if (!state->connected)
@@ -119,6 +119,38 @@ run_loop(LoopState *state)
 			return;
 		if (got_stop_signal)
 			return;
+	}
+}
+
+/*
+ * wait_for_deadline
+ *		Wait until deadline, acting on what happens meanwhile: a sort key
+ *		re-sorts the report shown, and it or a window size change redraws
+ *		the screen.  Returns false on a stop signal or "q".
+ */
+static bool
+wait_for_deadline(LoopState *state, double deadline)
+{
+	for (;;)
+	{
+		SortKey		key = sort_key;
+
+		switch (wait_until(deadline, &key))
+		{
+			case WAIT_DEADLINE:
+				return true;
+			case WAIT_STOP:
+				return false;
+			case WAIT_SORT_KEY:
+				sort_key = key;
+				if (state->have_report)
+					sort_report(&state->report);
+				show_screen(state->have_report ? &state->report : NULL);
+				break;
+			case WAIT_RESIZE:
+				show_screen(state->have_report ? &state->report : NULL);
+				break;
+		}
 	}
 }
 
@@ -224,23 +256,6 @@ show_sampling_notes(void)
 		note_event("%s", note);
 		pg_free(note);
 	}
-}
-
-/*
- * setup_failure
- *		Leave the terminal, print one error line from the printf format fmt
- *		and its arguments, saying what to do, and exit with EXIT_SETUP.
- */
-void
-setup_failure(const char *fmt,...)
-{
-	va_list		ap;
-
-	terminal_leave();
-	va_start(ap, fmt);
-	pg_log_generic_v(PG_LOG_ERROR, PG_LOG_PRIMARY, fmt, ap);
-	va_end(ap);
-	exit(EXIT_SETUP);
 }
 
 /*

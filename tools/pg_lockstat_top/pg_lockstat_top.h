@@ -6,13 +6,20 @@
  * The program is split by concern:
  *
  *	pg_lockstat_top.c	main loop: baseline, one report per interval,
- *						reconnection
- *	options.c			command line, --help, the option variables
+ *						reconnection, and what the keys and a window size
+ *						change do
+ *	render.c			the report as text, the screen, CSV, events
+ *	rates.c				rates between two samples, their order
  *	sample.c			the connection and the query of one sample, the
  *						query texts
- *	rates.c				rates between two samples, their order
- *	render.c			the report as text, the screen, CSV, events
- *	terminal.c			terminal modes, signals, the wait and the keys
+ *	terminal.c			terminal modes, signals, the wait (which returns
+ *						the key or signal that ended it), the exit after a
+ *						setup failure
+ *	options.c			command line, --help, the option variables
+ *
+ * Each file calls only files below it in this list: the wait returns
+ * events to the main loop rather than redrawing, and sample.c queues its
+ * notes for the main loop to show; t/070 checks it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -280,15 +287,24 @@ extern void note_event(const char *fmt,...) pg_attribute_printf(1, 2);
 extern void clear_event(void);
 
 /* terminal.c */
+
+/* what ended a wait_until() */
+typedef enum WaitEvent
+{
+	WAIT_DEADLINE,				/* the deadline passed */
+	WAIT_STOP,					/* a stop signal or "q" */
+	WAIT_RESIZE,				/* the window changed: redraw */
+	WAIT_SORT_KEY,				/* a sort key was typed: re-sort, redraw */
+} WaitEvent;
+
 extern volatile sig_atomic_t got_stop_signal;
 extern void terminal_enter(void);
 extern void terminal_leave(void);
+extern void setup_failure(const char *fmt,...) pg_attribute_printf(1, 2);
 extern void terminal_size(int *rows, int *cols);
 extern void install_signal_handlers(void);
-extern void wait_until(double deadline, Report *report);
+extern WaitEvent wait_until(double deadline, SortKey *key);
 extern double monotonic_seconds(void);
 
-/* pg_lockstat_top.c */
-extern void setup_failure(const char *fmt,...) pg_attribute_printf(1, 2);
 
 #endif							/* PG_LOCKSTAT_TOP_H */

@@ -28,6 +28,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "common/logging.h"
 #include "fe_utils/cancel.h"
 #include "pg_lockstat_top.h"
 #include "portability/instr_time.h"
@@ -52,7 +53,7 @@ static void stop_requested(void);
 static void handle_sigterm(SIGNAL_ARGS);
 static void handle_winch(SIGNAL_ARGS);
 static void handle_tstp(SIGNAL_ARGS);
-static bool read_keys(Report *report);
+static WaitEvent read_keys(SortKey *key);
 
 
 /*
@@ -221,6 +222,23 @@ handle_tstp(SIGNAL_ARGS)
 }
 
 /*
+ * setup_failure
+ *		Leave the terminal, print one error line from the printf format fmt
+ *		and its arguments, saying what to do, and exit with EXIT_SETUP.
+ */
+void
+setup_failure(const char *fmt,...)
+{
+	va_list		ap;
+
+	terminal_leave();
+	va_start(ap, fmt);
+	pg_log_generic_v(PG_LOG_ERROR, PG_LOG_PRIMARY, fmt, ap);
+	va_end(ap);
+	exit(EXIT_SETUP);
+}
+
+/*
  * install_signal_handlers
  *		SIGINT and SIGTERM stop the program cleanly, cancelling a sample in
  *		progress; on the screen, SIGWINCH redraws and SIGTSTP hands the
@@ -253,12 +271,15 @@ monotonic_seconds(void)
 
 /*
  * wait_until
- *		Sleep until deadline (in monotonic_seconds), a stop signal or "q".
- *		On the screen, sort keys re-sort and redraw report (which may be
- *		NULL) at once, as does a window size change.
+ *		Sleep until deadline (in monotonic_seconds), and say what ended the
+ *		wait: WAIT_DEADLINE; WAIT_STOP after a stop signal or "q";
+ *		WAIT_RESIZE when the window size changed (or the screen came back
+ *		after Ctrl-Z); WAIT_SORT_KEY when a sort key was typed, the new key
+ *		in *key.  The caller re-sorts and redraws, then waits again for the
+ *		same deadline.  Nothing here draws.
  */
-void
-wait_until(double deadline, Report *report)
+WaitEvent
+wait_until(double deadline, SortKey *key)
 {
 	for (;;)
 	{
@@ -268,15 +289,15 @@ wait_until(double deadline, Report *report)
 		int			rc;
 
 		if (got_stop_signal)
-			return;
+			return WAIT_STOP;
 		if (got_winch)
 		{
 			got_winch = false;
-			show_screen(report);
+			return WAIT_RESIZE;
 		}
 		left = deadline - monotonic_seconds();
 		if (left <= 0)
-			return;
+			return WAIT_DEADLINE;
 		tv.tv_sec = (time_t) left;
 		tv.tv_usec = (suseconds_t) ((left - tv.tv_sec) * 1000000);
 		FD_ZERO(&fds);
@@ -284,24 +305,28 @@ wait_until(double deadline, Report *report)
 			FD_SET(STDIN_FILENO, &fds);
 		rc = select(keys_enabled ? STDIN_FILENO + 1 : 0,
 					keys_enabled ? &fds : NULL, NULL, NULL, &tv);
-		if (rc > 0 && keys_enabled && FD_ISSET(STDIN_FILENO, &fds) &&
-			!read_keys(report))
-			return;
+		if (rc > 0 && keys_enabled && FD_ISSET(STDIN_FILENO, &fds))
+		{
+			WaitEvent	event = read_keys(key);
+
+			if (event != WAIT_DEADLINE)
+				return event;
+		}
 	}
 }
 
 /*
  * read_keys
- *		Act on the keys typed: b, w, s and a set the sort key, and re-sort
- *		and redraw report (which may be NULL); q stops.  Returns false after
- *		q.
+ *		The keys typed: q gives WAIT_STOP; b, w, s and a give WAIT_SORT_KEY
+ *		with the last of them in *key; anything else is ignored
+ *		(WAIT_DEADLINE: no event).
  */
-static bool
-read_keys(Report *report)
+static WaitEvent
+read_keys(SortKey *key)
 {
 	char		keys[64];
 	ssize_t		n = read(STDIN_FILENO, keys, sizeof(keys));
-	bool		resort = false;
+	WaitEvent	event = WAIT_DEADLINE;
 	ssize_t		i;
 
 	for (i = 0; i < n; i++)
@@ -311,32 +336,26 @@ read_keys(Report *report)
 			case 'q':
 			case 'Q':
 				got_stop_signal = true;
-				return false;
+				return WAIT_STOP;
 			case 'b':
-				sort_key = SORT_BLOCKS;
-				resort = true;
+				*key = SORT_BLOCKS;
+				event = WAIT_SORT_KEY;
 				break;
 			case 'w':
-				sort_key = SORT_WAIT;
-				resort = true;
+				*key = SORT_WAIT;
+				event = WAIT_SORT_KEY;
 				break;
 			case 's':
-				sort_key = SORT_SPIN_DELAYS;
-				resort = true;
+				*key = SORT_SPIN_DELAYS;
+				event = WAIT_SORT_KEY;
 				break;
 			case 'a':
-				sort_key = SORT_ACQUIRES;
-				resort = true;
+				*key = SORT_ACQUIRES;
+				event = WAIT_SORT_KEY;
 				break;
 			default:
 				break;
 		}
 	}
-	if (resort)
-	{
-		if (report)
-			sort_report(report);
-		show_screen(report);
-	}
-	return true;
+	return event;
 }
