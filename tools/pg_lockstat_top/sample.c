@@ -105,6 +105,7 @@ static void run_text_lookup(const char *sql);
 static char *query_label(int64 queryid, const char *backend_type);
 static void add_sampling_note(const char *fmt,...) pg_attribute_printf(1, 2);
 static char *first_line(const char *msg);
+static const char *column_value(const PGresult *res, const char *name);
 
 
 /*
@@ -246,13 +247,13 @@ find_extension(void)
 	PGresult   *res;
 
 	res = PQexec(conn,
-				 "SELECT n.nspname, e.extversion, "
-				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_spinlock_stats')) IS NOT NULL, "
-				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_query_stats')) IS NOT NULL, "
+				 "SELECT n.nspname AS ext_schema, "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_spinlock_stats')) IS NOT NULL AS have_spinlock, "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_query_stats')) IS NOT NULL AS have_queries, "
+				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_blockers')) IS NOT NULL AS have_blockers, "
 				 "       (SELECT pn.nspname FROM pg_catalog.pg_extension pe "
 				 "        JOIN pg_catalog.pg_namespace pn ON pn.oid = pe.extnamespace "
-				 "        WHERE pe.extname = 'pg_stat_statements'), "
-				 "       pg_catalog.to_regclass(pg_catalog.format('%I.%I', n.nspname, 'pg_lwlock_blockers')) IS NOT NULL AS have_blockers "
+				 "        WHERE pe.extname = 'pg_stat_statements') AS pgss_schema "
 				 "FROM pg_catalog.pg_extension e "
 				 "JOIN pg_catalog.pg_namespace n ON n.oid = e.extnamespace "
 				 "WHERE e.extname = 'pg_lockstat'");
@@ -272,26 +273,38 @@ find_extension(void)
 
 	if (ext_schema)
 		PQfreemem(ext_schema);
-	ext_schema = PQescapeIdentifier(conn, PQgetvalue(res, 0, 0),
-									strlen(PQgetvalue(res, 0, 0)));
+	ext_schema = PQescapeIdentifier(conn, column_value(res, "ext_schema"),
+									strlen(column_value(res, "ext_schema")));
 	if (ext_schema == NULL)
 		setup_failure("%s", first_line(PQerrorMessage(conn)));
-	have_spinlock_view = (strcmp(PQgetvalue(res, 0, 2), "t") == 0 &&
+	have_spinlock_view = (strcmp(column_value(res, "have_spinlock"), "t") == 0 &&
 						  !spinlock_view_failed);
-	have_query_view = (strcmp(PQgetvalue(res, 0, 3), "t") == 0 &&
+	have_query_view = (strcmp(column_value(res, "have_queries"), "t") == 0 &&
 					   !query_view_failed);
-	have_blocker_view = (strcmp(PQgetvalue(res, 0,
-										   PQfnumber(res, "have_blockers")),
-								"t") == 0 &&
+	have_blocker_view = (strcmp(column_value(res, "have_blockers"), "t") == 0 &&
 						 !blocker_view_failed);
 	if (pgss_schema)
 		PQfreemem(pgss_schema);
 	pgss_schema = NULL;
-	if (!PQgetisnull(res, 0, 4))
-		pgss_schema = PQescapeIdentifier(conn, PQgetvalue(res, 0, 4),
-										 strlen(PQgetvalue(res, 0, 4)));
+	if (!PQgetisnull(res, 0, PQfnumber(res, "pgss_schema")))
+		pgss_schema = PQescapeIdentifier(conn, column_value(res, "pgss_schema"),
+										 strlen(column_value(res, "pgss_schema")));
 	PQclear(res);
 	return true;
+}
+
+/*
+ * column_value
+ *		The value of the column named name in the first row of res, which
+ *		our own query selects (so the column is there).
+ */
+static const char *
+column_value(const PGresult *res, const char *name)
+{
+	int			column = PQfnumber(res, name);
+
+	Assert(column >= 0);
+	return PQgetvalue(res, 0, column);
 }
 
 /*
