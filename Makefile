@@ -55,7 +55,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 # ------------------------------------------------------------------------
 .DEFAULT_GOAL := all
 
-.PHONY: all server server-stock server-lwlock-stats install installcheck test test-all test-cassert \
+.PHONY: all server server-stock server-lwlock-stats install installcheck test-module test test-all test-cassert \
 	test-exec-backend test-asan test-arch run bench-cost check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
@@ -66,12 +66,12 @@ all: server
 			tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top; \
 		cp $(BUILD_DIR)/.pg_lockstat_build_key build/.extension_build_key; \
 	fi
-	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) all install test-module
 
 server:
 	scripts/build-server.sh $(BUILD_DIR)
 
-install installcheck: server
+install installcheck test-module: server
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) $@
 
 # An unpatched build of the same source (cached too), for the test that
