@@ -28,6 +28,12 @@
 #     PostgreSQL layout, its name at the start of a line; a call is the
 #     name followed by "(" outside comments and strings), so that no file
 #     calls back into a file that calls it.
+#   - the counts the docs state: "N pg_regress tests" is the Makefile's
+#     REGRESS, "the N TAP files of `ARCH_TESTS`" its ARCH_TESTS, and the
+#     series' commits in words ("nine commits") the patches of each of
+#     patches/pg* ("the seven-commit series", a past state that a
+#     measurement names, is not a count); each such statement found is
+#     checked, and at least one of each kind is found.
 
 use strict;
 use warnings FATAL => 'all';
@@ -185,6 +191,49 @@ foreach my $layers (
 		"$dir: every file calls only files below it in ${header}'s list")
 	  or diag(join("\n", @upward));
 }
+
+# --- counts stated in the docs ---------------------------------------------
+
+my $makefile = read_utf8('Makefile');
+my ($regress_line) = $makefile =~ /^REGRESS = (.*)$/m;
+my $n_regress = () = $regress_line =~ /\S+/g;
+my ($arch_line) = $makefile =~ /^ARCH_TESTS := ((?:.*\\\n)*.*)$/m;
+my $n_arch = () = $arch_line =~ m{t/\w+\.pl}g;
+my @series = map { scalar(() = glob("$_/*.patch")) } sort glob('patches/pg*');
+my %words = (
+	seven => 7, eight => 8, nine => 9, ten => 10, eleven => 11, twelve => 12);
+my (@count_problems, %count_kinds);
+foreach my $doc (@docs)
+{
+	my $text = $text{$doc};
+	while ($text =~ /\b(\d+) pg_regress tests\b/g)
+	{
+		$count_kinds{regress}++;
+		push @count_problems, "$doc: $1 pg_regress tests, REGRESS has $n_regress"
+		  if $1 != $n_regress;
+	}
+	while ($text =~ /\bthe (\d+) TAP files of `ARCH_TESTS`/g)
+	{
+		$count_kinds{arch}++;
+		push @count_problems, "$doc: $1 TAP files of ARCH_TESTS, it has $n_arch"
+		  if $1 != $n_arch;
+	}
+	while ($text =~ /\b(seven|eight|nine|ten|eleven|twelve) commits?\b/gi)
+	{
+		my $n = $words{ lc $1 };
+		$count_kinds{series}++;
+		push @count_problems,
+		  "$doc: $1 commits, the series have " . join(' and ', @series)
+		  if grep { $_ != $n } @series;
+	}
+}
+ok($n_regress > 0 && $n_arch > 0 && @series > 0,
+	"counts to check against: $n_regress pg_regress tests, $n_arch TAP files in ARCH_TESTS, series of @series patches");
+is_deeply([ sort keys %count_kinds ], [qw(arch regress series)],
+	'the docs state each kind of count that is checked');
+is_deeply(\@count_problems, [],
+	'every count of pg_regress tests, ARCH_TESTS files and series commits the docs state is true')
+  or diag(join("\n", @count_problems));
 
 # --- make targets --------------------------------------------------------
 
