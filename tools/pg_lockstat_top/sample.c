@@ -26,6 +26,11 @@
  * While the query of a sample runs, fe_utils/cancel.c's SIGINT handler may
  * cancel it.
  *
+ * Every result is read by its columns' names (PQfnumber), never by their
+ * positions; the names of the counters are those of the views, which
+ * extension/lockstat_counters.h lists with the columns of this program that
+ * show them (checked by t/043).
+ *
  * Copyright (c) 2026, pg_lockstat developers
  *
  * IDENTIFICATION
@@ -422,21 +427,22 @@ static void
 append_sample_query(PQExpBuffer sql)
 {
 	appendPQExpBuffer(sql,
-					  "SELECT EXTRACT(epoch FROM t.now), "
-					  "       pg_catalog.to_char(t.now, 'YYYY-MM-DD HH24:MI:SS'), "
-					  "       pg_catalog.to_char(t.now, 'YYYY-MM-DD\"T\"HH24:MI:SS.MSOF'), "
+					  "SELECT EXTRACT(epoch FROM t.now) AS epoch, "
+					  "       pg_catalog.to_char(t.now, 'YYYY-MM-DD HH24:MI:SS') AS time_text, "
+					  "       pg_catalog.to_char(t.now, 'YYYY-MM-DD\"T\"HH24:MI:SS.MSOF') AS time_csv, "
 					  "       s.spin_strategy, s.stats_reset, "
-					  "       EXTRACT(epoch FROM s.stats_reset), "
+					  "       EXTRACT(epoch FROM s.stats_reset) AS stats_reset_epoch, "
 					  "       (SELECT pg_catalog.sum(xact_commit + xact_rollback) "
-					  "        FROM pg_catalog.pg_stat_database), "
+					  "        FROM pg_catalog.pg_stat_database) AS xacts, "
 					  "       (SELECT pg_catalog.count(*) FROM pg_catalog.pg_stat_activity "
 					  "        WHERE state = 'active' AND backend_type = 'client backend' "
-					  "          AND pid <> pg_catalog.pg_backend_pid()) "
+					  "          AND pid <> pg_catalog.pg_backend_pid()) AS active "
 					  "FROM %s.pg_lockstat_status s, "
 					  "     pg_catalog.clock_timestamp() AS t(now);\n"
-					  "SELECT COALESCE(tranche_id, -1), tranche, "
+					  "SELECT COALESCE(tranche_id, -1) AS tranche_id, tranche, "
 					  "       sh_acquires, ex_acquires, blocks, spin_delays, wait_time, "
-					  "       sh_hold_samples + ex_hold_samples, sh_hold_time + ex_hold_time "
+					  "       sh_hold_samples + ex_hold_samples AS hold_samples, "
+					  "       sh_hold_time + ex_hold_time AS hold_time "
 					  "FROM %s.pg_lwlock_stats;\n",
 					  ext_schema, ext_schema);
 	if (have_spinlock_view)
@@ -446,8 +452,9 @@ append_sample_query(PQExpBuffer sql)
 						  ext_schema);
 	if (have_query_view)
 		appendPQExpBuffer(sql,
-						  "SELECT COALESCE(queryid, 0), COALESCE(dbid, 0), "
-						  "       COALESCE(userid, 0), COALESCE(backend_type, ''), "
+						  "SELECT COALESCE(queryid, 0) AS queryid, "
+						  "       COALESCE(dbid, 0) AS dbid, COALESCE(userid, 0) AS userid, "
+						  "       COALESCE(backend_type, '') AS backend_type, "
 						  "       tranche, blocks, wait_time "
 						  "FROM %s.pg_lwlock_query_stats;\n",
 						  ext_schema);
@@ -600,31 +607,43 @@ take_baseline(Sample *sample, char **error)
 
 /*
  * read_status
- *		Fill the header fields of a sample from the status query.
+ *		Fill the header fields of a sample from the status query, by its
+ *		columns' names.
  */
 static void
 read_status(const PGresult *res, Sample *sample)
 {
-	sample->epoch = strtod(PQgetvalue(res, 0, 0), NULL);
-	sample->time_text = pg_strdup(PQgetvalue(res, 0, 1));
-	sample->time_csv = pg_strdup(PQgetvalue(res, 0, 2));
-	sample->spin_strategy = pg_strdup(PQgetvalue(res, 0, 3));
-	sample->stats_reset = pg_strdup(PQgetvalue(res, 0, 4));
-	sample->stats_reset_epoch = strtod(PQgetvalue(res, 0, 5), NULL);
-	sample->have_xacts = !PQgetisnull(res, 0, 6);
+	sample->epoch = strtod(column_value(res, "epoch"), NULL);
+	sample->time_text = pg_strdup(column_value(res, "time_text"));
+	sample->time_csv = pg_strdup(column_value(res, "time_csv"));
+	sample->spin_strategy = pg_strdup(column_value(res, "spin_strategy"));
+	sample->stats_reset = pg_strdup(column_value(res, "stats_reset"));
+	sample->stats_reset_epoch = strtod(column_value(res, "stats_reset_epoch"),
+									   NULL);
+	sample->have_xacts = !PQgetisnull(res, 0, PQfnumber(res, "xacts"));
 	if (sample->have_xacts)
-		sample->xacts = strtoi64(PQgetvalue(res, 0, 6), NULL, 10);
-	sample->active = atoi(PQgetvalue(res, 0, 7));
+		sample->xacts = strtoi64(column_value(res, "xacts"), NULL, 10);
+	sample->active = atoi(column_value(res, "active"));
 }
 
 /*
  * read_tranches
- *		Fill the tranche counters of a sample, sorted by tranche ID.
+ *		Fill the tranche counters of a sample, sorted by tranche ID.  The
+ *		columns are found by name.
  */
 static void
 read_tranches(const PGresult *res, Sample *sample)
 {
 	int			n = PQntuples(res);
+	int			c_tranche_id = PQfnumber(res, "tranche_id");
+	int			c_tranche = PQfnumber(res, "tranche");
+	int			c_sh_acquires = PQfnumber(res, "sh_acquires");
+	int			c_ex_acquires = PQfnumber(res, "ex_acquires");
+	int			c_blocks = PQfnumber(res, "blocks");
+	int			c_spin_delays = PQfnumber(res, "spin_delays");
+	int			c_wait_time = PQfnumber(res, "wait_time");
+	int			c_hold_samples = PQfnumber(res, "hold_samples");
+	int			c_hold_time = PQfnumber(res, "hold_time");
 	int			i;
 
 	sample->ntranches = n;
@@ -633,15 +652,15 @@ read_tranches(const PGresult *res, Sample *sample)
 	{
 		TrancheCounters *t = &sample->tranches[i];
 
-		t->id = atoi(PQgetvalue(res, i, 0));
-		t->name = pg_strdup(PQgetvalue(res, i, 1));
-		t->sh_acquires = strtoi64(PQgetvalue(res, i, 2), NULL, 10);
-		t->ex_acquires = strtoi64(PQgetvalue(res, i, 3), NULL, 10);
-		t->blocks = strtoi64(PQgetvalue(res, i, 4), NULL, 10);
-		t->spin_delays = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
-		t->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
-		t->hold_samples = strtoi64(PQgetvalue(res, i, 7), NULL, 10);
-		t->hold_ms = strtod(PQgetvalue(res, i, 8), NULL);
+		t->id = atoi(PQgetvalue(res, i, c_tranche_id));
+		t->name = pg_strdup(PQgetvalue(res, i, c_tranche));
+		t->sh_acquires = strtoi64(PQgetvalue(res, i, c_sh_acquires), NULL, 10);
+		t->ex_acquires = strtoi64(PQgetvalue(res, i, c_ex_acquires), NULL, 10);
+		t->blocks = strtoi64(PQgetvalue(res, i, c_blocks), NULL, 10);
+		t->spin_delays = strtoi64(PQgetvalue(res, i, c_spin_delays), NULL, 10);
+		t->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
+		t->hold_samples = strtoi64(PQgetvalue(res, i, c_hold_samples), NULL, 10);
+		t->hold_ms = strtod(PQgetvalue(res, i, c_hold_time), NULL);
 	}
 	qsort(sample->tranches, n, sizeof(TrancheCounters), compare_tranche_id);
 }
@@ -649,11 +668,19 @@ read_tranches(const PGresult *res, Sample *sample)
 /*
  * read_sites
  *		Fill the spinlock call-site counters of a sample, sorted by site.
+ *		The columns are found by name.
  */
 static void
 read_sites(const PGresult *res, Sample *sample)
 {
 	int			n = PQntuples(res);
+	int			c_func = PQfnumber(res, "func");
+	int			c_file = PQfnumber(res, "file");
+	int			c_line = PQfnumber(res, "line");
+	int			c_contended = PQfnumber(res, "contended");
+	int			c_spins = PQfnumber(res, "spins");
+	int			c_delays = PQfnumber(res, "delays");
+	int			c_wait_time = PQfnumber(res, "wait_time");
 	int			i;
 
 	sample->nsites = n;
@@ -662,12 +689,13 @@ read_sites(const PGresult *res, Sample *sample)
 	{
 		SiteCounters *s = &sample->sites[i];
 
-		s->site = psprintf("%s:%s %s", PQgetvalue(res, i, 1),
-						   PQgetvalue(res, i, 2), PQgetvalue(res, i, 0));
-		s->contended = strtoi64(PQgetvalue(res, i, 3), NULL, 10);
-		s->spins = strtoi64(PQgetvalue(res, i, 4), NULL, 10);
-		s->delays = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
-		s->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
+		s->site = psprintf("%s:%s %s", PQgetvalue(res, i, c_file),
+						   PQgetvalue(res, i, c_line),
+						   PQgetvalue(res, i, c_func));
+		s->contended = strtoi64(PQgetvalue(res, i, c_contended), NULL, 10);
+		s->spins = strtoi64(PQgetvalue(res, i, c_spins), NULL, 10);
+		s->delays = strtoi64(PQgetvalue(res, i, c_delays), NULL, 10);
+		s->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
 	}
 	qsort(sample->sites, n, sizeof(SiteCounters), compare_site);
 }
@@ -675,12 +703,19 @@ read_sites(const PGresult *res, Sample *sample)
 /*
  * read_queries
  *		Fill the blocked calls per query of a sample, sorted by key and
- *		tranche.
+ *		tranche.  The columns are found by name.
  */
 static void
 read_queries(const PGresult *res, Sample *sample)
 {
 	int			n = PQntuples(res);
+	int			c_queryid = PQfnumber(res, "queryid");
+	int			c_dbid = PQfnumber(res, "dbid");
+	int			c_userid = PQfnumber(res, "userid");
+	int			c_backend_type = PQfnumber(res, "backend_type");
+	int			c_tranche = PQfnumber(res, "tranche");
+	int			c_blocks = PQfnumber(res, "blocks");
+	int			c_wait_time = PQfnumber(res, "wait_time");
 	int			i;
 
 	sample->nqueries = n;
@@ -689,13 +724,14 @@ read_queries(const PGresult *res, Sample *sample)
 	{
 		QueryCounters *q = &sample->queries[i];
 
-		q->queryid = strtoi64(PQgetvalue(res, i, 0), NULL, 10);
-		q->dbid = (unsigned int) strtoul(PQgetvalue(res, i, 1), NULL, 10);
-		q->userid = (unsigned int) strtoul(PQgetvalue(res, i, 2), NULL, 10);
-		q->backend_type = pg_strdup(PQgetvalue(res, i, 3));
-		q->tranche = pg_strdup(PQgetvalue(res, i, 4));
-		q->blocks = strtoi64(PQgetvalue(res, i, 5), NULL, 10);
-		q->wait_ms = strtod(PQgetvalue(res, i, 6), NULL);
+		q->queryid = strtoi64(PQgetvalue(res, i, c_queryid), NULL, 10);
+		q->dbid = (unsigned int) strtoul(PQgetvalue(res, i, c_dbid), NULL, 10);
+		q->userid = (unsigned int) strtoul(PQgetvalue(res, i, c_userid),
+										   NULL, 10);
+		q->backend_type = pg_strdup(PQgetvalue(res, i, c_backend_type));
+		q->tranche = pg_strdup(PQgetvalue(res, i, c_tranche));
+		q->blocks = strtoi64(PQgetvalue(res, i, c_blocks), NULL, 10);
+		q->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
 	}
 	qsort(sample->queries, n, sizeof(QueryCounters), compare_query_row);
 }
