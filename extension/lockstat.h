@@ -159,7 +159,7 @@ typedef struct LockStatHoldRow
  */
 typedef enum LockStatCounter
 {
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum) LOCKSTAT_##symbol,
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) LOCKSTAT_##symbol,
 #include "lockstat_counters.h"
 #undef LOCKSTAT_LWLOCK_COUNTER
 	LOCKSTAT_NUM_COUNTERS
@@ -288,7 +288,7 @@ typedef struct LockStatSpinKey
  */
 typedef struct LockStatSpinTotals
 {
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit) uint64 field;
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) uint64 field;
 #include "lockstat_counters.h"
 #undef LOCKSTAT_SPIN_COUNTER
 	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */

@@ -8,7 +8,7 @@
  *
  * The LWLock counters: each line is
  *
- *	LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum)
+ *	LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export)
  *
  * symbol	the counter's LockStatCounter is LOCKSTAT_<symbol>
  * column	its attribute of the SQL type pg_lwlock_counters, declared in
@@ -25,16 +25,35 @@
  *			last lines, and only they use it) and of ex_slept and
  *			sh_slept, that row's acquisitions after sleeping, read once
  *			(see lockstat_add_row())
+ * export	where the counter is shown beyond SQL, for the reader and for
+ *			t/043, which checks every consumer against it (the C code ignores
+ *			this argument):
  *
- * Adding a counter: its counting point in the core patch, a line here, its
- * attribute and COMMENT ON COLUMN in the SQL script, the expected output
- * of the views test, and its line in doc/.  Every function that returns
- * pg_lwlock_counters checks the type's attributes against these lines
- * (names and types) and errors if they differ.
+ *	EXPORT(metric, type, top_name, top_label, panel)
+ *
+ *			metric		its Prometheus family in
+ *						integrations/prometheus/pg_lockstat.yaml, with the
+ *						label that tells it apart in braces if it shares the
+ *						family ({mode=shared}); "" if not exported
+ *			type		the family's usage in that file: COUNTER, GAUGE or
+ *						HISTOGRAM (the counter is the histogram's _count or
+ *						_sum), or NONE
+ *			top_name	the column of pg_lockstat_top's tranche or call-site
+ *						query that carries it (tools/pg_lockstat_top/sample.c
+ *						reads it by that name); "" if not shown there
+ *			top_label	the heading of its column on pg_lockstat_top's screen
+ *			panel		the title of a panel of the Grafana dashboard
+ *						integrations/grafana/pg_lockstat.json that plots the
+ *						metric; "" if none
+ *
+ * Adding a counter: see "Adding a counter" in doc/layout.md for every file
+ * to touch.  Every function that returns pg_lwlock_counters checks the
+ * type's attributes against these lines (names and types) and errors if they
+ * differ.
  *
  * The spin-wait counters of a call site: each line is
  *
- *	LOCKSTAT_SPIN_COUNTER(field, column, unit)
+ *	LOCKSTAT_SPIN_COUNTER(field, column, unit, export)
  *
  * field	its member of the core patch's SpinWaitCounters (storage/s_lock.h)
  *			and of LockStatSpinTotals, in the order of both; the first is
@@ -45,11 +64,10 @@
  * unit		COUNT, NS_AS_MS as above, or S_LOCK_COUNT: a count that only
  *			s_lock() keeps, under the strategies that count probes; a site's
  *			S_LOCK_COUNT columns are NULL when all of them are zero
+ * export	as for the LWLock counters
  *
- * Adding one: its counting point in the core patch, a line here, its OUT
- * column and COMMENT ON COLUMN in the SQL script, the expected output and
- * its line in doc/.  pg_spinlock_stats() checks its columns' names against
- * these lines.
+ * Adding one: as above.  pg_spinlock_stats() checks its columns' names
+ * against these lines.
  *
  * This file has no include guard: it is included where the macros are
  * defined.
@@ -64,32 +82,78 @@
 
 #ifdef LOCKSTAT_LWLOCK_COUNTER
 LOCKSTAT_LWLOCK_COUNTER(SH_ACQUIRES, "sh_acquires", COUNT,
-						sh_slept + row->acquires[true][LW_SHARED])
+						sh_slept + row->acquires[true][LW_SHARED],
+						EXPORT("pg_lockstat_lwlock_acquires_total{mode=shared}",
+							   COUNTER, "sh_acquires", "Acq/s",
+							   "Top tranches by acquisitions"))
 LOCKSTAT_LWLOCK_COUNTER(EX_ACQUIRES, "ex_acquires", COUNT,
-						ex_slept + row->acquires[true][LW_EXCLUSIVE])
+						ex_slept + row->acquires[true][LW_EXCLUSIVE],
+						EXPORT("pg_lockstat_lwlock_acquires_total{mode=exclusive}",
+							   COUNTER, "ex_acquires", "Acq/s",
+							   "Top tranches by acquisitions"))
 LOCKSTAT_LWLOCK_COUNTER(BLOCKS, "blocks", COUNT,
-						ex_slept + sh_slept + row->blocks)
+						ex_slept + sh_slept + row->blocks,
+						EXPORT("pg_lockstat_lwlock_blocks_total", COUNTER,
+							   "blocks", "Blk/s", "Top tranches by blocks"))
 LOCKSTAT_LWLOCK_COUNTER(SPIN_DELAYS, "spin_delays", COUNT,
-						row->spin_delays)
+						row->spin_delays,
+						EXPORT("pg_lockstat_lwlock_spin_delays_total", COUNTER,
+							   "spin_delays", "SpinDelay/s",
+							   "Top tranches by spin delays"))
+/* rare; a sign of a wake-up race, for hackers: not on the live screens */
 LOCKSTAT_LWLOCK_COUNTER(DEQUEUE_SELF, "dequeue_self", COUNT,
-						row->dequeue_self)
+						row->dequeue_self,
+						EXPORT("pg_lockstat_lwlock_dequeue_self_total", COUNTER,
+							   "", "", ""))
 LOCKSTAT_LWLOCK_COUNTER(WAIT_TIME_NS, "wait_time", NS_AS_MS,
-						row->wait_time_ns)
+						row->wait_time_ns,
+						EXPORT("pg_lockstat_lwlock_wait_seconds_total", COUNTER,
+							   "wait_time", "Wait ms/s",
+							   "Top tranches by wait time"))
+/* the hold counters: Prometheus has them as the hold histogram's _count and _sum */
 LOCKSTAT_LWLOCK_COUNTER(SH_HOLD_SAMPLES, "sh_hold_samples", COUNT,
-						hold->samples[1])
+						hold->samples[1],
+						EXPORT("pg_lockstat_lwlock_hold_duration_seconds{mode=shared}",
+							   HISTOGRAM, "hold_samples", "Samples",
+							   "Mean sampled LWLock hold time"))
 LOCKSTAT_LWLOCK_COUNTER(EX_HOLD_SAMPLES, "ex_hold_samples", COUNT,
-						hold->samples[0])
+						hold->samples[0],
+						EXPORT("pg_lockstat_lwlock_hold_duration_seconds{mode=exclusive}",
+							   HISTOGRAM, "hold_samples", "Samples",
+							   "Mean sampled LWLock hold time"))
 LOCKSTAT_LWLOCK_COUNTER(SH_HOLD_TIME_NS, "sh_hold_time", NS_AS_MS,
-						hold->hold_ns[1])
+						hold->hold_ns[1],
+						EXPORT("pg_lockstat_lwlock_hold_duration_seconds{mode=shared}",
+							   HISTOGRAM, "hold_time", "Hold us",
+							   "Mean sampled LWLock hold time"))
 LOCKSTAT_LWLOCK_COUNTER(EX_HOLD_TIME_NS, "ex_hold_time", NS_AS_MS,
-						hold->hold_ns[0])
+						hold->hold_ns[0],
+						EXPORT("pg_lockstat_lwlock_hold_duration_seconds{mode=exclusive}",
+							   HISTOGRAM, "hold_time", "Hold us",
+							   "Mean sampled LWLock hold time"))
 #endif
 
 #ifdef LOCKSTAT_SPIN_COUNTER
-LOCKSTAT_SPIN_COUNTER(contended, "contended", COUNT)
-LOCKSTAT_SPIN_COUNTER(spins, "spins", COUNT)
-LOCKSTAT_SPIN_COUNTER(delays, "delays", COUNT)
-LOCKSTAT_SPIN_COUNTER(sleep_ns, "wait_time", NS_AS_MS)
-LOCKSTAT_SPIN_COUNTER(tas_attempts, "tas_attempts", S_LOCK_COUNT)
-LOCKSTAT_SPIN_COUNTER(unlocked_skips, "unlocked_skips", S_LOCK_COUNT)
+LOCKSTAT_SPIN_COUNTER(contended, "contended", COUNT,
+					  EXPORT("pg_lockstat_spin_waits_total", COUNTER,
+							 "contended", "Contended/s",
+							 "Top spin-wait call sites"))
+LOCKSTAT_SPIN_COUNTER(spins, "spins", COUNT,
+					  EXPORT("pg_lockstat_spin_spins_total", COUNTER,
+							 "spins", "Spins/s", "Top spin-wait call sites"))
+LOCKSTAT_SPIN_COUNTER(delays, "delays", COUNT,
+					  EXPORT("pg_lockstat_spin_delays_total", COUNTER,
+							 "delays", "Delays/s",
+							 "Top spin-wait call sites by delays"))
+LOCKSTAT_SPIN_COUNTER(sleep_ns, "wait_time", NS_AS_MS,
+					  EXPORT("pg_lockstat_spin_delay_seconds_total", COUNTER,
+							 "wait_time", "Wait ms/s",
+							 "Top spin-wait call sites"))
+/* the probes of s_lock(): for comparing strategies, not on the live screen */
+LOCKSTAT_SPIN_COUNTER(tas_attempts, "tas_attempts", S_LOCK_COUNT,
+					  EXPORT("pg_lockstat_spin_tas_attempts_total", COUNTER,
+							 "", "", "Top spin-wait call sites"))
+LOCKSTAT_SPIN_COUNTER(unlocked_skips, "unlocked_skips", S_LOCK_COUNT,
+					  EXPORT("pg_lockstat_spin_unlocked_skips_total", COUNTER,
+							 "", "", "Top spin-wait call sites"))
 #endif

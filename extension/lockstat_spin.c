@@ -138,7 +138,7 @@ typedef struct LockStatSpinState
  * The sum words of the core's counters line up with LockStatSpinTotals:
  * each counter of lockstat_counters.h, the waits per duration, and no more.
  */
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit) \
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
 StaticAssertDecl(offsetof(SpinWaitCounters, field) - \
 				 offsetof(SpinWaitCounters, contended) == \
 				 offsetof(LockStatSpinTotals, field), \

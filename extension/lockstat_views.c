@@ -173,7 +173,7 @@ typedef struct LockStatCounterColumn
 } LockStatCounterColumn;
 
 static const LockStatCounterColumn lockstat_counter_columns[] = {
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum) \
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) \
 	{column, LOCKSTAT_UNIT_##unit},
 #include "lockstat_counters.h"
 #undef LOCKSTAT_LWLOCK_COUNTER
@@ -191,7 +191,7 @@ typedef struct LockStatSpinColumn
 } LockStatSpinColumn;
 
 static const LockStatSpinColumn lockstat_spin_columns[] = {
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit) \
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
 	{column, LOCKSTAT_UNIT_##unit, offsetof(LockStatSpinTotals, field)},
 #include "lockstat_counters.h"
 #undef LOCKSTAT_SPIN_COUNTER

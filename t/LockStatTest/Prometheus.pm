@@ -11,6 +11,7 @@ package LockStatTest::Prometheus;
 use strict;
 use warnings FATAL => 'all';
 
+use CPAN::Meta::YAML;
 use Cwd ();
 use HTTP::Tiny;
 use IPC::Run;
@@ -38,6 +39,55 @@ for family in text_string_to_metric_families(sys.stdin.read()):
                     "value": repr(float(s.value))})
 json.dump(out, sys.stdout)
 };
+
+# The query file as its exporter reads it: a hash of each metric prefix
+# (the exporter's namespace) to {query => its SQL, metrics => {column =>
+# usage}, labels => [its LABEL columns]}, from the YAML text $text (default:
+# the file $query_file).  Dies if the text is not YAML of that shape.
+sub query_file_namespaces
+{
+	my ($text) = @_;
+	$text //= PostgreSQL::Test::Utils::slurp_file($query_file);
+	my $yaml = CPAN::Meta::YAML->read_string($text)
+	  or die "cannot read the query file: " . CPAN::Meta::YAML->errstr;
+	my %namespaces;
+	foreach my $ns (keys %{ $yaml->[0] })
+	{
+		my $def = $yaml->[0]{$ns};
+		die "$ns: no query or metrics"
+		  unless ref($def) eq 'HASH' && defined $def->{query}
+		  && ref($def->{metrics}) eq 'ARRAY';
+		my (%metrics, @labels);
+		foreach my $m (@{ $def->{metrics} })
+		{
+			my ($column) = keys %$m;
+			my $usage = $m->{$column}{usage} // die "$ns.$column: no usage";
+			$metrics{$column} = $usage;
+			push @labels, $column if $usage eq 'LABEL';
+		}
+		$namespaces{$ns} =
+		  { query => $def->{query}, metrics => \%metrics, labels => \@labels };
+	}
+	return \%namespaces;
+}
+
+# The metric families that the query file defines: a hash of each family
+# (<namespace>_<column> of every column that is not a LABEL) to its type as
+# the exporter serves it (counter, gauge, histogram), from the YAML text
+# $text (default: the file).
+sub query_file_families
+{
+	my ($text) = @_;
+	my $namespaces = query_file_namespaces($text);
+	my %families;
+	foreach my $ns (keys %$namespaces)
+	{
+		my $metrics = $namespaces->{$ns}{metrics};
+		$families{"${ns}_$_"} = lc($metrics->{$_})
+		  foreach grep { $metrics->{$_} ne 'LABEL' } keys %$metrics;
+	}
+	return \%families;
+}
 
 my @exporters;
 

@@ -1,0 +1,328 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# The counter table, extension/lockstat_counters.h, against every consumer
+# beyond SQL (no server is started).  Each counter's line ends with
+# EXPORT(metric, type, top_name, top_label, panel); for each counter:
+#   - Prometheus (integrations/prometheus/pg_lockstat.yaml, read as YAML):
+#     the family is defined with that usage; a family shared by several
+#     counters has the label in braces ({mode=shared}) as a LABEL column of
+#     its query; a COUNTER or GAUGE
+#     column is selected from an expression of the counter's SQL column;
+#   - the metric table of doc/monitoring.md has a row for the family;
+#   - pg_lockstat_top: its query for the tranches (LWLock counters) or the
+#     call sites (spin counters) in tools/pg_lockstat_top/sample.c selects
+#     the counter's column, under top_name, which sample.c reads by name
+#     (PQfnumber), and render.c shows a column headed top_label;
+#   - Grafana (integrations/grafana/pg_lockstat.json): the panel of that
+#     title has a query of the family (of its _bucket, _sum or _count for a
+#     histogram).
+# And the other way: every family of the query file is a counter's or one
+# of %other_families below, with its source; the metric table of
+# doc/monitoring.md has exactly the query file's families.
+# So a consumer that misses a counter the table says it shows fails here.
+# The checks also run on copies of the consumers with one counter taken
+# out, each of which must be reported, so that the test is known to fail
+# when a consumer misses a counter.
+
+use strict;
+use warnings FATAL => 'all';
+
+use JSON::PP;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+use LockStatTest::Prometheus;
+
+# The families of the query file that no counter line names: facts that are
+# not counters of the table.
+my %other_families = (
+	pg_lockstat_info => 'pg_lockstat_status: the strategy and interface',
+	pg_lockstat_stats_reset_timestamp_seconds =>
+	  'pg_lockstat_status.stats_reset',
+	pg_lockstat_spin_waits_dropped_total =>
+	  'pg_lockstat_status.spin_sites_dropped',
+	pg_lockstat_lwlock_max_wait_seconds => 'pg_lwlock_stats.max_wait_time',
+	pg_lockstat_lwlock_wait_duration_seconds =>
+	  'pg_lwlock_wait_histogram (its _count is blocks, its _sum wait_time)',
+	pg_lockstat_spin_max_wait_seconds => 'pg_spinlock_stats.max_wait_time',);
+
+my %files = map { $_ => slurp_file($_) } (
+	'extension/lockstat_counters.h', $LockStatTest::Prometheus::query_file,
+	'doc/monitoring.md', 'tools/pg_lockstat_top/sample.c',
+	'tools/pg_lockstat_top/render.c', 'integrations/grafana/pg_lockstat.json');
+
+# The counter lines of the header: a list of {kind (lwlock or spin),
+# column, metric, type, top_name, top_label, panel}.  Dies on a counter
+# line without a well-formed EXPORT().
+sub counters
+{
+	my ($header) = @_;
+	$header =~ s{/\*.*?\*/}{}sg;
+	my @counters;
+	my $str = qr/"((?:[^"\\]|\\.)*)"/;
+	while ($header =~ /LOCKSTAT_(LWLOCK|SPIN)_COUNTER\((.*?)\)\s*\)\s*$/msg)
+	{
+		my ($kind, $args) = (lc($1), $2);
+		$args =~ /^\s*\w+\s*,\s*"(\w+)"\s*,.*EXPORT\(\s*$str\s*,\s*(\w+)\s*,\s*$str\s*,\s*$str\s*,\s*$str\s*$/s
+		  or die "a counter line without a well-formed EXPORT(): $args";
+		push @counters,
+		  {
+			kind => $kind,
+			column => $1,
+			metric => $2,
+			type => $3,
+			top_name => $4,
+			top_label => $5,
+			panel => $6
+		  };
+	}
+	my $lines = () = $header =~ /LOCKSTAT_(?:LWLOCK|SPIN)_COUNTER\(/g;
+	die "read $lines counter lines as " . scalar(@counters)
+	  unless $lines == scalar(@counters);
+	return @counters;
+}
+
+# The items of the first select list of $query at parenthesis depth 0: a
+# hash of each item's output name (after its last AS) to its expression.
+sub select_items
+{
+	my ($query) = @_;
+	$query =~ s/^\s*SELECT\s+//i or return {};
+	my ($depth, $item, @items) = (0, '');
+	foreach my $c (split //, $query)
+	{
+		$depth++ if $c eq '(';
+		$depth-- if $c eq ')';
+		if ($depth == 0 && $c eq ',')
+		{
+			push @items, $item;
+			$item = '';
+			next;
+		}
+		$item .= $c;
+		last if $depth == 0 && $item =~ /\sFROM\s$/i;
+	}
+	$item =~ s/\sFROM\s$//i;
+	push @items, $item;
+	my %by_name;
+	foreach (@items)
+	{
+		my ($expr, $name) = /^\s*(.*?)(?:\s+AS\s+(\w+))?\s*$/is;
+		$name //= ($expr =~ /(\w+)$/)[0];
+		$by_name{$name} = $expr;
+	}
+	return \%by_name;
+}
+
+# The statements that append_sample_query() of sample.c sends: the text of
+# its string literals, one statement per element.
+sub sample_statements
+{
+	my ($sample_c) = @_;
+	my ($body) = $sample_c =~ /^append_sample_query\(.*?\n\{\n(.*?)^\}/ms
+	  or die 'sample.c has no append_sample_query()';
+	my $sql = join('', $body =~ /"((?:[^"\\]|\\.)*)"/g);
+	return split /;\\n/, $sql;
+}
+
+# The panels of the dashboard, those in rows included: title => [exprs].
+sub panels
+{
+	my ($json) = @_;
+	my %panels;
+	my @todo = @{ decode_json($json)->{panels} };
+	while (my $p = shift @todo)
+	{
+		push @todo, @{ $p->{panels} } if ref $p->{panels};
+		push @{ $panels{ $p->{title} // '' } },
+		  map { $_->{expr} // () } @{ $p->{targets} // [] };
+	}
+	return \%panels;
+}
+
+# The families of the metric table of doc/monitoring.md (its rows'
+# first cells).
+sub monitoring_families
+{
+	my ($md) = @_;
+	return map { $_ => 1 } $md =~ /^\| `(pg_lockstat\w*)` \| (?:gauge|counter|histogram)/mg;
+}
+
+# What a consumer misses of counter $c, given the files: a list of problems.
+sub problems
+{
+	my ($c, $f) = @_;
+	my @problems;
+	my $namespaces = LockStatTest::Prometheus::query_file_namespaces(
+		$f->{$LockStatTest::Prometheus::query_file});
+	my $families = LockStatTest::Prometheus::query_file_families(
+		$f->{$LockStatTest::Prometheus::query_file});
+	my %documented = monitoring_families($f->{'doc/monitoring.md'});
+	my ($family, $label) = $c->{metric} =~ /^(\w*)(?:\{(\w+)=\w+\})?$/
+	  or return ("metric \"$c->{metric}\" is not a family with at most one label");
+
+	# Prometheus
+	if ($c->{type} eq 'NONE')
+	{
+		push @problems, "type NONE with metric $family" if $family ne '';
+	}
+	elsif (!defined $families->{$family})
+	{
+		push @problems, "the query file has no family $family";
+	}
+	elsif ($families->{$family} ne lc($c->{type}))
+	{
+		push @problems,
+		  "$family is $families->{$family} in the query file, not $c->{type}";
+	}
+	else
+	{
+		# the family's namespace and column: the longest namespace that is
+		# a prefix of the family
+		my ($ns) = sort { length($b) <=> length($a) }
+		  grep { index($family, "${_}_") == 0 && defined $namespaces->{$_}{metrics}{ substr($family, length($_) + 1) } }
+		  keys %$namespaces;
+		my $def = $namespaces->{$ns};
+		my $column = substr($family, length($ns) + 1);
+		if (defined $label)
+		{
+			push @problems, "$family has no label $label"
+			  unless grep { $_ eq $label } @{ $def->{labels} };
+		}
+		if ($c->{type} ne 'HISTOGRAM')
+		{
+			my $expr = select_items($def->{query})->{$column} // '';
+			push @problems,
+			  "the query of $family selects $column from \"$expr\", not from $c->{column}"
+			  unless $expr =~ /\b\Q$c->{column}\E\b/;
+		}
+		push @problems, "doc/monitoring.md has no row for $family"
+		  unless $documented{$family};
+	}
+
+	# pg_lockstat_top
+	my ($statement) = grep {
+		$c->{kind} eq 'lwlock'
+		  ? /FROM %s\.pg_lwlock_stats$/
+		  : /FROM %s\.pg_spinlock_stats$/
+	} sample_statements($f->{'tools/pg_lockstat_top/sample.c'});
+	if ($c->{top_name} eq '')
+	{
+		push @problems, "top_label \"$c->{top_label}\" without top_name"
+		  if $c->{top_label} ne '';
+	}
+	elsif (!defined $statement)
+	{
+		push @problems, "sample.c has no query of the $c->{kind} view";
+	}
+	else
+	{
+		my $expr = select_items($statement)->{ $c->{top_name} } // '';
+		push @problems,
+		  "pg_lockstat_top's query selects $c->{top_name} from \"$expr\", not from $c->{column}"
+		  unless $expr =~ /\b\Q$c->{column}\E\b/;
+		push @problems, "sample.c does not read $c->{top_name} by name"
+		  unless index($f->{'tools/pg_lockstat_top/sample.c'},
+			"PQfnumber(res, \"$c->{top_name}\")") >= 0;
+		push @problems, "render.c has no column \"$c->{top_label}\""
+		  unless $c->{top_label} ne ''
+		  && index($f->{'tools/pg_lockstat_top/render.c'}, "\"$c->{top_label}\"")
+		  >= 0;
+	}
+
+	# Grafana
+	if ($c->{panel} ne '')
+	{
+		my $exprs = panels($f->{'integrations/grafana/pg_lockstat.json'})
+		  ->{ $c->{panel} };
+		my $re =
+		  $c->{type} eq 'HISTOGRAM'
+		  ? qr/\b\Q$family\E_(?:bucket|sum|count)\b/
+		  : qr/\b\Q$family\E\b/;
+		if (!defined $exprs)
+		{
+			push @problems, "the dashboard has no panel \"$c->{panel}\"";
+		}
+		elsif (!grep { /$re/ } @$exprs)
+		{
+			push @problems, "the panel \"$c->{panel}\" has no query of $family";
+		}
+	}
+	return @problems;
+}
+
+my @counters = counters($files{'extension/lockstat_counters.h'});
+cmp_ok(scalar(@counters), '>=', 16,
+	'the counter table: ' . scalar(@counters) . ' counters with their exports');
+foreach my $c (@counters)
+{
+	my @p = problems($c, \%files);
+	is(join("\n", @p), '', "$c->{kind} counter $c->{column}: every consumer shows it as the table says");
+}
+
+# the other way: every family is a counter's or another fact's
+my $families = LockStatTest::Prometheus::query_file_families(
+	$files{$LockStatTest::Prometheus::query_file});
+my %named = map { ($_->{metric} =~ /^(\w+)/)[0] // () => 1 } @counters;
+is( join(' ', grep { !$named{$_} && !$other_families{$_} } sort keys %$families),
+	'', 'every family of the query file is a counter\'s or another known fact\'s');
+is( join(' ', grep { !$families->{$_} } sort keys %other_families),
+	'', 'and every other fact is a family of the query file');
+my %documented = monitoring_families($files{'doc/monitoring.md'});
+is( join(' ', sort keys %documented),
+	join(' ', sort keys %$families),
+	'the metric table of doc/monitoring.md has exactly the query file\'s families');
+
+# The checks find a consumer that misses a counter: each copy below lacks
+# one counter in one consumer, and the check of that counter must report
+# it.
+my @breakages = (
+	[
+		'dequeue_self', $LockStatTest::Prometheus::query_file,
+		sub { s/^\s*dequeue_self AS dequeue_self_total,\n//m; s/^    - dequeue_self_total:\n.*\n.*\n//m },
+		qr/no family pg_lockstat_lwlock_dequeue_self_total/
+	],
+	[
+		'sh_acquires', $LockStatTest::Prometheus::query_file,
+		sub { s/WHEN 'shared' THEN s\.sh_acquires/WHEN 'shared' THEN 0/ },
+		qr/selects total from .* not from sh_acquires/s
+	],
+	[
+		'blocks', 'tools/pg_lockstat_top/sample.c',
+		sub { s/PQfnumber\(res, "blocks"\)/PQfnumber(res, "blokcs")/g },
+		qr/does not read blocks by name/
+	],
+	[
+		'spin_delays', 'tools/pg_lockstat_top/sample.c',
+		sub { s/blocks, spin_delays, wait_time/blocks, wait_time/ },
+		qr/selects spin_delays from "", not from spin_delays/
+	],
+	[
+		'contended', 'tools/pg_lockstat_top/render.c',
+		sub { s/"Contended\/s"/"Waits\/s"/ },
+		qr/render\.c has no column "Contended\/s"/
+	],
+	[
+		'wait_time', 'integrations/grafana/pg_lockstat.json',
+		sub { s/pg_lockstat_lwlock_wait_seconds_total/pg_lockstat_lwlock_wait_seconds_sum/g },
+		qr/the panel "Top tranches by wait time" has no query of pg_lockstat_lwlock_wait_seconds_total/
+	],
+	[
+		'ex_hold_time', 'doc/monitoring.md',
+		sub { s/^\| `pg_lockstat_lwlock_hold_duration_seconds` .*\n//m },
+		qr/doc\/monitoring\.md has no row for pg_lockstat_lwlock_hold_duration_seconds/
+	],);
+foreach my $b (@breakages)
+{
+	my ($column, $file, $edit, $expected) = @$b;
+	my %copy = %files;
+	local $_ = $copy{$file};
+	$edit->();
+	isnt($_, $files{$file}, "the copy of $file without $column differs");
+	$copy{$file} = $_;
+	my ($c) = grep { $_->{column} eq $column } @counters;
+	like(join("\n", problems($c, \%copy)), $expected,
+		"$file without $column: the check of $column reports it");
+}
+
+done_testing();
