@@ -36,6 +36,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Counters;
 use LockStatTest::Prometheus;
 
 if (my $why = LockStatTest::Prometheus::exporter_missing())
@@ -103,24 +104,44 @@ sub view_samples
 	my ($node) = @_;
 	my %v;
 	my %wait;
+
+	# the counters that the query file serves as counters or gauges, each
+	# from its view column as the counter table says (times converted from
+	# ms to seconds, a label where a family is shared)
+	my @plain = grep { $_->{type} eq 'COUNTER' || $_->{type} eq 'GAUGE' }
+	  LockStatTest::Counters::counters();
+	my $select = sub {
+		my ($kind) = @_;
+		return map {
+			my $col = $_->{unit} eq 'NS_AS_MS' ? "$_->{column} / 1000" : $_->{column};
+			"coalesce(($col)::text, '')"
+		} grep { $_->{kind} eq $kind } @plain;
+	};
+	my $put = sub {
+		my ($kind, $labels, @values) = @_;
+		foreach my $c (grep { $_->{kind} eq $kind } @plain)
+		{
+			my $value = shift @values;
+			next if $value eq '';    # S_LOCK_COUNT columns where NULL
+			my @l = @$labels;
+			push @l, $c->{label} => $c->{value} if defined $c->{label};
+			$v{ sample_key($c->{family}, @l) } = $value;
+		}
+	};
+
 	foreach my $row (
 		split /\n/,
 		$node->safe_psql(
 			'postgres',
-			q{SELECT coalesce(tranche_id::text, ''), tranche, sh_acquires,
-					 ex_acquires, blocks, spin_delays, dequeue_self,
-					 wait_time / 1000, max_wait_time / 1000
-			  FROM pg_lwlock_stats}))
+			'SELECT ' . join(', ',
+				"coalesce(tranche_id::text, '')", 'tranche',
+				'wait_time / 1000', 'max_wait_time / 1000',
+				$select->('lwlock'))
+			  . ' FROM pg_lwlock_stats'))
 	{
-		my ($id, $tranche, $sh, $ex, $blk, $sd, $dq, $wt, $mwt) =
-		  split /\|/, $row, -1;
+		my ($id, $tranche, $wt, $mwt, @values) = split /\|/, $row, -1;
 		my @l = (tranche_id => $id, tranche => $tranche);
-		$v{ sample_key('pg_lockstat_lwlock_acquires_total', @l, mode => 'shared') } = $sh;
-		$v{ sample_key('pg_lockstat_lwlock_acquires_total', @l, mode => 'exclusive') } = $ex;
-		$v{ sample_key('pg_lockstat_lwlock_blocks_total', @l) } = $blk;
-		$v{ sample_key('pg_lockstat_lwlock_spin_delays_total', @l) } = $sd;
-		$v{ sample_key('pg_lockstat_lwlock_dequeue_self_total', @l) } = $dq;
-		$v{ sample_key('pg_lockstat_lwlock_wait_seconds_total', @l) } = $wt;
+		$put->('lwlock', \@l, @values);
 		$v{ sample_key('pg_lockstat_lwlock_max_wait_seconds', @l) } = $mwt;
 		$wait{$id} = $wt;
 	}
@@ -199,23 +220,15 @@ sub view_samples
 		split /\n/,
 		$node->safe_psql(
 			'postgres',
-			q{SELECT file, line, func, contended, spins, delays,
-					 wait_time / 1000, coalesce(tas_attempts::text, ''),
-					 coalesce(unlocked_skips::text, ''), max_wait_time / 1000
-			  FROM pg_spinlock_stats}))
+			'SELECT ' . join(', ',
+				'file', 'line', 'func', 'max_wait_time / 1000',
+				$select->('spin'))
+			  . ' FROM pg_spinlock_stats'))
 	{
-		my ($file, $line, $func, $c, $sp, $d, $wt, $tas, $skips, $mwt) =
-		  split /\|/, $row, -1;
+		my ($file, $line, $func, $mwt, @values) = split /\|/, $row, -1;
 		my @l = (file => $file, line => $line, func => $func);
-		$v{ sample_key('pg_lockstat_spin_waits_total', @l) } = $c;
-		$v{ sample_key('pg_lockstat_spin_spins_total', @l) } = $sp;
-		$v{ sample_key('pg_lockstat_spin_delays_total', @l) } = $d;
-		$v{ sample_key('pg_lockstat_spin_delay_seconds_total', @l) } = $wt;
+		$put->('spin', \@l, @values);
 		$v{ sample_key('pg_lockstat_spin_max_wait_seconds', @l) } = $mwt;
-		$v{ sample_key('pg_lockstat_spin_tas_attempts_total', @l) } = $tas
-		  if $tas ne '';
-		$v{ sample_key('pg_lockstat_spin_unlocked_skips_total', @l) } = $skips
-		  if $skips ne '';
 	}
 
 	my ($strategy, $version, $reset, $dropped) = split /\|/,

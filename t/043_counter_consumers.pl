@@ -31,6 +31,7 @@ use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+use LockStatTest::Counters;
 use LockStatTest::Prometheus;
 
 # The families of the query file that no counter line names: facts that are
@@ -50,37 +51,6 @@ my %files = map { $_ => slurp_file($_) } (
 	'extension/lockstat_counters.h', $LockStatTest::Prometheus::query_file,
 	'doc/monitoring.md', 'tools/pg_lockstat_top/sample.c',
 	'tools/pg_lockstat_top/render.c', 'integrations/grafana/pg_lockstat.json');
-
-# The counter lines of the header: a list of {kind (lwlock or spin),
-# column, metric, type, top_name, top_label, panel}.  Dies on a counter
-# line without a well-formed EXPORT().
-sub counters
-{
-	my ($header) = @_;
-	$header =~ s{/\*.*?\*/}{}sg;
-	my @counters;
-	my $str = qr/"((?:[^"\\]|\\.)*)"/;
-	while ($header =~ /LOCKSTAT_(LWLOCK|SPIN)_COUNTER\((.*?)\)\s*\)\s*$/msg)
-	{
-		my ($kind, $args) = (lc($1), $2);
-		$args =~ /^\s*\w+\s*,\s*"(\w+)"\s*,.*EXPORT\(\s*$str\s*,\s*(\w+)\s*,\s*$str\s*,\s*$str\s*,\s*$str\s*$/s
-		  or die "a counter line without a well-formed EXPORT(): $args";
-		push @counters,
-		  {
-			kind => $kind,
-			column => $1,
-			metric => $2,
-			type => $3,
-			top_name => $4,
-			top_label => $5,
-			panel => $6
-		  };
-	}
-	my $lines = () = $header =~ /LOCKSTAT_(?:LWLOCK|SPIN)_COUNTER\(/g;
-	die "read $lines counter lines as " . scalar(@counters)
-	  unless $lines == scalar(@counters);
-	return @counters;
-}
 
 # The items of the first select list of $query at parenthesis depth 0: a
 # hash of each item's output name (after its last AS) to its expression.
@@ -158,8 +128,7 @@ sub problems
 	my $families = LockStatTest::Prometheus::query_file_families(
 		$f->{$LockStatTest::Prometheus::query_file});
 	my %documented = monitoring_families($f->{'doc/monitoring.md'});
-	my ($family, $label) = $c->{metric} =~ /^(\w*)(?:\{(\w+)=\w+\})?$/
-	  or return ("metric \"$c->{metric}\" is not a family with at most one label");
+	my ($family, $label) = ($c->{family}, $c->{label});
 
 	# Prometheus
 	if ($c->{type} eq 'NONE')
@@ -251,7 +220,7 @@ sub problems
 	return @problems;
 }
 
-my @counters = counters($files{'extension/lockstat_counters.h'});
+my @counters = LockStatTest::Counters::counters($files{'extension/lockstat_counters.h'});
 cmp_ok(scalar(@counters), '>=', 16,
 	'the counter table: ' . scalar(@counters) . ' counters with their exports');
 foreach my $c (@counters)
@@ -263,7 +232,7 @@ foreach my $c (@counters)
 # the other way: every family is a counter's or another fact's
 my $families = LockStatTest::Prometheus::query_file_families(
 	$files{$LockStatTest::Prometheus::query_file});
-my %named = map { ($_->{metric} =~ /^(\w+)/)[0] // () => 1 } @counters;
+my %named = map { $_->{family} => 1 } grep { $_->{family} ne '' } @counters;
 is( join(' ', grep { !$named{$_} && !$other_families{$_} } sort keys %$families),
 	'', 'every family of the query file is a counter\'s or another known fact\'s');
 is( join(' ', grep { !$families->{$_} } sort keys %other_families),
