@@ -37,6 +37,14 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_spin_counter'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
 
+-- The server's first tranche ID of extensions (LWTRANCHE_FIRST_USER_DEFINED):
+-- the IDs below it are the server's own tranches, which pg_wait_events
+-- lists.  No errors.
+CREATE FUNCTION lockstat_test_first_user_tranche()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lockstat_test_first_user_tranche'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;
+
 -- Allocate count new LWLock tranche IDs (LWLockNewTrancheId) and acquire a
 -- lock of each n times, exclusive.  Returns count * n.  IDs are used up
 -- until restart.  Errors: 22023 for a bad argument.

@@ -56,6 +56,7 @@ PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
 PG_FUNCTION_INFO_V1(lockstat_test_dynamic_tranches);
 PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_counter);
+PG_FUNCTION_INFO_V1(lockstat_test_first_user_tranche);
 PG_FUNCTION_INFO_V1(lockstat_test_main_lwlock);
 PG_FUNCTION_INFO_V1(lockstat_test_lwlock_hold);
 PG_FUNCTION_INFO_V1(lockstat_test_lwlock_error);
@@ -373,6 +374,20 @@ lockstat_test_spin_counter(PG_FUNCTION_ARGS)
 	SpinLockRelease(&lst_state->mutex);
 
 	PG_RETURN_INT64((int64) value);
+}
+
+/*
+ * lockstat_test_first_user_tranche() returns integer
+ *
+ * The server's LWTRANCHE_FIRST_USER_DEFINED: tranche IDs from it on are
+ * those of extensions (RequestNamedLWLockTranche(), LWLockNewTrancheId()),
+ * the IDs below it the server's own, which pg_wait_events lists.  Needs
+ * no preloading; no errors.
+ */
+Datum
+lockstat_test_first_user_tranche(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(LWTRANCHE_FIRST_USER_DEFINED);
 }
 
 /*
