@@ -237,7 +237,7 @@ clean:
 	rm -rf results regression.diffs regression.out tmp_check log build/test build/test-* \
 		$(foreach a,$(ARCHES),build/pg*-$(a)-ext*)
 	rm -f tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top
-	$(MAKE) -C test/lockstat_test PG_CONFIG=true clean 2>/dev/null || true
+	rm -f test/lockstat_test/*.o test/lockstat_test/*.so test/lockstat_test/*.bc
 
 distclean: clean
 	rm -rf build
@@ -279,6 +279,12 @@ uninstall-pg_lockstat_top:
 	$(TOOL_MAKE) uninstall
 clean-pg_lockstat_top:
 	$(TOOL_MAKE) clean
+
+# "clean" cleans the test module too, which "test-module" builds
+clean: clean-test-module
+.PHONY: clean-test-module
+clean-test-module:
+	$(MAKE) -C test/lockstat_test PG_CONFIG=$(PG_CONFIG) clean
 
 # The test-only module, installed into the server that the tests use.
 test-module:

@@ -57,7 +57,9 @@ my %helpers = (
 	'uninstall-pg_lockstat_top' =>
 	  'the part of "make uninstall" (PGXS) that removes the client',
 	'clean-pg_lockstat_top' =>
-	  'the part of "make clean" (PGXS) that cleans the client',);
+	  'the part of "make clean" (PGXS) that cleans the client',
+	'clean-test-module' =>
+	  'the part of "make clean" (PGXS) that cleans the test module',);
 
 sub read_utf8
 {
