@@ -12,6 +12,7 @@ The modules, each calling only those below it:
                 clients
     runner      the study: the lock, signals, rounds, pgbench runs, counter
                 snapshots, progress, the saved files
+    plan        the orders of the rounds, the estimate, the plan's text
     plots       gnuplot images of a finished study
     records     what a study writes: its directory, lock, recorded rows and
                 metadata files
@@ -28,6 +29,8 @@ The modules, each calling only those below it:
     sqlnum      the arithmetic of the SQL that (b) and (c) were once
                 computed with
     mechanism   lock counts per transaction, variant against baseline
+    starts      which variants share a server start (SHARED_START=1), and
+                the order of a round by groups
     design      the order of the variants and client counts of each round
     stats       pure statistics: intervals, verdicts, the collapse test
     tables      text tables

@@ -8,7 +8,9 @@ binary and check_settings() that each of its settings is in force.  An
 unpatched variant's postgres is the stock build's, on the same data
 directory (initdb'ed by the base, of the same version), its variant.conf
 overriding postgresql.conf's shared_preload_libraries = 'pg_lockstat'
-with ''.  The study talks to the server through psycopg2.
+with ''.  Variants that share a server start (SHARED_START=1) change
+variant.conf and reload (reload()) instead of restarting.  The study
+talks to the server through psycopg2.
 
 Calls spec (the variant).  Raises StepError with
 the user's message.
@@ -18,11 +20,17 @@ import os
 import re
 import subprocess
 import sys
+import time
 from typing import List, Optional, Sequence
 
 import psycopg2
 
 from . import spec
+
+
+# seconds a reload may take before the study gives up: only a bound on a
+# hang, since the wait is for the reload itself (pg_conf_load_time())
+RELOAD_TIMEOUT = 120
 
 
 class StepError(Exception):
@@ -137,6 +145,32 @@ class Cluster:
             raise StepError("server start (%s) failed; see %s"
                             % (label, self.log))
 
+    def reload(self, label: str, conn, settings: Sequence[str]):
+        """Put settings in variant.conf and reload the running server
+        through conn (pg_reload_conf()); a new connection, made once the
+        postmaster has reloaded: its pg_conf_load_time() is later than
+        before the reload, so it runs with the new settings.  conn is
+        closed.  label names the reload in messages."""
+        self._variant_conf(settings)
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_conf_load_time()")
+            before = cur.fetchone()[0]
+            cur.execute("SELECT pg_reload_conf()")
+        conn.close()
+        deadline = time.monotonic() + RELOAD_TIMEOUT
+        while True:
+            new = self.connect()
+            with new.cursor() as cur:
+                cur.execute("SELECT pg_conf_load_time() > %s", (before,))
+                if cur.fetchone()[0]:
+                    return new
+            new.close()
+            if time.monotonic() > deadline:
+                raise StepError("reloading the configuration (%s) failed: "
+                                "the server did not reload within %d s; "
+                                "see %s" % (label, RELOAD_TIMEOUT, self.log))
+            time.sleep(0.05)
+
     def stop(self) -> None:
         rc = subprocess.call([os.path.join(self.bindir, "pg_ctl"), "-D",
                               self.data, "-m", "fast", "-w", "stop"],
@@ -214,6 +248,19 @@ def check_settings(cur, label: str, variant: spec.Variant,
         if inforce != variant.strategy:
             raise StepError("%s failed: strategy %s requested but %s in force"
                             % (at, variant.strategy, inforce))
+
+
+def check_reset(cur, label: str, names: Sequence[str], log: str) -> None:
+    """After a reload: that none of the settings names (those of the other
+    variants of a shared server start) is still set from variant.conf."""
+    at = "checking the settings in force (%s)" % label
+    for name in names:
+        cur.execute("SELECT coalesce(sourcefile, '') FROM pg_settings "
+                    "WHERE name = %s", (name,))
+        row = cur.fetchone()
+        if row and row[0].endswith("/variant.conf"):
+            raise StepError("%s failed: %s is still set from variant.conf "
+                            "after the reload; see %s" % (at, name, log))
 
 
 def settings_in_force(cur) -> List[str]:

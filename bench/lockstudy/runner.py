@@ -4,7 +4,7 @@ On a cluster of its own: initialise pgbench (pgbench -i), or for a
 sysbench workload make sysbench's tables (sysbench prepare, then VACUUM
 ANALYZE, as pgbench -i ends), once: every variant runs on that one data
 directory.  Then run REPEAT rounds.  A
-round runs every variant once, in the order of design.variant_order():
+round runs every variant once, in the order module plan draws:
 start the variant's server with its settings, one warm-up pgbench run that
 is not recorded, then for each client count, in the round's shuffled
 order, reset the pg_lockstat counters, run pgbench and record its tps,
@@ -12,6 +12,11 @@ its transactions, its per-second tps and the pg_lwlock_stats and
 pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv,
 the report and the plots.  A sysbench workload's runs are sysbench's, in
 the same places (module sysbench), and read the same way.
+
+With SHARED_START=1, variants that differ only in settings a reload
+changes run in one server start per round (module starts): the first as
+above, each next one after its settings are put in force by
+pg_reload_conf(), without a warm-up run, then its client counts.
 
 A variant of the unpatched server (no pg_lockstat) runs the same way but
 resets and records no counters: its runs have no rows in locks.csv and
@@ -29,7 +34,7 @@ stopped (immediate shutdown after a failure: the data is thrown away) and
 the data directory removed; the logs stay.
 
 Calls results, plots, records, cluster, builds, spec, pgbench, sysbench,
-design.
+plan, starts.
 """
 
 import os
@@ -42,15 +47,11 @@ import tempfile
 import time
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import (builds, cluster, design, pgbench, plots, records, results,
-               spec, sysbench)
+from . import (builds, cluster, pgbench, plan, plots, records, results,
+               spec, starts, sysbench)
 
 SIGNALS = {signal.SIGINT: ("INT", 130), signal.SIGTERM: ("TERM", 143),
            signal.SIGHUP: ("HUP", 129)}
-# estimated seconds: a server start and stop about 3 s, a run about 1 s
-# more than its DURATION (connections, counter reset and recording)
-START_COST = 3
-RUN_COST = 1
 # the number of the warm-up round, in the runner and in its logs' names
 WARMUP_ROUND = 0
 # the views recorded after each run: (view, file, the columns sorted by,
@@ -91,11 +92,6 @@ def round_name(r: int) -> str:
     return "warm-up round" if r == WARMUP_ROUND else "round %d" % r
 
 
-def hms(seconds: float) -> str:
-    s = int(seconds)
-    return "%dm%02ds" % (s // 60, s % 60)
-
-
 def clean_environment(bindir: str) -> None:
     """libpq settings of the caller's environment (PGUSER, PGOPTIONS,
     PGSERVICE, ...) must not reach the throwaway cluster; the study's own
@@ -125,6 +121,13 @@ class StudyRun:
         # the variant order and the client order of each recorded round,
         # and of the warm-up round (empty if there is none)
         self.rounds: List[List[str]] = []
+        # the same orders as groups of variants that share a server start
+        # (SHARED_START=1; else each a group of one), and the groups
+        self.round_groups: List[List[List[str]]] = []
+        self.warmup_groups: List[List[str]] = []
+        self.groups = starts.singletons(len(study.variants))
+        # pg_settings.context of the variants' settings (SHARED_START=1)
+        self.contexts: dict = {}
         self.round_clients: List[List[int]] = []
         self.warmup_order: List[str] = []
         self.warmup_clients: List[int] = []
@@ -255,6 +258,13 @@ class StudyRun:
             raise cluster.StepError("%s failed" % self.at)
         with open(self.path("persec.csv"), "w") as f:
             f.write("variant,clients,round,second,tps\n")
+        if self.study.shared_start:
+            names = sorted({n for v in self.study.variants
+                            for n, _ in v.settings})
+            self.contexts = dict(self.sql(
+                "reading the contexts of the variants' settings",
+                "SELECT name, context FROM pg_settings WHERE name = ANY(%s)",
+                (names,)))
         if self.study.workload.sysbench:
             self.prepare_sysbench()
         else:
@@ -282,61 +292,22 @@ class StudyRun:
 
     # --- the plan ------------------------------------------------------
 
-    def cost(self) -> Tuple[int, int]:
-        """Estimated seconds of a variant's start and warm-up, and of one
-        run."""
-        return START_COST + self.study.warmup, self.study.duration + RUN_COST
-
     def plan(self) -> None:
-        """Draw the orders of the rounds and print the plan: the runs, the
-        server starts and the estimated time, the warm-up round's
-        included, then the order of every round."""
+        """Draw the orders of the rounds (module plan) and print the
+        plan."""
         s = self.study
         self.at = "drawing the variant order"
-        self.rounds, warning = design.variant_order(s.seed, s.repeat, s.names)
-        if warning:
-            print("%s: warning: %s" % (spec.ME, warning), file=sys.stderr)
-        self.round_clients = design.client_order(s.seed, s.repeat,
-                                                 list(s.clients))
-        if s.warmup_round:
-            # round 1's orders: the warm-up round comes out of the same
-            # seeded design and leaves the recorded rounds as they were
-            self.warmup_order = list(self.rounds[0])
-            self.warmup_clients = list(self.round_clients[0])
-        slot, run = self.cost()
-        n, nc = len(s.variants), len(s.clients)
-        rounds = s.repeat + (1 if s.warmup_round else 0)
-        total = rounds * n * (slot + nc * run)
-        clients = " ".join(map(str, s.clients))
-        if s.warmup_round:
-            warm = ("after a warm-up round of %d runs that are not "
-                    "recorded" % (n * nc))
-        else:
-            warm = "no warm-up round (WARMUP_ROUND=0)"
-        lines = [
-            "pg_lockstat study: workload %s (%s)%s, %ds per run, %d "
-            "CPUs" % (s.workload.name, s.workload.describe(),
-                      "" if s.workload.sysbench else ", scale %d" % s.scale,
-                      s.duration, self.nproc),
-            "plan: %d rounds x %d variants x %d client counts (%s) = %d runs "
-            "of %ds, %s; %d server starts, each followed by a %ds warm-up "
-            "run at %d clients that is not recorded; baseline %s; variant "
-            "order seeded by SEED=%d; estimated %s"
-            % (s.repeat, n, nc, clients, s.repeat * n * nc, s.duration, warm,
-               rounds * n, s.warmup, s.max_clients, s.names[0], s.seed,
-               hms(total))]
-        if s.variants_given is not None:
-            lines += builds.plan_lines(s.names, s.variants, self.builds)
-        if s.warmup_round:
-            lines.append("warm-up round: %s; clients %s; not recorded" % (
-                " ".join(self.warmup_order),
-                " ".join(map(str, self.warmup_clients))))
-        for r, order in enumerate(self.rounds):
-            lines.append("round %d: %s; clients %s" % (
-                r + 1, " ".join(order),
-                " ".join(map(str, self.round_clients[r]))))
-        print("\n".join(lines) + "\n", file=self.out, flush=True)
-        self.total = total
+        p = plan.draw(s, [b.bindir for b in self.builds], self.contexts)
+        if p.warning:
+            print("%s: warning: %s" % (spec.ME, p.warning), file=sys.stderr)
+        self.groups, self.round_groups = p.groups, p.round_groups
+        self.rounds, self.round_clients = p.rounds, p.round_clients
+        self.warmup_groups, self.warmup_order = (p.warmup_groups,
+                                                 p.warmup_order)
+        self.warmup_clients = p.warmup_clients
+        print("\n".join(plan.lines(s, p, self.builds, self.nproc)) + "\n",
+              file=self.out, flush=True)
+        self.total = p.total
 
     # --- the rounds ----------------------------------------------------
 
@@ -345,28 +316,42 @@ class StudyRun:
         s = self.study
         self.done = 0
         self.started = time.monotonic()
-        todo = [(r, order, self.round_clients[r - 1])
-                for r, order in enumerate(self.rounds, start=1)]
+        todo = [(r, groups, self.round_clients[r - 1])
+                for r, groups in enumerate(self.round_groups, start=1)]
         if s.warmup_round:
-            todo.insert(0, (WARMUP_ROUND, self.warmup_order,
+            todo.insert(0, (WARMUP_ROUND, self.warmup_groups,
                             self.warmup_clients))
-        for r, order, clients in todo:
+        for r, groups, clients in todo:
             self.append("commands.txt", ["# %s: %s; clients %s%s" % (
-                round_name(r), " ".join(order), " ".join(map(str, clients)),
+                round_name(r), plan.order_text(groups),
+                " ".join(map(str, clients)),
                 " (not recorded)" if r == WARMUP_ROUND else "")])
-            for pos, name in enumerate(order, start=1):
-                i = s.names.index(name)
-                self.run_variant(r, pos, i, clients)
+            pos = 1
+            for group in groups:
+                self.run_group(r, pos, group, clients)
+                pos += len(group)
 
-    def run_variant(self, r: int, pos: int, i: int,
-                    clients: Sequence[int]) -> None:
-        """The runs of the i-th variant in round r (0: the warm-up round),
-        at position pos, at the client counts in that order."""
-        s = self.study
-        v = s.variants[i]
-        warm = r == WARMUP_ROUND
+    def run_group(self, r: int, pos: int, group: Sequence[str],
+                  clients: Sequence[int]) -> None:
+        """The runs of the variants of group, which share a server start,
+        in round r (0: the warm-up round), the first at position pos, each
+        at the client counts in that order; then the server stops."""
+        for k, name in enumerate(group):
+            i = self.study.names.index(name)
+            if k == 0:
+                self.start_variant(r, i)
+            else:
+                self.reload_variant(r, i, [self.study.names.index(g)
+                                           for g in group])
+            for c in clients:
+                self.run_point(r, pos + k, i, c)
+        self.stop()
+
+    def check_variant(self, r: int, i: int) -> None:
+        """That the i-th variant's server and settings are in force; in
+        round 1 its settings go to settings.txt."""
+        v = self.study.variants[i]
         label = "variant " + v.name
-        self.start(label, i)
         self.at = "checking the server of " + label
         self.cluster.check_binary(label, self.builds[i].bindir)
         self.at = "checking the settings in force (%s)" % label
@@ -376,6 +361,45 @@ class StudyRun:
                 # the settings each variant's server ran with
                 self.append("settings.txt", ["-- " + label] +
                             cluster.settings_in_force(cur))
+
+    def reload_variant(self, r: int, i: int, group: Sequence[int]) -> None:
+        """Put the i-th variant's settings in force on the running server
+        of its group (the variants group, by index): variant.conf
+        rewritten, pg_reload_conf(), a new connection once the server has
+        reloaded; then the checks of a start, and that no setting of
+        another variant of the group is left from variant.conf."""
+        s = self.study
+        v = s.variants[i]
+        label = "variant " + v.name
+        conf = ", ".join(v.settings_lines()) or "empty"
+        warm = " (warm-up round)" if r == WARMUP_ROUND else ""
+        self.append("commands.txt", [
+            "[%s] SELECT pg_reload_conf() with variant.conf: %s%s"
+            % (v.name, conf, warm)])
+        self.reload(label, i)
+        self.check_variant(r, i)
+        others = sorted({n for j in group for n, _ in s.variants[j].settings}
+                        - {n for n, _ in v.settings})
+        with self.conn.cursor() as cur:
+            cluster.check_reset(cur, label, others, self.cluster.log)
+        self.done += plan.RELOAD_COST
+
+    def reload(self, label: str, i: int) -> None:
+        """Rewrite variant.conf with the i-th variant's settings, reload,
+        and connect anew once the server has."""
+        self.at = "reloading the configuration (%s)" % label
+        self.conn = self.cluster.reload(
+            label, self.conn, self.study.variants[i].settings_lines())
+
+    def start_variant(self, r: int, i: int) -> None:
+        """Start the i-th variant's server in round r (0: the warm-up
+        round), check it, and run its warm-up run."""
+        s = self.study
+        v = s.variants[i]
+        warm = r == WARMUP_ROUND
+        label = "variant " + v.name
+        self.start(label, i)
+        self.check_variant(r, i)
         if s.warmup > 0:
             cmd = self.command(s.max_clients, s.warmup, False)
             self.append("commands.txt", ["[%s] %s (warm-up%s)" % (
@@ -384,10 +408,7 @@ class StudyRun:
                            % (self.tool_name, label, round_name(r)), cmd,
                            self.path("%s-%s-warmup-%d.log"
                                      % (self.tool_name, v.name, r)))
-        self.done += self.cost()[0]
-        for c in clients:
-            self.run_point(r, pos, i, c)
-        self.stop()
+        self.done += plan.costs(self.study)[0]
 
     def run_point(self, r: int, pos: int, i: int, c: int) -> None:
         """One pgbench (or sysbench) run: variant i, c clients, round r;
@@ -429,14 +450,15 @@ class StudyRun:
                                        records.pg_float(tps),
                                        records.pg_float("%.3f" % elapsed),
                                        xacts))
-        self.done += self.cost()[1]
+        self.done += plan.costs(self.study)[1]
         spent = time.monotonic() - self.started
         left = spent * (self.total - self.done) / max(self.done, 1)
         print("%s: %s  variant %-9s clients %4d  %6.1f s  %10.1f tps  "
               "elapsed %s, remaining %s"
               % (spec.ME, "warm-up round" if warm else "round %d/%d"
-                 % (r, s.repeat), name, c, elapsed, float(tps), hms(spent),
-                 hms(left)), file=sys.stderr, flush=True)
+                 % (r, s.repeat), name, c, elapsed, float(tps),
+                 plan.hms(spent), plan.hms(left)), file=sys.stderr,
+              flush=True)
 
     def record(self, point: str, key: Tuple[str, int, int]) -> None:
         """The counters of the run, as the views show them."""

@@ -3,8 +3,9 @@
 The parameters come from the environment, as "make run" passes its make
 variables (an empty value counts as unset): PG_CONFIG, STOCK_PG_CONFIG,
 SCALE, STRATEGIES, VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP,
-WARMUP_ROUND, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD, RUN_DIR,
-SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE (doc/study.md describes each).
+WARMUP_ROUND, SHARED_START, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD,
+RUN_DIR, SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE (doc/study.md describes
+each).
 
 A workload is run by pgbench (its built-in scripts and those of
 bench/workloads/) or by sysbench (the oltp_* scripts of Debian's package,
@@ -126,6 +127,9 @@ class Study:
     variants_given: Optional[str]
     # whether a warm-up round, not recorded, runs before the REPEAT rounds
     warmup_round: bool = True
+    # whether variants that differ only in settings a reload changes share
+    # a server start per round (module starts)
+    shared_start: bool = False
     # the unpatched server's pg_config and bindir: empty unless a variant
     # is unpatched
     stock_pg_config: str = ""
@@ -156,7 +160,8 @@ class Study:
 
     def parameters(self) -> str:
         """The parameters as the first line of commands.txt; sysbench's
-        tables at its end, for a sysbench workload only."""
+        tables at its end, for a sysbench workload only, then SHARED_START=1
+        if it is set."""
         text = ("SCALE=%d %s CLIENTS=\"%s\" DURATION=%d WARMUP=%d "
                 "WARMUP_ROUND=%d WORKLOAD=%s REPEAT=%d SEED=%d THRESHOLD=%s "
                 "THREADS=%s"
@@ -169,6 +174,8 @@ class Study:
         if self.workload.sysbench:
             text += " SYSBENCH_TABLES=%d SYSBENCH_TABLE_SIZE=%d" % (
                 self.sysbench_tables, self.sysbench_table_size)
+        if self.shared_start:
+            text += " SHARED_START=1"
         return text
 
 
@@ -198,6 +205,10 @@ def _numbers(env: Mapping[str, str]) -> dict:
         "warmup_round": _integer(env, "WARMUP_ROUND", "1", r"[01]",
                                  "1 (a warm-up round before the first) or "
                                  "0 (none)") == 1,
+        "shared_start": _integer(env, "SHARED_START", "0", r"[01]",
+                                 "1 (variants that differ only in settings "
+                                 "a reload changes share a server start) or "
+                                 "0 (a start per variant)") == 1,
         "seed": _integer(env, "SEED", str(random.SystemRandom().randrange(
             1000000)), r"0|[1-9][0-9]{0,17}", "a non-negative integer"),
     }

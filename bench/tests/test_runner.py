@@ -1,504 +1,40 @@
 """Tests of lockstudy.runner, the parts that need no server (the study's
-lock, directory and records have moved on to lockstudy.records, and are
-tested here with runner's hms() and clean_environment()).
+lock, directory and records are test_records.py's, hms() test_plan.py's).
 
-pg_float() prints a number as PostgreSQL's float8out does (shortest
-round-trip digits; fixed-point for decimal exponents from -4 to 14, else
-d.ddde+XX), checked against a reference written here from
-src/common/d2s.c's rules; hms() as run-study.sh's printf; new_rundir()
-takes -2, -3, ... after a directory of the same second; take_lock()
-refuses a second study while another process holds the lock, naming its
-pid, and frees it when that process dies; Recorder writes runs.csv by
-round, position and clients and locks.csv/spins.csv by variant, clients,
-round and the most blocks (contended, spins) first, from the text a fake
-cursor's COPY gives; clean_environment() drops what run-study.sh's loop
-dropped.  plan() and run_rounds() on a fake server (FakeRun): the
-warm-up round runs every variant at every client count in round 1's
-orders before round 1, is counted in the plan's server starts and
-estimate, is marked in commands.txt and the progress lines, and leaves
-nothing in the records; WARMUP_ROUND=0 leaves it out.  A variant of the
-unpatched server runs its own build, checked, the same runs, without the
-counter resets and recordings; the plan and versions.txt name its build,
-versions.txt the unpatched variants; Recorder.headers() gives the files
-their columns when no run records a row.  A sysbench workload on the fake
-server: its prepare, once, then VACUUM ANALYZE; its runs sysbench's, one
-thread per client, in sysbench's logs, recorded from sysbench's output
-as pgbench's are; a run without a summary, and one that dies, fail
-naming the step and the log; versions.txt names sysbench.  No server.
+clean_environment() drops what run-study.sh's loop dropped.  plan() and
+run_rounds() on a fake server (FakeRun): the warm-up round runs every
+variant at every client count in round 1's orders before round 1, is
+counted in the plan's server starts and estimate, is marked in
+commands.txt and the progress lines, and leaves nothing in the records;
+WARMUP_ROUND=0 leaves it out.  With SHARED_START=1 the variants of a
+group run in one start, the next after a reload with the checks of its
+settings and none of the other's left, without a warm-up run, at the
+positions of the round's order.  A variant of the unpatched server runs
+its own build, checked, the same runs, without the counter resets and
+recordings; the plan and versions.txt name its build, versions.txt the
+unpatched variants.  A sysbench workload on the fake server: its
+prepare, once, then VACUUM ANALYZE; its runs sysbench's, one thread per
+client, in sysbench's logs, recorded from sysbench's output as pgbench's
+are; a run without a summary, and one that dies, fail naming the step
+and the log; versions.txt names sysbench.  No server.
 """
 
-import csv
 import dataclasses
-import decimal
-import fcntl
 import io
-import math
 import os
-import random
 import re
-import struct
 import subprocess
-import sys
 
 import pytest
 
-from lockstudy import builds, design, records, runner, spec
+from lockstudy import builds, design, plan, records, runner, spec, starts
 
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-# --- pg_float ----------------------------------------------------------------
-
-def float8out(x):
-    """PostgreSQL's float8out with extra_float_digits = 1 (the default):
-    the shortest digits that read back as x (Python's repr has them too),
-    laid out as src/common/d2s.c's to_chars() does.  (Above 1e16 PG's Ryu
-    keeps the exact digits of some integers, 1.8014398509481992e+16 for
-    repr's 1.801439850948199e+16; no tps or run time gets there.)"""
-    if x == 0:
-        return "-0" if math.copysign(1, x) < 0 else "0"
-    sign = "-" if x < 0 else ""
-    t = decimal.Decimal(repr(abs(x))).as_tuple()
-    digits = "".join(map(str, t.digits)).rstrip("0")
-    exp = len(t.digits) + t.exponent - 1
-    if -4 <= exp < 15:
-        if exp < 0:
-            return sign + "0." + "0" * (-exp - 1) + digits
-        whole = digits[:exp + 1].ljust(exp + 1, "0")
-        frac = digits[exp + 1:]
-        return sign + whole + ("." + frac if frac else "")
-    return "%s%s%se%s%02d" % (sign, digits[0],
-                              "." + digits[1:] if len(digits) > 1 else "",
-                              "-" if exp < 0 else "+", abs(exp))
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("5.010", "5.01"), ("5.0", "5"), ("5", "5"), ("5.000", "5"),
-    ("13646.339097", "13646.339097"), ("13646.339000", "13646.339"),
-    ("0.000", "0"), ("0.100", "0.1"), ("100.000", "100"),
-    ("1234.500000", "1234.5"), ("0.0001", "0.0001"), ("0.00001", "1e-05"),
-    ("0.000012", "1.2e-05"), ("123456789012345", "123456789012345"),
-    ("99999999999999.9", "99999999999999.9"), ("1e16", "1e+16"),
-    ("0.1234567890123456789", "0.12345678901234568"),
-    ("12345678901234567890", "1.2345678901234567e+19")])
-def test_pg_float(text, expected):
-    assert float8out(float(text)) == expected  # the reference itself
-    assert records.pg_float(text) == expected
-
-
-# (the bits of a double, float8out's text) from PostgreSQL 18's
-# src/test/regress/expected/float8.out
-FLOAT8_OUT = [
-    ("3ee4f8b588e368f1", "1e-05"),
-    ("3f1a36e2eb1c432c", "9.999999999999999e-05"),
-    ("3f1a36e2eb1c432d", "0.0001"),
-    ("3f847ae147ae147a", "0.009999999999999998"),
-    ("3feffffffffffff0", "0.9999999999999982"),
-    ("3ff0000000000001", "1.0000000000000002"), ("3ff3333333333333", "1.2"),
-    ("4024000000000000", "10"), ("4059000000000001", "100.00000000000001"),
-    ("405edd3c07fb4c93", "123.4567890123456"), ("40f86a0000000000", "100000"),
-    ("419d6f34540ca453", "123456789.0123456"),
-    ("42d6bcc41e900000", "100000000000000"),
-    ("42dc12218377de66", "123456789012345.6"),
-    ("430c6bf52633ffff", "999999999999999.9"), ("4341c37937e08000", "1e+16"),
-    ("4376345785d8a000", "1e+17")]
-# those from 1e15 on, where the module fails
-FLOAT8_OUT_FROM_1E15 = [
-    ("430c6bf526340000", "1e+15"),
-    ("430c6bf526340001", "1.0000000000000001e+15"),
-    ("4341c37937e07fff", "9.999999999999998e+15")]
-
-
-def _double(bits):
-    return struct.unpack(">d", bytes.fromhex(bits))[0]
-
-
-@pytest.mark.parametrize("bits, expected", FLOAT8_OUT)
-def test_pg_float_as_postgresql_regression_output(bits, expected):
-    x = _double(bits)
-    assert float8out(x) == expected
-    assert records.pg_float(repr(x)) == expected
-
-
-@pytest.mark.parametrize("bits, expected", FLOAT8_OUT_FROM_1E15)
-def test_pg_float_as_postgresql_regression_output_from_1e15(bits, expected):
-    x = _double(bits)
-    assert float8out(x) == expected
-    assert records.pg_float(repr(x)) == expected
-
-
-def test_pg_float_of_what_the_study_records():
-    """tps as pgbench prints it (%f) and the seconds of a run (%.3f)."""
-    rng = random.Random(20240101)
-    for _ in range(2000):
-        for text in ("%f" % rng.uniform(0, 200000),
-                     "%.3f" % rng.uniform(0, 100),
-                     "%f" % rng.randrange(100000)):
-            assert records.pg_float(text) == float8out(float(text)), text
-
-
-@pytest.mark.parametrize("text, expected", [
-    ("1e15", "1e+15"), ("1234567890123456", "1.234567890123456e+15"),
-    ("1234567890123456.5", "1.2345678901234565e+15"), ("-0.0", "-0")])
-def test_pg_float_from_1e15(text, expected):
-    assert float8out(float(text)) == expected
-    assert records.pg_float(text) == expected
-
-
-# --- hms ---------------------------------------------------------------------
-
-def _bash_hms(seconds):
-    return subprocess.run(
-        ["bash", "-c", "hms() { printf '%dm%02ds' $(( $1 / 60 )) "
-         "$(( $1 % 60 )); }; hms " + str(seconds)], capture_output=True,
-        text=True, check=True).stdout
-
-
-@pytest.mark.parametrize("seconds", [0, 5, 59, 60, 61, 599, 3599, 3600,
-                                     36061])
-def test_hms(seconds):
-    assert runner.hms(seconds) == _bash_hms(seconds)
-    # the study's clock is a float: its whole seconds
-    assert runner.hms(seconds + 0.999) == _bash_hms(seconds)
-
-
-def test_hms_values():
-    assert runner.hms(0) == "0m00s"
-    assert runner.hms(125.5) == "2m05s"
-    assert runner.hms(3600) == "60m00s"
-
-
-# --- new_rundir --------------------------------------------------------------
-
-def test_new_rundir_stamp(tmp_path):
-    path = records.new_rundir(str(tmp_path))
-    assert os.path.isdir(path)
-    assert os.path.dirname(path) == str(tmp_path)
-    assert re.fullmatch(r"\d{8}-\d{6}", os.path.basename(path))
-
-
-def test_new_rundir_collisions(tmp_path, monkeypatch):
-    monkeypatch.setattr(records.time, "strftime",
-                        lambda fmt: "20240102-030405")
-    d = str(tmp_path)
-    made = [records.new_rundir(d) for _ in range(3)]
-    assert made == [os.path.join(d, "20240102-030405"),
-                    os.path.join(d, "20240102-030405-2"),
-                    os.path.join(d, "20240102-030405-3")]
-    assert all(os.path.isdir(p) for p in made)
-    # a file of that name is taken too
-    open(os.path.join(d, "20240102-030405-4"), "w").close()
-    assert records.new_rundir(d) == os.path.join(d, "20240102-030405-5")
-
-
-def test_new_rundir_without_run_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(records.time, "strftime",
-                        lambda fmt: "20240102-030405")
-    missing = str(tmp_path / "missing")
-    with pytest.raises(records.LockError) as e:
-        records.new_rundir(missing)
-    assert str(e.value) == "cannot create %s/20240102-030405" % missing
-
-
-# --- take_lock ---------------------------------------------------------------
-
-HOLDER = r"""
-import sys
-sys.path.insert(0, sys.argv[1])
-from lockstudy import records
-lock = records.take_lock(sys.argv[2])
-print("locked", flush=True)
-sys.stdin.read()
-"""
-# a holder of the flock that writes no pid
-SILENT_HOLDER = r"""
-import fcntl, sys
-f = open(sys.argv[2] + "/.lock", "a")
-fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-print("locked", flush=True)
-sys.stdin.read()
-"""
-
-
-def _holder(code, run_dir):
-    """A child process holding the lock of run_dir, once it says so."""
-    p = subprocess.Popen([sys.executable, "-c", code, BENCH, run_dir],
-                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                         text=True)
-    assert p.stdout.readline() == "locked\n"
-    return p
-
-
-def _message(run_dir, pid):
-    return ("another make run is in progress%s: lock %s/.lock is held; wait "
-            "for it to end or interrupt it"
-            % (" (pid %d)" % pid if pid else "", run_dir))
-
-
-def test_second_lock_refused_with_the_holders_pid(tmp_path):
-    d = str(tmp_path)
-    p = _holder(HOLDER, d)
-    try:
-        with open(os.path.join(d, ".lock")) as f:
-            assert f.read() == "%d\n" % p.pid
-        with pytest.raises(records.LockError) as e:
-            records.take_lock(d)
-        assert str(e.value) == _message(d, p.pid)
-        # the refusal leaves the holder's pid in place
-        with open(os.path.join(d, ".lock")) as f:
-            assert f.read() == "%d\n" % p.pid
-    finally:
-        p.stdin.close()
-        p.wait(timeout=60)
-    lock = records.take_lock(d)
-    try:
-        with open(os.path.join(d, ".lock")) as f:
-            assert f.read() == "%d\n" % os.getpid()
-    finally:
-        lock.close()
-
-
-def test_a_dead_holders_lock_is_free(tmp_path):
-    d = str(tmp_path)
-    p = _holder(HOLDER, d)
-    p.kill()
-    p.wait(timeout=60)
-    p.stdin.close()
-    p.stdout.close()
-    lock = records.take_lock(d)
-    try:
-        # the dead holder's pid is replaced by ours
-        with open(os.path.join(d, ".lock")) as f:
-            assert f.read() == "%d\n" % os.getpid()
-    finally:
-        lock.close()
-
-
-def test_holder_without_pid(tmp_path):
-    d = str(tmp_path)
-    p = _holder(SILENT_HOLDER, d)
-    try:
-        with pytest.raises(records.LockError) as e:
-            records.take_lock(d)
-        assert str(e.value) == _message(d, None)
-    finally:
-        p.stdin.close()
-        p.wait(timeout=60)
-
-
-def test_lock_is_held_until_closed_and_not_inherited(tmp_path):
-    d = str(tmp_path)
-    lock = records.take_lock(d)
-    try:
-        # the servers the study starts must not hold it
-        assert not os.get_inheritable(lock.fileno())
-        with open(os.path.join(d, ".lock")) as other:
-            with pytest.raises(OSError):
-                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    finally:
-        lock.close()
-    with open(os.path.join(d, ".lock")) as other:
-        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-def test_lock_file_cannot_be_opened(tmp_path):
-    missing = str(tmp_path / "missing")
-    with pytest.raises(records.LockError) as e:
-        records.take_lock(missing)
-    assert str(e.value) == "cannot open the lock file %s/.lock" % missing
-
-
-# --- Recorder ----------------------------------------------------------------
-
-LOCK_COLUMNS = ["tranche", "sh_acquires", "ex_acquires", "blocks",
-                "spin_delays"]
-SPIN_COLUMNS = ["file", "line", "func", "contended", "spins", "delays"]
-
-
-class FakeCursor:
-    """A cursor whose COPY ... TO STDOUT writes CSV as PostgreSQL does:
-    the header, then the rows of the view for the run the query names."""
-
-    def __init__(self, views):
-        self.views = views
-        self.queries = []
-
-    def mogrify(self, query, params):
-        assert query.count("%s") == 3
-        return (query % tuple("'%s'" % p if isinstance(p, str) else str(p)
-                              for p in params)).encode()
-
-    def copy_expert(self, sql, f):
-        self.queries.append(sql)
-        m = re.fullmatch(r"COPY \(SELECT '(.*)'::text AS variant, (\d+)::int "
-                         r"AS clients, (\d+)::int AS round, \* FROM (\w+)"
-                         r"( LIMIT 0)?\) TO STDOUT WITH \(FORMAT csv, "
-                         r"HEADER\)", sql)
-        assert m, sql
-        variant, clients, rnd, view, none = m.groups()
-        if none:
-            variant, clients, rnd = "none", "-1", "-1"
-        columns, rows = self.views[view]
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["variant", "clients", "round"] + columns)
-        for row in rows.get((variant, int(clients), int(rnd)), []):
-            w.writerow([variant, clients, rnd] + row)
-
-
-# the rows of the views, by run, in no particular order
-LOCKS = {
-    ("ttas", 64, 2): [["BufferMapping", 10, 5, 7, 1],
-                      ["lock, odd \"name\"", 1, 1, 300, 0]],
-    ("tas", 8, 10): [["WALInsert", 0, 9, 2, 0], ["ProcArray", 4, 4, 40, 3]],
-    ("tas", 64, 2): [["BufferMapping", 10, 5, 1000, 4],
-                     ["ProcArray", 1, 2, 0, 0]],
-    ("tas", 8, 2): [["ProcArray", 5, 5, 5, 0], ["BufferMapping", 6, 6, 60, 2],
-                    ["WALInsert", 7, 7, 600, 1]],
-    ("ttas", 8, 1): [["XidGen", 1, 1, 11, 0]],
-}
-KIND_COLUMNS = ["backend_type", "tranche", "sh_acquires", "ex_acquires",
-                "blocks"]
-KINDS = {
-    ("ttas", 64, 2): [["walwriter", "BufferMapping", 0, 1, 0],
-                      ["client backend", "BufferMapping", 10, 4, 7]],
-    ("tas", 64, 2): [["client backend", "BufferMapping", 10, 5, 1000]],
-    ("tas", 8, 2): [["checkpointer", "WALInsert", 0, 3, 1],
-                    ["client backend", "WALInsert", 7, 7, 600]],
-}
-SPINS = {
-    ("ttas", 64, 2): [["dynahash.c", 100, "get_hash_entry", 5, 9, 0]],
-    ("tas", 8, 10): [],
-    ("tas", 64, 2): [["bufmgr.c", 7, "WaitBufHdrUnlocked", 3, 10, 1],
-                     ["dynahash.c", 100, "get_hash_entry", 3, 50, 0],
-                     ["lwlock.c", 800, "LWLockWaitListLock", 30, 2, 0]],
-    ("tas", 8, 2): [["lwlock.c", 800, "LWLockWaitListLock", 1, 1, 0]],
-    ("ttas", 8, 1): [],
-}
-
-
-def _recorded():
-    rec = records.Recorder()
-    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
-                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
-                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
-    for key in LOCKS:
-        rec.copy(cur, "pg_lwlock_stats", "locks", key, ["blocks"])
-        rec.copy(cur, "pg_lwlock_backend_type_stats", "kinds", key,
-                 ["blocks"])
-        rec.copy(cur, "pg_spinlock_stats", "spins", key,
-                 ["contended", "spins"])
-    return rec, cur
-
-
-def test_recorder_kinds_order(tmp_path):
-    """kinds.csv: by run, then the most blocks; a run without rows has
-    none."""
-    rec, cur = _recorded()
-    assert len(cur.queries) == 3 * len(LOCKS)
-    rec.write(str(tmp_path))
-    assert _lines(str(tmp_path / "kinds.csv")) == [
-        "variant,clients,round,backend_type,tranche,sh_acquires,"
-        "ex_acquires,blocks",
-        "tas,8,2,client backend,WALInsert,7,7,600",
-        "tas,8,2,checkpointer,WALInsert,0,3,1",
-        "tas,64,2,client backend,BufferMapping,10,5,1000",
-        "ttas,64,2,client backend,BufferMapping,10,4,7",
-        "ttas,64,2,walwriter,BufferMapping,0,1,0",
-        ""]
 
 
 def _lines(path):
     with open(path, newline="") as f:
         return f.read().split("\n")
-
-
-def test_recorder_locks_order(tmp_path):
-    rec, cur = _recorded()
-    assert len(cur.queries) == 3 * len(LOCKS)
-    rec.write(str(tmp_path))
-    assert _lines(str(tmp_path / "locks.csv")) == [
-        "variant,clients,round,tranche,sh_acquires,ex_acquires,blocks,"
-        "spin_delays",
-        "tas,8,2,WALInsert,7,7,600,1",
-        "tas,8,2,BufferMapping,6,6,60,2",
-        "tas,8,2,ProcArray,5,5,5,0",
-        "tas,8,10,ProcArray,4,4,40,3",
-        "tas,8,10,WALInsert,0,9,2,0",
-        "tas,64,2,BufferMapping,10,5,1000,4",
-        "tas,64,2,ProcArray,1,2,0,0",
-        "ttas,8,1,XidGen,1,1,11,0",
-        'ttas,64,2,"lock, odd ""name""",1,1,300,0',
-        "ttas,64,2,BufferMapping,10,5,7,1",
-        ""]
-
-
-def test_recorder_spins_order(tmp_path):
-    rec, _ = _recorded()
-    rec.write(str(tmp_path))
-    assert _lines(str(tmp_path / "spins.csv")) == [
-        "variant,clients,round,file,line,func,contended,spins,delays",
-        "tas,8,2,lwlock.c,800,LWLockWaitListLock,1,1,0",
-        "tas,64,2,lwlock.c,800,LWLockWaitListLock,30,2,0",
-        "tas,64,2,dynahash.c,100,get_hash_entry,3,50,0",
-        "tas,64,2,bufmgr.c,7,WaitBufHdrUnlocked,3,10,1",
-        "ttas,64,2,dynahash.c,100,get_hash_entry,5,9,0",
-        ""]
-
-
-def test_recorder_runs_order(tmp_path):
-    rec = records.Recorder()
-    rec.runs = [("ttas", 64, 10, 1, "100.5", "5.01", 500),
-                ("tas", 8, 2, 2, "80", "5.002", 400),
-                ("tas", 64, 2, 2, "90", "5.1", 450),
-                ("ttas", 8, 2, 1, "70", "5", 350),
-                ("tas", 1, 10, 2, "10", "5.003", 50),
-                ("ttas", 1, 1, 2, "11", "5", 55)]
-    rec.write(str(tmp_path))
-    assert _lines(str(tmp_path / "runs.csv")) == [
-        "variant,clients,round,position,tps,seconds,transactions",
-        "ttas,1,1,2,11,5,55",
-        "ttas,8,2,1,70,5,350",
-        "tas,8,2,2,80,5.002,400",
-        "tas,64,2,2,90,5.1,450",
-        "ttas,64,10,1,100.5,5.01,500",
-        "tas,1,10,2,10,5.003,50",
-        ""]
-
-
-def test_recorder_copy_keeps_copy_text():
-    """A row is kept as COPY wrote it, quoting and all."""
-    rec, _ = _recorded()
-    kept = [line for _, line in rec.lines["locks"]]
-    out = io.StringIO()
-    csv.writer(out, lineterminator="\n").writerow(
-        ["ttas", 64, 2, 'lock, odd "name"', 1, 1, 300, 0])
-    assert out.getvalue().rstrip("\n") in kept
-    assert rec.header["locks"].startswith("variant,clients,round,tranche")
-
-
-def test_recorder_headers_without_rows(tmp_path):
-    """The header lines read at the setup: a study whose runs record no
-    row (its variants all unpatched) still writes files with columns."""
-    rec = records.Recorder()
-    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
-                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
-                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
-    rec.headers(cur, runner.VIEWS)
-    assert [q.split(" FROM ")[1] for q in cur.queries] == [
-        "pg_lwlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
-        "pg_lwlock_backend_type_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, "
-        "HEADER)",
-        "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)"]
-    rec.write(str(tmp_path))
-    assert _lines(str(tmp_path / "locks.csv")) == [
-        "variant,clients,round," + ",".join(LOCK_COLUMNS), ""]
-    assert _lines(str(tmp_path / "kinds.csv")) == [
-        "variant,clients,round," + ",".join(KIND_COLUMNS), ""]
-    assert _lines(str(tmp_path / "spins.csv")) == [
-        "variant,clients,round," + ",".join(SPIN_COLUMNS), ""]
-    # and the same header as the runs' rows give
-    other, _ = _recorded()
-    assert rec.header == other.header
 
 
 # --- clean_environment -------------------------------------------------------
@@ -625,6 +161,10 @@ class FakeRun(runner.StudyRun):
         self.events.append(("stop",))
         self.conn = None
 
+    def reload(self, label, i):
+        self.events.append(("reload", label))
+        self.conn = _Server()
+
     def sql(self, what, query, params=()):
         self.events.append(("sql", what))
         return []
@@ -644,6 +184,12 @@ def fake_cluster(monkeypatch):
                         lambda cur, label, v, log: None)
     monkeypatch.setattr(runner.cluster, "settings_in_force",
                         lambda cur: ["work_mem|4096|kB|default"])
+    # the settings left from variant.conf after a reload: (label, names)
+    resets = []
+    monkeypatch.setattr(runner.cluster, "check_reset",
+                        lambda cur, label, names, log:
+                        resets.append((label, list(names))))
+    return resets
 
 
 def _planned(warmup_round, tmp_path, study=None, **kw):
@@ -665,7 +211,7 @@ def test_plan_with_the_warm_up_round(tmp_path):
         "5s, after a warm-up round of 4 runs that are not recorded; 6 "
         "server starts, each followed by a 3s warm-up run at 8 clients "
         "that is not recorded; baseline a; variant order seeded by SEED=7; "
-        "estimated %s" % runner.hms(total))
+        "estimated %s" % plan.hms(total))
     # the warm-up round in round 1's orders, then the rounds as before
     assert lines[2:] == [
         "warm-up round: %s; clients %s; not recorded"
@@ -688,7 +234,7 @@ def test_plan_without_the_warm_up_round(tmp_path):
         "5s, no warm-up round (WARMUP_ROUND=0); 4 server starts, each "
         "followed by a 3s warm-up run at 8 clients that is not recorded; "
         "baseline a; variant order seeded by SEED=7; estimated %s"
-        % runner.hms(total))
+        % plan.hms(total))
     assert [line.split(":")[0] for line in lines[2:]] == [
         "round 1", "round 2", "", ""]
     assert (s.warmup_order, s.warmup_clients) == ([], [])
@@ -820,6 +366,139 @@ def test_no_warm_up_runs_at_warmup_0(tmp_path, fake_cluster):
     assert not any(e[0] == "pgbench" and "-P 1" not in e[3]
                    for e in s.events)
     assert len([e for e in s.events if e[0] == "pgbench"]) == 3 * 2 * 2
+
+
+# --- SHARED_START=1: variants that share a server start ---------------------
+
+def _shared(warmup_round, tmp_path, repeat=2):
+    """a and b (pg_lockstat.track = off) share a start; c (shared_buffers)
+    needs its own; planned on a fake server whose contexts are given."""
+    study = dataclasses.replace(
+        _study(warmup_round, repeat=repeat), shared_start=True,
+        variants_given="a; b: pg_lockstat.track=off; c: shared_buffers=16MB",
+        variants=(spec.Variant("a"),
+                  spec.Variant("b", (), (("pg_lockstat.track", "off"),)),
+                  spec.Variant("c", (), (("shared_buffers", "16MB"),))))
+    s = FakeRun(study, str(tmp_path))
+    s.contexts = {"pg_lockstat.track": "superuser",
+                  "shared_buffers": "postmaster"}
+    s.plan()
+    return s, s.out.getvalue().split("\n")
+
+
+def test_shared_start_plan(tmp_path):
+    s, lines = _shared(True, tmp_path)
+    assert s.groups == [(0, 1), (2,)]
+    # 3 rounds: 2 starts, each 3 s + its 3 s warm-up, one reload of 1 s,
+    # 3 variants at 2 client counts of 5 s + 1 s
+    total = 3 * (2 * (3 + 3) + 1 + 3 * 2 * (5 + 1))
+    assert s.total == total
+    assert lines[1] == (
+        "plan: 2 rounds x 3 variants x 2 client counts (1 8) = 12 runs of "
+        "5s, after a warm-up round of 6 runs that are not recorded; 6 "
+        "server starts, each followed by a 3s warm-up run at 8 clients "
+        "that is not recorded; baseline a; variant order seeded by SEED=7; "
+        "estimated %s" % plan.hms(total))
+    assert lines[2] == ("SHARED_START=1: variants a, b share a server start "
+                        "per round, each after the first put in force by a "
+                        "reload")
+    orders, _ = starts.round_orders(7, 2, ["a", "b", "c"],
+                                           [(0, 1), (2,)])
+    assert s.round_groups == orders
+    rounds = [line for line in lines if line.startswith("round ")]
+    assert len(rounds) == 2
+    for line, groups in zip(rounds, orders):
+        assert re.fullmatch(r"round \d: (\[(a b|b a)\] c|c \[(a b|b a)\]); "
+                            r"clients (1 8|8 1)", line), line
+        assert line.split(";")[0].split(": ")[1] == " ".join(
+            "[%s]" % " ".join(g) if len(g) > 1 else g[0] for g in groups)
+
+
+def test_shared_start_without_it_plans_as_before(tmp_path):
+    """The same variants without SHARED_START: a start per variant, in
+    design.variant_order()'s order."""
+    s, lines = _shared(True, tmp_path)
+    study = dataclasses.replace(s.study, shared_start=False)
+    plain = FakeRun(study, str(tmp_path))
+    plain.contexts = s.contexts
+    plain.plan()
+    assert plain.groups == [(0,), (1,), (2,)]
+    assert plain.rounds == design.variant_order(7, 2, ["a", "b", "c"])[0]
+    assert "; 9 server starts" in plain.out.getvalue()
+    assert "SHARED_START" not in plain.out.getvalue()
+
+
+def test_shared_start_rounds(tmp_path, fake_cluster):
+    s, _ = _shared(True, tmp_path)
+    s.run_rounds()
+    ev = s.events
+    assert len([e for e in ev if e[0] == "start"]) == 3 * 2
+    assert len([e for e in ev if e[0] == "reload"]) == 3
+    # each start to its stop: the variants of one group, the second after
+    # a reload, the warm-up run after the start only
+    spans, cur = [], None
+    for e in ev:
+        if e[0] == "start":
+            cur = [e]
+        elif e[0] == "stop":
+            spans.append(cur)
+            cur = None
+        else:
+            cur.append(e)
+    flat = [g for r in [s.warmup_groups] + s.round_groups for g in r]
+    assert len(spans) == len(flat)
+    for span, group in zip(spans, flat):
+        assert span[0][1:] == ("variant " + group[0], "/pg/bin")
+        warmups = [e for e in span if e[0] == "pgbench" and "-P 1" not in
+                   e[3]]
+        assert [w[1].split(",")[0] for w in warmups] == [
+            "pgbench (variant %s" % group[0]]
+        # the warm-up run is the start's first
+        assert [e for e in span if e[0] == "pgbench"][0] == warmups[0]
+        assert [e[1] for e in span if e[0] == "reload"] == [
+            "variant " + name for name in group[1:]]
+        ran = [e[1].split(",")[0] for e in span
+               if e[0] == "pgbench" and "-P 1" in e[3]]
+        assert ran == ["pgbench (variant %s" % name for name in group
+                       for _ in (1, 8)]
+        if len(group) == 2:
+            # the reload comes after the first variant's runs
+            reload_at = [k for k, e in enumerate(span) if e[0] == "reload"]
+            first_runs = [k for k, e in enumerate(span)
+                          if e[0] == "pgbench" and "-P 1" in e[3]][:2]
+            assert reload_at[0] > max(first_runs)
+    # the checks after each reload: the other variant's settings are gone
+    assert sorted(fake_cluster) == sorted(
+        [("variant a", ["pg_lockstat.track"])] *
+        sum(1 for g in flat if g == ["b", "a"]) +
+        [("variant b", [])] * sum(1 for g in flat if g == ["a", "b"]))
+    # the positions recorded are those of the round's order
+    for r, groups in enumerate(s.round_groups, start=1):
+        order = [n for g in groups for n in g]
+        for run in s.recorder.runs:
+            if run[2] == r:
+                assert run[3] == order.index(run[0]) + 1
+    assert len(s.recorder.runs) == 2 * 3 * 2
+    assert s.done == s.total
+    # commands.txt: each round's order with the groups, each reload
+    lines = _lines(str(tmp_path / "commands.txt"))
+    reloads = [line for line in lines if "pg_reload_conf" in line]
+    assert len(reloads) == 3
+    assert all(re.fullmatch(r"\[a\] SELECT pg_reload_conf\(\) with "
+                            r"variant\.conf: empty( \(warm-up round\))?|"
+                            r"\[b\] SELECT pg_reload_conf\(\) with "
+                            r"variant\.conf: pg_lockstat\.track = 'off'"
+                            r"( \(warm-up round\))?", line)
+               for line in reloads), reloads
+    assert sum(line.endswith("(warm-up round)") for line in reloads) == 1
+    assert [line for line in lines if line.startswith("# round 1: ")] == [
+        "# round 1: %s; clients %s" % (
+            plan.order_text(s.round_groups[0]),
+            " ".join(map(str, s.round_clients[0])))]
+    # settings.txt: each variant once, from round 1
+    assert sorted(line for line in _lines(str(tmp_path / "settings.txt"))
+                  if line.startswith("-- ")) == [
+        "-- variant a", "-- variant b", "-- variant c"]
 
 
 # --- a variant of the unpatched server ---------------------------------------

@@ -824,6 +824,29 @@ def test_warmup_round_checked_after_warmup(site):
     assert str(e.value).startswith("WARMUP_ROUND must be ")
 
 
+# --- SHARED_START ------------------------------------------------------------
+
+@pytest.mark.parametrize("text, expected", [
+    ("1", True), ("0", False), ("", False), (None, False)])
+def test_shared_start(site, text, expected):
+    given = {} if text is None else {"SHARED_START": text}
+    study = site.study(given)
+    assert study.shared_start is expected
+    # the parameters name it only when it is set, at their end
+    assert study.parameters().endswith(" SHARED_START=1") is expected
+    assert ("SHARED_START" in study.parameters()) is expected
+
+
+@pytest.mark.parametrize("text", ["2", "yes", "on", "01", " 1", "true"])
+def test_shared_start_refused(site, text):
+    with pytest.raises(spec.SpecError) as e:
+        site.study({"SHARED_START": text})
+    assert str(e.value) == ('SHARED_START must be 1 (variants that differ '
+                            'only in settings a reload changes share a '
+                            'server start) or 0 (a start per variant), not '
+                            '"%s"' % text)
+
+
 # --- where the module and the bash code part ---------------------------------
 
 def test_repeated_name_is_named_before_its_items(site):

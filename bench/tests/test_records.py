@@ -1,0 +1,463 @@
+"""Tests of lockstudy.records: what a study writes.
+
+pg_float() prints a number as PostgreSQL's float8out does (shortest
+round-trip digits; fixed-point for decimal exponents from -4 to 14, else
+d.ddde+XX), checked against a reference written here from
+src/common/d2s.c's rules; new_rundir() takes -2, -3, ... after a
+directory of the same second; take_lock() refuses a second study while
+another process holds the lock, naming its pid, and frees it when that
+process dies; Recorder writes runs.csv by round, position and clients and
+locks.csv/spins.csv by variant, clients, round and the most blocks
+(contended, spins) first, from the text a fake cursor's COPY gives, and
+headers() gives the files their columns when no run records a row.  No
+server.
+"""
+
+import csv
+import decimal
+import fcntl
+import io
+import math
+import os
+import random
+import re
+import struct
+import subprocess
+import sys
+
+import pytest
+
+from lockstudy import records, runner
+
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+# --- pg_float ----------------------------------------------------------------
+
+def float8out(x):
+    """PostgreSQL's float8out with extra_float_digits = 1 (the default):
+    the shortest digits that read back as x (Python's repr has them too),
+    laid out as src/common/d2s.c's to_chars() does.  (Above 1e16 PG's Ryu
+    keeps the exact digits of some integers, 1.8014398509481992e+16 for
+    repr's 1.801439850948199e+16; no tps or run time gets there.)"""
+    if x == 0:
+        return "-0" if math.copysign(1, x) < 0 else "0"
+    sign = "-" if x < 0 else ""
+    t = decimal.Decimal(repr(abs(x))).as_tuple()
+    digits = "".join(map(str, t.digits)).rstrip("0")
+    exp = len(t.digits) + t.exponent - 1
+    if -4 <= exp < 15:
+        if exp < 0:
+            return sign + "0." + "0" * (-exp - 1) + digits
+        whole = digits[:exp + 1].ljust(exp + 1, "0")
+        frac = digits[exp + 1:]
+        return sign + whole + ("." + frac if frac else "")
+    return "%s%s%se%s%02d" % (sign, digits[0],
+                              "." + digits[1:] if len(digits) > 1 else "",
+                              "-" if exp < 0 else "+", abs(exp))
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("5.010", "5.01"), ("5.0", "5"), ("5", "5"), ("5.000", "5"),
+    ("13646.339097", "13646.339097"), ("13646.339000", "13646.339"),
+    ("0.000", "0"), ("0.100", "0.1"), ("100.000", "100"),
+    ("1234.500000", "1234.5"), ("0.0001", "0.0001"), ("0.00001", "1e-05"),
+    ("0.000012", "1.2e-05"), ("123456789012345", "123456789012345"),
+    ("99999999999999.9", "99999999999999.9"), ("1e16", "1e+16"),
+    ("0.1234567890123456789", "0.12345678901234568"),
+    ("12345678901234567890", "1.2345678901234567e+19")])
+def test_pg_float(text, expected):
+    assert float8out(float(text)) == expected  # the reference itself
+    assert records.pg_float(text) == expected
+
+
+# (the bits of a double, float8out's text) from PostgreSQL 18's
+# src/test/regress/expected/float8.out
+FLOAT8_OUT = [
+    ("3ee4f8b588e368f1", "1e-05"),
+    ("3f1a36e2eb1c432c", "9.999999999999999e-05"),
+    ("3f1a36e2eb1c432d", "0.0001"),
+    ("3f847ae147ae147a", "0.009999999999999998"),
+    ("3feffffffffffff0", "0.9999999999999982"),
+    ("3ff0000000000001", "1.0000000000000002"), ("3ff3333333333333", "1.2"),
+    ("4024000000000000", "10"), ("4059000000000001", "100.00000000000001"),
+    ("405edd3c07fb4c93", "123.4567890123456"), ("40f86a0000000000", "100000"),
+    ("419d6f34540ca453", "123456789.0123456"),
+    ("42d6bcc41e900000", "100000000000000"),
+    ("42dc12218377de66", "123456789012345.6"),
+    ("430c6bf52633ffff", "999999999999999.9"), ("4341c37937e08000", "1e+16"),
+    ("4376345785d8a000", "1e+17")]
+# those from 1e15 on, where the module fails
+FLOAT8_OUT_FROM_1E15 = [
+    ("430c6bf526340000", "1e+15"),
+    ("430c6bf526340001", "1.0000000000000001e+15"),
+    ("4341c37937e07fff", "9.999999999999998e+15")]
+
+
+def _double(bits):
+    return struct.unpack(">d", bytes.fromhex(bits))[0]
+
+
+@pytest.mark.parametrize("bits, expected", FLOAT8_OUT)
+def test_pg_float_as_postgresql_regression_output(bits, expected):
+    x = _double(bits)
+    assert float8out(x) == expected
+    assert records.pg_float(repr(x)) == expected
+
+
+@pytest.mark.parametrize("bits, expected", FLOAT8_OUT_FROM_1E15)
+def test_pg_float_as_postgresql_regression_output_from_1e15(bits, expected):
+    x = _double(bits)
+    assert float8out(x) == expected
+    assert records.pg_float(repr(x)) == expected
+
+
+def test_pg_float_of_what_the_study_records():
+    """tps as pgbench prints it (%f) and the seconds of a run (%.3f)."""
+    rng = random.Random(20240101)
+    for _ in range(2000):
+        for text in ("%f" % rng.uniform(0, 200000),
+                     "%.3f" % rng.uniform(0, 100),
+                     "%f" % rng.randrange(100000)):
+            assert records.pg_float(text) == float8out(float(text)), text
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("1e15", "1e+15"), ("1234567890123456", "1.234567890123456e+15"),
+    ("1234567890123456.5", "1.2345678901234565e+15"), ("-0.0", "-0")])
+def test_pg_float_from_1e15(text, expected):
+    assert float8out(float(text)) == expected
+    assert records.pg_float(text) == expected
+
+
+# --- new_rundir --------------------------------------------------------------
+
+def test_new_rundir_stamp(tmp_path):
+    path = records.new_rundir(str(tmp_path))
+    assert os.path.isdir(path)
+    assert os.path.dirname(path) == str(tmp_path)
+    assert re.fullmatch(r"\d{8}-\d{6}", os.path.basename(path))
+
+
+def test_new_rundir_collisions(tmp_path, monkeypatch):
+    monkeypatch.setattr(records.time, "strftime",
+                        lambda fmt: "20240102-030405")
+    d = str(tmp_path)
+    made = [records.new_rundir(d) for _ in range(3)]
+    assert made == [os.path.join(d, "20240102-030405"),
+                    os.path.join(d, "20240102-030405-2"),
+                    os.path.join(d, "20240102-030405-3")]
+    assert all(os.path.isdir(p) for p in made)
+    # a file of that name is taken too
+    open(os.path.join(d, "20240102-030405-4"), "w").close()
+    assert records.new_rundir(d) == os.path.join(d, "20240102-030405-5")
+
+
+def test_new_rundir_without_run_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(records.time, "strftime",
+                        lambda fmt: "20240102-030405")
+    missing = str(tmp_path / "missing")
+    with pytest.raises(records.LockError) as e:
+        records.new_rundir(missing)
+    assert str(e.value) == "cannot create %s/20240102-030405" % missing
+
+
+# --- take_lock ---------------------------------------------------------------
+
+HOLDER = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+from lockstudy import records, runner
+lock = records.take_lock(sys.argv[2])
+print("locked", flush=True)
+sys.stdin.read()
+"""
+# a holder of the flock that writes no pid
+SILENT_HOLDER = r"""
+import fcntl, sys
+f = open(sys.argv[2] + "/.lock", "a")
+fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+print("locked", flush=True)
+sys.stdin.read()
+"""
+
+
+def _holder(code, run_dir):
+    """A child process holding the lock of run_dir, once it says so."""
+    p = subprocess.Popen([sys.executable, "-c", code, BENCH, run_dir],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    assert p.stdout.readline() == "locked\n"
+    return p
+
+
+def _message(run_dir, pid):
+    return ("another make run is in progress%s: lock %s/.lock is held; wait "
+            "for it to end or interrupt it"
+            % (" (pid %d)" % pid if pid else "", run_dir))
+
+
+def _take_as_ours(d):
+    """The lock of d can be taken, and holds our pid."""
+    lock = records.take_lock(d)
+    try:
+        with open(os.path.join(d, ".lock")) as f:
+            assert f.read() == "%d\n" % os.getpid()
+    finally:
+        lock.close()
+
+
+def test_second_lock_refused_with_the_holders_pid(tmp_path):
+    d = str(tmp_path)
+    p = _holder(HOLDER, d)
+    try:
+        with open(os.path.join(d, ".lock")) as f:
+            assert f.read() == "%d\n" % p.pid
+        with pytest.raises(records.LockError) as e:
+            records.take_lock(d)
+        assert str(e.value) == _message(d, p.pid)
+        # the refusal leaves the holder's pid in place
+        with open(os.path.join(d, ".lock")) as f:
+            assert f.read() == "%d\n" % p.pid
+    finally:
+        p.stdin.close()
+        p.wait(timeout=60)
+    _take_as_ours(d)
+
+
+def test_a_dead_holders_lock_is_free(tmp_path):
+    d = str(tmp_path)
+    p = _holder(HOLDER, d)
+    p.kill()
+    p.wait(timeout=60)
+    p.stdin.close()
+    p.stdout.close()
+    # the dead holder's pid is replaced by ours
+    _take_as_ours(d)
+
+
+def test_holder_without_pid(tmp_path):
+    d = str(tmp_path)
+    p = _holder(SILENT_HOLDER, d)
+    try:
+        with pytest.raises(records.LockError) as e:
+            records.take_lock(d)
+        assert str(e.value) == _message(d, None)
+    finally:
+        p.stdin.close()
+        p.wait(timeout=60)
+
+
+def test_lock_is_held_until_closed_and_not_inherited(tmp_path):
+    d = str(tmp_path)
+    lock = records.take_lock(d)
+    try:
+        # the servers the study starts must not hold it
+        assert not os.get_inheritable(lock.fileno())
+        with open(os.path.join(d, ".lock")) as other:
+            with pytest.raises(OSError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    finally:
+        lock.close()
+    with open(os.path.join(d, ".lock")) as other:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def test_lock_file_cannot_be_opened(tmp_path):
+    missing = str(tmp_path / "missing")
+    with pytest.raises(records.LockError) as e:
+        records.take_lock(missing)
+    assert str(e.value) == "cannot open the lock file %s/.lock" % missing
+
+
+# --- Recorder ----------------------------------------------------------------
+
+LOCK_COLUMNS = ["tranche", "sh_acquires", "ex_acquires", "blocks",
+                "spin_delays"]
+SPIN_COLUMNS = ["file", "line", "func", "contended", "spins", "delays"]
+
+
+class FakeCursor:
+    """A cursor whose COPY ... TO STDOUT writes CSV as PostgreSQL does:
+    the header, then the rows of the view for the run the query names."""
+
+    def __init__(self, views):
+        self.views = views
+        self.queries = []
+
+    def mogrify(self, query, params):
+        assert query.count("%s") == 3
+        return (query % tuple("'%s'" % p if isinstance(p, str) else str(p)
+                              for p in params)).encode()
+
+    def copy_expert(self, sql, f):
+        self.queries.append(sql)
+        m = re.fullmatch(r"COPY \(SELECT '(.*)'::text AS variant, (\d+)::int "
+                         r"AS clients, (\d+)::int AS round, \* FROM (\w+)"
+                         r"( LIMIT 0)?\) TO STDOUT WITH \(FORMAT csv, "
+                         r"HEADER\)", sql)
+        assert m, sql
+        variant, clients, rnd, view, none = m.groups()
+        if none:
+            variant, clients, rnd = "none", "-1", "-1"
+        columns, rows = self.views[view]
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["variant", "clients", "round"] + columns)
+        for row in rows.get((variant, int(clients), int(rnd)), []):
+            w.writerow([variant, clients, rnd] + row)
+
+
+# the rows of the views, by run, in no particular order
+LOCKS = {
+    ("ttas", 64, 2): [["BufferMapping", 10, 5, 7, 1],
+                      ["lock, odd \"name\"", 1, 1, 300, 0]],
+    ("tas", 8, 10): [["WALInsert", 0, 9, 2, 0], ["ProcArray", 4, 4, 40, 3]],
+    ("tas", 64, 2): [["BufferMapping", 10, 5, 1000, 4],
+                     ["ProcArray", 1, 2, 0, 0]],
+    ("tas", 8, 2): [["ProcArray", 5, 5, 5, 0], ["BufferMapping", 6, 6, 60, 2],
+                    ["WALInsert", 7, 7, 600, 1]],
+    ("ttas", 8, 1): [["XidGen", 1, 1, 11, 0]],
+}
+KIND_COLUMNS = ["backend_type", "tranche", "sh_acquires", "ex_acquires",
+                "blocks"]
+KINDS = {
+    ("ttas", 64, 2): [["walwriter", "BufferMapping", 0, 1, 0],
+                      ["client backend", "BufferMapping", 10, 4, 7]],
+    ("tas", 64, 2): [["client backend", "BufferMapping", 10, 5, 1000]],
+    ("tas", 8, 2): [["checkpointer", "WALInsert", 0, 3, 1],
+                    ["client backend", "WALInsert", 7, 7, 600]],
+}
+SPINS = {
+    ("ttas", 64, 2): [["dynahash.c", 100, "get_hash_entry", 5, 9, 0]],
+    ("tas", 8, 10): [],
+    ("tas", 64, 2): [["bufmgr.c", 7, "WaitBufHdrUnlocked", 3, 10, 1],
+                     ["dynahash.c", 100, "get_hash_entry", 3, 50, 0],
+                     ["lwlock.c", 800, "LWLockWaitListLock", 30, 2, 0]],
+    ("tas", 8, 2): [["lwlock.c", 800, "LWLockWaitListLock", 1, 1, 0]],
+    ("ttas", 8, 1): [],
+}
+
+
+def _recorded():
+    rec = records.Recorder()
+    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
+                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
+                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
+    for key in LOCKS:
+        rec.copy(cur, "pg_lwlock_stats", "locks", key, ["blocks"])
+        rec.copy(cur, "pg_lwlock_backend_type_stats", "kinds", key,
+                 ["blocks"])
+        rec.copy(cur, "pg_spinlock_stats", "spins", key,
+                 ["contended", "spins"])
+    return rec, cur
+
+
+def test_recorder_kinds_order(tmp_path):
+    """kinds.csv: by run, then the most blocks; a run without rows has
+    none."""
+    rec, cur = _recorded()
+    assert len(cur.queries) == 3 * len(LOCKS)
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "kinds.csv")) == [
+        "variant,clients,round,backend_type,tranche,sh_acquires,"
+        "ex_acquires,blocks",
+        "tas,8,2,client backend,WALInsert,7,7,600",
+        "tas,8,2,checkpointer,WALInsert,0,3,1",
+        "tas,64,2,client backend,BufferMapping,10,5,1000",
+        "ttas,64,2,client backend,BufferMapping,10,4,7",
+        "ttas,64,2,walwriter,BufferMapping,0,1,0",
+        ""]
+
+
+def _lines(path):
+    with open(path, newline="") as f:
+        return f.read().split("\n")
+
+
+def test_recorder_locks_order(tmp_path):
+    rec, cur = _recorded()
+    assert len(cur.queries) == 3 * len(LOCKS)
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "locks.csv")) == [
+        "variant,clients,round,tranche,sh_acquires,ex_acquires,blocks,"
+        "spin_delays",
+        "tas,8,2,WALInsert,7,7,600,1",
+        "tas,8,2,BufferMapping,6,6,60,2",
+        "tas,8,2,ProcArray,5,5,5,0",
+        "tas,8,10,ProcArray,4,4,40,3",
+        "tas,8,10,WALInsert,0,9,2,0",
+        "tas,64,2,BufferMapping,10,5,1000,4",
+        "tas,64,2,ProcArray,1,2,0,0",
+        "ttas,8,1,XidGen,1,1,11,0",
+        'ttas,64,2,"lock, odd ""name""",1,1,300,0',
+        "ttas,64,2,BufferMapping,10,5,7,1",
+        ""]
+
+
+def test_recorder_spins_order(tmp_path):
+    rec, _ = _recorded()
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "spins.csv")) == [
+        "variant,clients,round,file,line,func,contended,spins,delays",
+        "tas,8,2,lwlock.c,800,LWLockWaitListLock,1,1,0",
+        "tas,64,2,lwlock.c,800,LWLockWaitListLock,30,2,0",
+        "tas,64,2,dynahash.c,100,get_hash_entry,3,50,0",
+        "tas,64,2,bufmgr.c,7,WaitBufHdrUnlocked,3,10,1",
+        "ttas,64,2,dynahash.c,100,get_hash_entry,5,9,0",
+        ""]
+
+
+def test_recorder_runs_order(tmp_path):
+    rec = records.Recorder()
+    rec.runs = [("ttas", 64, 10, 1, "100.5", "5.01", 500),
+                ("tas", 8, 2, 2, "80", "5.002", 400),
+                ("tas", 64, 2, 2, "90", "5.1", 450),
+                ("ttas", 8, 2, 1, "70", "5", 350),
+                ("tas", 1, 10, 2, "10", "5.003", 50),
+                ("ttas", 1, 1, 2, "11", "5", 55)]
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "runs.csv")) == [
+        "variant,clients,round,position,tps,seconds,transactions",
+        "ttas,1,1,2,11,5,55",
+        "ttas,8,2,1,70,5,350",
+        "tas,8,2,2,80,5.002,400",
+        "tas,64,2,2,90,5.1,450",
+        "ttas,64,10,1,100.5,5.01,500",
+        "tas,1,10,2,10,5.003,50",
+        ""]
+
+
+def test_recorder_copy_keeps_copy_text():
+    """A row is kept as COPY wrote it, quoting and all."""
+    rec, _ = _recorded()
+    kept = [line for _, line in rec.lines["locks"]]
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow(
+        ["ttas", 64, 2, 'lock, odd "name"', 1, 1, 300, 0])
+    assert out.getvalue().rstrip("\n") in kept
+    assert rec.header["locks"].startswith("variant,clients,round,tranche")
+
+
+def test_recorder_headers_without_rows(tmp_path):
+    """The header lines read at the setup: a study whose runs record no
+    row (its variants all unpatched) still writes files with columns."""
+    rec = records.Recorder()
+    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
+                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
+                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
+    rec.headers(cur, runner.VIEWS)
+    assert [q.split(" FROM ")[1] for q in cur.queries] == [
+        "pg_lwlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
+        "pg_lwlock_backend_type_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, "
+        "HEADER)",
+        "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)"]
+    rec.write(str(tmp_path))
+    assert _lines(str(tmp_path / "locks.csv")) == [
+        "variant,clients,round," + ",".join(LOCK_COLUMNS), ""]
+    assert _lines(str(tmp_path / "kinds.csv")) == [
+        "variant,clients,round," + ",".join(KIND_COLUMNS), ""]
+    assert _lines(str(tmp_path / "spins.csv")) == [
+        "variant,clients,round," + ",".join(SPIN_COLUMNS), ""]
+    # and the same header as the runs' rows give
+    other, _ = _recorded()
+    assert rec.header == other.header

@@ -1,0 +1,155 @@
+"""Tests of lockstudy.starts: which variants share a server start
+(SHARED_START=1) and the order of each round when some do.
+
+Groups: variants of one server whose settings differ only in settings of
+a reloadable context share a group; a setting of context postmaster or
+internal, or one the server does not know, splits them unless its value
+is the same; another build or the unpatched server never shares.  The
+order: each round runs every variant once, a group's variants next to
+each other; with every variant in one group, or every group of one, it
+is design.variant_order()'s; the groups' positions and the positions
+within each group are balanced as a Williams design balances them; the
+warnings say which level is unbalanced.
+"""
+
+from collections import Counter
+
+import pytest
+
+from lockstudy import design, spec, starts
+
+CONTEXTS = {"pg_lockstat.track": "superuser",
+            "pg_lockstat.hold_sample_every": "superuser",
+            "pg_lockstat.min_delay_us": "sighup",
+            "work_mem": "user",
+            "shared_buffers": "postmaster",
+            "pg_lockstat.spin_strategy": "postmaster",
+            "block_size": "internal"}
+
+
+def _v(name, *settings, unpatched=False):
+    return spec.Variant(name, (), tuple(s.split("=", 1) for s in settings),
+                        None, unpatched)
+
+
+def test_reloadable_settings_share_a_start():
+    vs = [_v("on"), _v("off", "pg_lockstat.track=off"),
+          _v("nohold", "pg_lockstat.hold_sample_every=0"),
+          _v("slow", "pg_lockstat.min_delay_us=100", "work_mem=64MB")]
+    assert starts.groups(vs, ["/pg"] * 4, CONTEXTS) == [(0, 1, 2, 3)]
+
+
+@pytest.mark.parametrize("setting", ["shared_buffers=16MB",
+                                     "pg_lockstat.spin_strategy=tas",
+                                     "block_size=4096",
+                                     "no_such.setting=1"])
+def test_a_setting_that_needs_a_restart_splits(setting):
+    vs = [_v("a"), _v("b", setting), _v("c", "pg_lockstat.track=off")]
+    assert starts.groups(vs, ["/pg"] * 3, CONTEXTS) == [(0, 2), (1,)]
+
+
+def test_the_same_restart_setting_does_not_split():
+    vs = [_v("a", "shared_buffers=16MB"),
+          _v("b", "pg_lockstat.track=off", "shared_buffers=16MB"),
+          _v("c", "shared_buffers=32MB"),
+          _v("d", "shared_buffers=32MB", "work_mem=1MB")]
+    assert starts.groups(vs, ["/pg"] * 4, CONTEXTS) == [(0, 1), (2, 3)]
+
+
+def test_other_servers_never_share():
+    vs = [_v("a"), _v("b"), _v("p"), _v("stock", unpatched=True),
+          _v("stock2", "work_mem=1MB", unpatched=True)]
+    bindirs = ["/pg", "/pg", "/variants/x", "/stock", "/stock"]
+    assert starts.groups(vs, bindirs, CONTEXTS) == [(0, 1), (2,), (3, 4)]
+    assert starts.groups(vs, bindirs, {}) == [(0, 1), (2,), (3,), (4,)]
+
+
+def _check_rounds(orders, names, units):
+    by_name = {names[i]: g for g in units for i in g}
+    for groups in orders:
+        flat = [n for g in groups for n in g]
+        assert sorted(flat) == sorted(names)
+        # each group of the round is one of the units, whole
+        assert sorted(sorted(by_name[g[0]]) for g in groups) == sorted(
+            sorted(u) for u in units)
+        for g in groups:
+            assert sorted(names.index(n) for n in g) == sorted(by_name[g[0]])
+
+
+@pytest.mark.parametrize("seed", [0, 7, 12345])
+@pytest.mark.parametrize("names", [["a"], ["a", "b"], ["a", "b", "c"],
+                                   ["a", "b", "c", "d", "e"]])
+def test_without_groups_the_order_is_designs(seed, names):
+    units = starts.singletons(len(names))
+    orders, warning = starts.round_orders(seed, 12, names, units)
+    expected, expected_warning = design.variant_order(seed, 12, names)
+    assert [[n for g in r for n in g] for r in orders] == expected
+    assert all(len(g) == 1 for r in orders for g in r)
+    assert warning == expected_warning
+
+
+@pytest.mark.parametrize("rounds", [6, 7])
+def test_one_group_of_all_is_designs_order(rounds):
+    names = ["on", "off", "nohold"]
+    orders, warning = starts.round_orders(5, rounds, names, [(0, 1, 2)])
+    expected, expected_warning = design.variant_order(5, rounds, names)
+    assert orders == [[r] for r in expected]
+    assert warning == expected_warning
+    assert (warning is None) == (rounds == 6)
+
+
+def test_mixed_groups_are_balanced_at_both_levels():
+    names = ["stock", "on", "off", "nohold", "sb"]
+    units = [(0,), (1, 2, 3), (4,)]
+    # 3 units and 3 variants in the group: the period of both is 6
+    orders, warning = starts.round_orders(11, 12, names, units)
+    assert warning is None
+    _check_rounds(orders, names, units)
+    # the groups' positions: each unit once in each position per 3 rounds
+    # (a unit named by its variants, sorted)
+    for block in range(4):
+        rows = orders[3 * block:3 * block + 3]
+        positions = Counter((tuple(sorted(g)), k) for r in rows
+                            for k, g in enumerate(r))
+        assert set(positions.values()) == {1}
+        assert len(positions) == 9
+    # within the group, each variant once in each position per 3 rounds
+    inner = [next(g for g in r if len(g) == 3) for r in orders]
+    for block in range(4):
+        rows = inner[3 * block:3 * block + 3]
+        assert all(sorted(col) == ["nohold", "off", "on"]
+                   for col in zip(*rows))
+    # and right after each other one equally often over the period
+    pairs = Counter((g[i - 1], g[i]) for g in inner[:6] for i in (1, 2))
+    assert len(pairs) == 6 and set(pairs.values()) == {2}
+
+
+def test_warnings_name_the_level():
+    names = ["stock", "on", "off"]
+    # 2 units (period 2) and a group of 2 (period 2): 3 rounds unbalanced
+    _, warning = starts.round_orders(3, 3, names, [(0,), (1, 2)])
+    assert warning.startswith("the order of the server starts: 3 rounds "
+                              "are not a multiple of 2, ")
+    assert warning.count("; the order within the start of on, off: 3 "
+                         "rounds are not a multiple of 2, ") == 1
+    assert warning.count("not a multiple") == 2
+    assert starts.round_orders(3, 4, names, [(0,), (1, 2)])[1] is None
+
+
+def test_describe():
+    names = ["stock", "on", "off", "a", "b"]
+    assert starts.describe(names, [(0,), (1, 2), (3, 4)]) == (
+        "SHARED_START=1: variants on, off share a server start per round, "
+        "each after the first put in force by a reload; variants a, b "
+        "share a server start per round, each after the first put in force "
+        "by a reload")
+    assert starts.describe(names[:2], [(0,), (1,)]).startswith(
+        "SHARED_START=1: no two variants can share a server start")
+
+
+def test_needs_restart():
+    assert not starts.needs_restart("work_mem", CONTEXTS)
+    assert not starts.needs_restart("pg_lockstat.min_delay_us", CONTEXTS)
+    assert starts.needs_restart("shared_buffers", CONTEXTS)
+    assert starts.needs_restart("block_size", CONTEXTS)
+    assert starts.needs_restart("unknown", CONTEXTS)

@@ -1,0 +1,116 @@
+# Copyright (c) 2026, pg_lockstat developers
+#
+# "make run SHARED_START=1" (bench/lockstudy) on a real server, in
+# miniature: variants that differ only in settings a reload changes run in
+# one server start per round, the next one's settings put in force by
+# pg_reload_conf(); a variant that needs a restart (shared_buffers) still
+# gets its own start.
+#   - The plan says which variants share a start and counts the starts;
+#     the server log has that many starts and a reload per shared start.
+#   - The reload takes effect both ways within one start: the client
+#     backends of the variant with pg_lockstat.track = off count nothing
+#     (kinds.csv), those of the variant at the defaults count their
+#     acquisitions, whichever of the two ran first in the round.
+#   - commands.txt has each reload; settings.txt each variant's settings;
+#     runs.csv the positions of the order the plan printed.
+#   - Bad SHARED_START is refused before anything starts.
+
+use strict;
+use warnings FATAL => 'all';
+
+use PostgreSQL::Test::Utils;
+use Test::More;
+use LockStatTest;
+
+my @study = LockStatTest::study_command();
+my $run_dir = PostgreSQL::Test::Utils::tempdir;
+my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
+
+my @env = (
+	"PG_CONFIG=$pg_config", "RUN_DIR=$run_dir",
+	'SCALE=1', 'CLIENTS=1', 'DURATION=1', 'REPEAT=2', 'WARMUP=0',
+	'SEED=7', 'SHARED_START=1',
+	'VARIANTS=on; off: pg_lockstat.track=off; sb: shared_buffers=16MB');
+
+my ($stdout, $stderr);
+my $ok =
+  IPC::Run::run([ 'env', @env, @study, 'run' ], '>', \$stdout, '2>', \$stderr);
+ok($ok, 'a study with SHARED_START=1 succeeds') or diag($stderr);
+like($stdout,
+	qr/^plan: 2 rounds x 3 variants x 1 client counts \(1\) = 6 runs of 1s, after a warm-up round of 3 runs that are not recorded; 6 server starts, /m,
+	'the plan counts two server starts per round: on and off share one, sb has its own');
+like($stdout,
+	qr/^SHARED_START=1: variants on, off share a server start per round, each after the first put in force by a reload$/m,
+	'the plan says which variants share a start');
+my @rounds = $stdout =~ /^round [12]: (.*); clients 1$/mg;
+is(scalar(@rounds), 2, 'the plan prints the order of both rounds');
+like($_, qr/^(\[on off\] sb|\[off on\] sb|sb \[on off\]|sb \[off on\])$/,
+	"round order \"$_\": on and off together, in brackets")
+  foreach @rounds;
+
+my @studies = glob("$run_dir/2*");
+is(scalar(@studies), 1, 'one study directory');
+my $dir = $studies[0];
+my $log = slurp_file("$dir/server.log");
+is(scalar(() = $log =~ /starting PostgreSQL /g),
+	1 + 3 * 2, 'the server started for the setup and twice in each round');
+is(scalar(() = $log =~ /received SIGHUP, reloading configuration files/g),
+	3, 'and reloaded once in each round, for the second variant of the shared start');
+
+# the client backends' acquisitions of each run, from kinds.csv
+my @kinds = split /\n/, slurp_file("$dir/kinds.csv");
+my @head = split /,/, shift @kinds;
+my %col = map { $head[$_] => $_ } 0 .. $#head;
+my %acquired;
+foreach (@kinds)
+{
+	my @f = split /,/;
+	next unless $f[ $col{backend_type} ] eq 'client backend';
+	$acquired{"$f[0] $f[2]"} +=
+	  $f[ $col{sh_acquires} ] + $f[ $col{ex_acquires} ];
+}
+foreach my $r (1, 2)
+{
+	my ($first) = $rounds[ $r - 1 ] =~ /\[(\w+)/;
+	ok(($acquired{"on $r"} // 0) > 0,
+		"round $r (first of the shared start: $first): the client backends of on count acquisitions"
+	);
+	is($acquired{"off $r"} // 0,
+		0, "round $r: those of off, with track = off by the reload, count none");
+}
+
+my $runs = slurp_file("$dir/runs.csv");
+foreach my $r (1, 2)
+{
+	my @order = grep { $_ ne '' } split /[\[\] ]+/, $rounds[ $r - 1 ];
+	foreach my $pos (1 .. 3)
+	{
+		my $v = $order[ $pos - 1 ];
+		like($runs, qr/^$v,1,$r,$pos,/m, "round $r: $v ran in position $pos");
+	}
+}
+my $commands = slurp_file("$dir/commands.txt");
+my @reloads = $commands =~ /^(\[\w+\] SELECT pg_reload_conf\(\) .*)$/mg;
+is(scalar(@reloads), 3, 'commands.txt has the reload of each shared start');
+like($_,
+	qr/^(\[on\] SELECT pg_reload_conf\(\) with variant\.conf: empty|\[off\] SELECT pg_reload_conf\(\) with variant\.conf: pg_lockstat\.track = 'off')( \(warm-up round\))?$/,
+	"reload line \"$_\" names the settings it put in force")
+  foreach @reloads;
+like($commands, qr/^SCALE=1 .* SHARED_START=1$/m,
+	'the parameters end with SHARED_START=1');
+like(slurp_file("$dir/settings.txt"),
+	qr/^-- variant off\n(.*\n)*pg_lockstat\.track\|off\|\|configuration file$/m,
+	'settings.txt has the settings in force after the reload');
+ok(!-e "$dir/data", 'the data directory is removed');
+
+# bad SHARED_START: refused before anything starts
+my ($out, $err);
+IPC::Run::run([ 'env', @env, 'SHARED_START=yes', @study, 'run' ],
+	'>', \$out, '2>', \$err);
+like($err,
+	qr/^lockstudy: error: SHARED_START must be 1 \(variants that differ only in settings a reload changes share a server start\) or 0 \(a start per variant\), not "yes"$/m,
+	'SHARED_START=yes is refused, naming the parameter');
+my @after = glob("$run_dir/2*");
+is(scalar(@after), 1, 'and no study directory is made');
+
+done_testing();
