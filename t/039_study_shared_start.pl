@@ -103,6 +103,37 @@ like(slurp_file("$dir/settings.txt"),
 	'settings.txt has the settings in force after the reload');
 ok(!-e "$dir/data", 'the data directory is removed');
 
+# a value the server refuses, put in force by a reload: the study stops
+# at once, naming the setting and the server's reason, with no server left
+# (a seed whose round 1 runs "bad" second, after the reload)
+my $seed;
+foreach my $try (0 .. 50)
+{
+	my ($o, $e);
+	IPC::Run::run([ 'env', @study, 'order', $try, 1, 'on', 'bad' ],
+		'>', \$o, '2>', \$e) or die $e;
+	if ($o =~ /^on bad$/m) { $seed = $try; last; }
+}
+ok(defined $seed, 'a seed whose round 1 runs on, then bad');
+my $bad_dir = "$run_dir/bad";
+my ($bout, $berr);
+my $bad_ok = IPC::Run::run(
+	[
+		'env', @env, "RUN_DIR=$bad_dir", "SEED=$seed", 'WARMUP_ROUND=0',
+		'REPEAT=1', 'VARIANTS=on; bad: pg_lockstat.hold_sample_every=-1',
+		@study, 'run'
+	],
+	'>', \$bout, '2>', \$berr);
+ok(!$bad_ok, 'a reloaded variant whose value the server refuses stops the study');
+like($berr,
+	qr/^lockstudy: error: checking the settings in force \(variant bad\) failed: pg_lockstat\.hold_sample_every = '-1' is not in force \(setting could not be applied\); see /m,
+	'naming the setting and why, after its reload');
+like($bout, qr/^round 1: \[on bad\]; clients 1$/m, 'in the shared start of round 1');
+my ($bad_study) = glob("$bad_dir/2*");
+ok(!-e "$bad_study/data", 'and no data directory is left');
+like(slurp_file("$bad_study/server.log"), qr/received SIGHUP, reloading configuration files/,
+	'the server did reload');
+
 # bad SHARED_START: refused before anything starts
 my ($out, $err);
 IPC::Run::run([ 'env', @env, 'SHARED_START=yes', @study, 'run' ],

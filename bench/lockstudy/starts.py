@@ -15,15 +15,18 @@ or one that differs from the others in a setting that needs a restart
 (shared_preload_libraries, shared_buffers, ...), is a group of one, as
 is every variant without SHARED_START.
 
-The order of a round: the groups in the order design.variant_order()
-draws for them, and within each group its variants in the order that
-design.variant_order() draws for them, both from the study's seed.  When
-every variant is in one group, the order is that of the study without
-SHARED_START; when every group has one variant, too.
+The order of a round: the groups in a Williams order
+(design.variant_order()), crossed with a Williams order within each
+group drawn from a seed derived from the study's, so that every variant
+runs equally often in every position of the round (round_orders()).
+When every variant is in one group, or every group has one variant, the
+order is that of the study without SHARED_START.
 
 Calls design.
 """
 
+import math
+import random
 from typing import List, Mapping, Optional, Sequence, Tuple
 
 from . import design
@@ -68,24 +71,55 @@ def round_orders(seed: int, rounds: int, names: Sequence[str],
                  units: Sequence[Tuple[int, ...]]
                  ) -> Tuple[List[List[List[str]]], Optional[str]]:
     """The order of each of the rounds, as a list of groups, each a list
-    of variant names (units: the groups of indices into names), and the
-    warnings of design.variant_order() for the order of the groups and
-    for the order within each group, joined by "; " (None if none)."""
+    of variant names (units: the groups of indices into names), and a
+    warning when rounds do not balance it (None when they do).
+
+    With one unit, or units of one variant each, it is the order
+    design.variant_order() draws from the seed, and its warning.
+    Otherwise the order of the units (p rounds to a period) is crossed
+    with the order within each group of k variants (a period of q_k
+    rounds): round r takes row r of the units' order and row r // p of
+    the group's, so that over p * q_k rounds every row of one meets
+    every row of the other, and each variant runs equally often in each
+    position of the round (the same seed at both levels, or independent
+    draws, let a variant run in one position only: "on" ran second in
+    all 76 rounds of a study)."""
+    if len(units) == 1:
+        rows, warning = design.variant_order(
+            seed, rounds, [names[i] for i in units[0]])
+        return [[row] for row in rows], warning
     labels = ["+".join(names[i] for i in g) for g in units]
     outer, warning = design.variant_order(seed, rounds, labels)
-    warnings = [] if warning is None or len(units) == 1 else [
-        "the order of the server starts: " + warning
-        if any(len(g) > 1 for g in units) else warning]
+    if all(len(g) == 1 for g in units):
+        return [[[label] for label in row] for row in outer], warning
+    p = design.order_period(len(units))
     inner = {}
+    period = p
     for g, label in zip(units, labels):
         members = [names[i] for i in g]
-        inner[label], w = design.variant_order(seed, rounds, members)
-        if w is not None and len(g) > 1:
-            warnings.append(w if len(units) == 1 else
-                            "the order within the start of %s: %s"
-                            % (", ".join(members), w))
-    orders = [[inner[label][r] for label in outer[r]] for r in range(rounds)]
-    return orders, "; ".join(warnings) or None
+        inner[label], _ = design.variant_order(
+            _derived(seed, "within " + label), (rounds + p - 1) // p,
+            members)
+        if len(g) > 1:
+            period = _lcm(period, p * design.order_period(len(g)))
+    orders = [[inner[label][r // p] for label in outer[r]]
+              for r in range(rounds)]
+    if rounds % period == 0:
+        return orders, None
+    return orders, ("%d rounds are not a multiple of %d, the period of the "
+                    "order of the shared server starts crossed with the "
+                    "order within each: over the last %d rounds the "
+                    "variants' positions are not balanced; use a multiple "
+                    "of %d" % (rounds, period, rounds % period, period))
+
+
+def _lcm(a: int, b: int) -> int:
+    return a * b // math.gcd(a, b)
+
+
+def _derived(seed: int, what: str) -> int:
+    """A seed for the draw what, derived from the study's seed."""
+    return random.Random("%s:%d" % (what, seed)).randrange(10 ** 18)
 
 
 def describe(names: Sequence[str], units: Sequence[Tuple[int, ...]]

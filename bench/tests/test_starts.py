@@ -98,42 +98,73 @@ def test_one_group_of_all_is_designs_order(rounds):
     assert (warning is None) == (rounds == 6)
 
 
-def test_mixed_groups_are_balanced_at_both_levels():
+def _positions(orders, name):
+    """For each round: the position of name's group among the round's
+    groups, and name's position within its group."""
+    out = []
+    for r in orders:
+        for k, g in enumerate(r):
+            if name in g:
+                out.append((k, g.index(name)))
+    return out
+
+
+def test_mixed_groups_are_crossed():
     names = ["stock", "on", "off", "nohold", "sb"]
     units = [(0,), (1, 2, 3), (4,)]
-    # 3 units and 3 variants in the group: the period of both is 6
-    orders, warning = starts.round_orders(11, 12, names, units)
+    # 3 units (period 6) crossed with a group of 3 (period 6): 3 * 6 = 18
+    orders, warning = starts.round_orders(11, 36, names, units)
     assert warning is None
     _check_rounds(orders, names, units)
-    # the groups' positions: each unit once in each position per 3 rounds
-    # (a unit named by its variants, sorted)
-    for block in range(4):
-        rows = orders[3 * block:3 * block + 3]
-        positions = Counter((tuple(sorted(g)), k) for r in rows
-                            for k, g in enumerate(r))
-        assert set(positions.values()) == {1}
-        assert len(positions) == 9
-    # within the group, each variant once in each position per 3 rounds
-    inner = [next(g for g in r if len(g) == 3) for r in orders]
-    for block in range(4):
-        rows = inner[3 * block:3 * block + 3]
-        assert all(sorted(col) == ["nohold", "off", "on"]
-                   for col in zip(*rows))
-    # and right after each other one equally often over the period
-    pairs = Counter((g[i - 1], g[i]) for g in inner[:6] for i in (1, 2))
-    assert len(pairs) == 6 and set(pairs.values()) == {2}
+    for block in (orders[:18], orders[18:]):
+        # every variant of the group: each position of the group among
+        # the 3 crossed with each of its 3 positions within, twice
+        for name in ("on", "off", "nohold"):
+            assert Counter(_positions(block, name)) == {
+                (k, j): 2 for k in range(3) for j in range(3)}
+        for name in ("stock", "sb"):
+            assert Counter(_positions(block, name)) == {
+                (k, 0): 6 for k in range(3)}
+    # the order of the units is design's for the seed
+    outer, _ = design.variant_order(11, 36, ["stock", "on+off+nohold",
+                                             "sb"])
+    assert [["+".join(g) if len(g) == 1 else "on+off+nohold"
+             for g in r] for r in orders] == outer
 
 
-def test_warnings_name_the_level():
+@pytest.mark.parametrize("seed", range(20))
+def test_every_variant_runs_in_every_position(seed):
+    """A group of two beside one variant, and two groups of two: each
+    variant equally often in each place of the round, over each period
+    (with one seed at both levels "on" ran second in all 76 rounds of a
+    study)."""
     names = ["stock", "on", "off"]
-    # 2 units (period 2) and a group of 2 (period 2): 3 rounds unbalanced
-    _, warning = starts.round_orders(3, 3, names, [(0,), (1, 2)])
-    assert warning.startswith("the order of the server starts: 3 rounds "
-                              "are not a multiple of 2, ")
-    assert warning.count("; the order within the start of on, off: 3 "
-                         "rounds are not a multiple of 2, ") == 1
-    assert warning.count("not a multiple") == 2
-    assert starts.round_orders(3, 4, names, [(0,), (1, 2)])[1] is None
+    orders, warning = starts.round_orders(seed, 8, names, [(0,), (1, 2)])
+    assert warning is None
+    for block in (orders[:4], orders[4:]):
+        flat = [[n for g in r for n in g] for r in block]
+        assert Counter(r.index("stock") for r in flat) == {0: 2, 2: 2}
+        for name in ("on", "off"):
+            assert Counter(r.index(name) for r in flat) == {0: 1, 1: 2,
+                                                             2: 1}
+    names = ["a", "b", "c", "d"]
+    orders, warning = starts.round_orders(seed, 4, names, [(0, 1), (2, 3)])
+    assert warning is None
+    flat = [[n for g in r for n in g] for r in orders]
+    for name in names:
+        assert sorted(r.index(name) for r in flat) == [0, 1, 2, 3]
+
+
+def test_warning_of_an_unbalanced_crossing():
+    names = ["stock", "on", "off"]
+    # 2 units (period 2) crossed with a group of 2 (period 2): 4 rounds
+    _, warning = starts.round_orders(3, 6, names, [(0,), (1, 2)])
+    assert warning == (
+        "6 rounds are not a multiple of 4, the period of the order of the "
+        "shared server starts crossed with the order within each: over the "
+        "last 2 rounds the variants' positions are not balanced; use a "
+        "multiple of 4")
+    assert starts.round_orders(3, 8, names, [(0,), (1, 2)])[1] is None
 
 
 def test_describe():
