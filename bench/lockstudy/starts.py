@@ -81,9 +81,9 @@ def round_orders(seed: int, rounds: int, names: Sequence[str],
     rounds): round r takes row r of the units' order and row r // p of
     the group's, so that over p * q_k rounds every row of one meets
     every row of the other, and each variant runs equally often in each
-    position of the round (the same seed at both levels, or independent
-    draws, let a variant run in one position only: "on" ran second in
-    all 76 rounds of a study)."""
+    position of the round.  (Drawn from the same seed, the two levels
+    flipped together: "on" ran second in all 76 rounds of a study;
+    independent draws would leave that to chance.)"""
     if len(units) == 1:
         rows, warning = design.variant_order(
             seed, rounds, [names[i] for i in units[0]])
@@ -101,7 +101,7 @@ def round_orders(seed: int, rounds: int, names: Sequence[str],
             _derived(seed, "within " + label), (rounds + p - 1) // p,
             members)
         if len(g) > 1:
-            period = _lcm(period, p * design.order_period(len(g)))
+            period = math.lcm(period, p * design.order_period(len(g)))
     orders = [[inner[label][r // p] for label in outer[r]]
               for r in range(rounds)]
     if rounds % period == 0:
@@ -111,10 +111,6 @@ def round_orders(seed: int, rounds: int, names: Sequence[str],
                     "order within each: over the last %d rounds the "
                     "variants' positions are not balanced; use a multiple "
                     "of %d" % (rounds, period, rounds % period, period))
-
-
-def _lcm(a: int, b: int) -> int:
-    return a * b // math.gcd(a, b)
 
 
 def _derived(seed: int, what: str) -> int:
