@@ -10,7 +10,8 @@
 #   - The reload takes effect both ways within one start: the client
 #     backends of the variant with pg_lockstat.track = off count nothing
 #     (kinds.csv), those of the variant at the defaults count their
-#     acquisitions, whichever of the two ran first in the round.
+#     acquisitions, in rounds where on runs first and in rounds where
+#     off does (4 rounds: the order within the start changes every 2).
 #   - commands.txt has each reload; settings.txt each variant's settings;
 #     runs.csv the positions of the order the plan printed.
 #   - Bad SHARED_START is refused before anything starts.
@@ -28,7 +29,7 @@ my $pg_config = $ENV{PG_CONFIG} // 'pg_config';
 
 my @env = (
 	"PG_CONFIG=$pg_config", "RUN_DIR=$run_dir",
-	'SCALE=1', 'CLIENTS=1', 'DURATION=1', 'REPEAT=2', 'WARMUP=0',
+	'SCALE=1', 'CLIENTS=1', 'DURATION=1', 'REPEAT=4', 'WARMUP=0',
 	'SEED=7', 'SHARED_START=1',
 	'VARIANTS=on; off: pg_lockstat.track=off; sb: shared_buffers=16MB');
 
@@ -37,13 +38,13 @@ my $ok =
   IPC::Run::run([ 'env', @env, @study, 'run' ], '>', \$stdout, '2>', \$stderr);
 ok($ok, 'a study with SHARED_START=1 succeeds') or diag($stderr);
 like($stdout,
-	qr/^plan: 2 rounds x 3 variants x 1 client counts \(1\) = 6 runs of 1s, after a warm-up round of 3 runs that are not recorded; 6 server starts, /m,
+	qr/^plan: 4 rounds x 3 variants x 1 client counts \(1\) = 12 runs of 1s, after a warm-up round of 3 runs that are not recorded; 10 server starts, /m,
 	'the plan counts two server starts per round: on and off share one, sb has its own');
 like($stdout,
 	qr/^SHARED_START=1: variants on, off share a server start per round, each after the first put in force by a reload$/m,
 	'the plan says which variants share a start');
-my @rounds = $stdout =~ /^round [12]: (.*); clients 1$/mg;
-is(scalar(@rounds), 2, 'the plan prints the order of both rounds');
+my @rounds = $stdout =~ /^round [1-4]: (.*); clients 1$/mg;
+is(scalar(@rounds), 4, 'the plan prints the order of the 4 rounds');
 like($_, qr/^(\[on off\] sb|\[off on\] sb|sb \[on off\]|sb \[off on\])$/,
 	"round order \"$_\": on and off together, in brackets")
   foreach @rounds;
@@ -53,9 +54,9 @@ is(scalar(@studies), 1, 'one study directory');
 my $dir = $studies[0];
 my $log = slurp_file("$dir/server.log");
 is(scalar(() = $log =~ /starting PostgreSQL /g),
-	1 + 3 * 2, 'the server started for the setup and twice in each round');
+	1 + 5 * 2, 'the server started for the setup and twice in each round');
 is(scalar(() = $log =~ /received SIGHUP, reloading configuration files/g),
-	3, 'and reloaded once in each round, for the second variant of the shared start');
+	5, 'and reloaded once in each round, for the second variant of the shared start');
 
 # the client backends' acquisitions of each run, from kinds.csv
 my @kinds = split /\n/, slurp_file("$dir/kinds.csv");
@@ -69,7 +70,10 @@ foreach (@kinds)
 	$acquired{"$f[0] $f[2]"} +=
 	  $f[ $col{sh_acquires} ] + $f[ $col{ex_acquires} ];
 }
-foreach my $r (1, 2)
+my %firsts = map { /\[(\w+)/; $1 => 1 } @rounds;
+is(join(' ', sort keys %firsts), 'off on',
+	'on runs first in the shared start of some rounds, off in others');
+foreach my $r (1 .. 4)
 {
 	my ($first) = $rounds[ $r - 1 ] =~ /\[(\w+)/;
 	ok(($acquired{"on $r"} // 0) > 0,
@@ -80,7 +84,7 @@ foreach my $r (1, 2)
 }
 
 my $runs = slurp_file("$dir/runs.csv");
-foreach my $r (1, 2)
+foreach my $r (1 .. 4)
 {
 	my @order = grep { $_ ne '' } split /[\[\] ]+/, $rounds[ $r - 1 ];
 	foreach my $pos (1 .. 3)
@@ -91,7 +95,7 @@ foreach my $r (1, 2)
 }
 my $commands = slurp_file("$dir/commands.txt");
 my @reloads = $commands =~ /^(\[\w+\] SELECT pg_reload_conf\(\) .*)$/mg;
-is(scalar(@reloads), 3, 'commands.txt has the reload of each shared start');
+is(scalar(@reloads), 5, 'commands.txt has the reload of each shared start');
 like($_,
 	qr/^(\[on\] SELECT pg_reload_conf\(\) with variant\.conf: empty|\[off\] SELECT pg_reload_conf\(\) with variant\.conf: pg_lockstat\.track = 'off')( \(warm-up round\))?$/,
 	"reload line \"$_\" names the settings it put in force")

@@ -160,10 +160,16 @@ class Cluster:
         deadline = time.monotonic() + RELOAD_TIMEOUT
         while True:
             new = self.connect()
-            with new.cursor() as cur:
-                cur.execute("SELECT pg_conf_load_time() > %s", (before,))
-                if cur.fetchone()[0]:
-                    return new
+            try:
+                with new.cursor() as cur:
+                    cur.execute("SELECT pg_conf_load_time() > %s",
+                                (before,))
+                    reloaded = cur.fetchone()[0]
+            except BaseException:
+                new.close()
+                raise
+            if reloaded:
+                return new
             new.close()
             if time.monotonic() > deadline:
                 raise StepError("reloading the configuration (%s) failed: "

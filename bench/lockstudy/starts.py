@@ -10,15 +10,16 @@ from the start, each next one after variant.conf is rewritten with its
 settings and the server reloads them (pg_reload_conf()).  The runs of
 one server start vary together (on the project's 2-CPU machine their tps
 correlate r = 0.71-0.75, against r = 0.39 for two starts), so the ratios
-within a group have about half the noise.  A variant of another build,
+within a group have about half the variance.  A variant of another build,
 or one that differs from the others in a setting that needs a restart
 (shared_preload_libraries, shared_buffers, ...), is a group of one, as
 is every variant without SHARED_START.
 
 The order of a round: the groups in a Williams order
 (design.variant_order()), crossed with a Williams order within each
-group drawn from a seed derived from the study's, so that every variant
-runs equally often in every position of the round (round_orders()).
+group drawn from a seed derived from the study's, so that each group
+runs equally often in each place among the groups, crossed with each
+of its variants' places within it (round_orders()).
 When every variant is in one group, or every group has one variant, the
 order is that of the study without SHARED_START.
 
@@ -80,8 +81,9 @@ def round_orders(seed: int, rounds: int, names: Sequence[str],
     with the order within each group of k variants (a period of q_k
     rounds): round r takes row r of the units' order and row r // p of
     the group's, so that over p * q_k rounds every row of one meets
-    every row of the other, and each variant runs equally often in each
-    position of the round.  (Drawn from the same seed, the two levels
+    every row of the other: each group runs equally often in each place
+    among the groups, crossed with each of its variants' places within
+    it.  (Drawn from the same seed, the two levels
     flipped together: "on" ran second in all 76 rounds of a study;
     independent draws would leave that to chance.)"""
     if len(units) == 1:
@@ -109,7 +111,7 @@ def round_orders(seed: int, rounds: int, names: Sequence[str],
     return orders, ("%d rounds are not a multiple of %d, the period of the "
                     "order of the shared server starts crossed with the "
                     "order within each: over the last %d rounds the "
-                    "variants' positions are not balanced; use a multiple "
+                    "variants' places are not balanced; use a multiple "
                     "of %d" % (rounds, period, rounds % period, period))
 
 

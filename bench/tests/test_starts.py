@@ -112,19 +112,20 @@ def _positions(orders, name):
 def test_mixed_groups_are_crossed():
     names = ["stock", "on", "off", "nohold", "sb"]
     units = [(0,), (1, 2, 3), (4,)]
-    # 3 units (period 6) crossed with a group of 3 (period 6): 3 * 6 = 18
+    # 3 units (period 6) crossed with a group of 3 (period 6): 6 * 6 = 36
     orders, warning = starts.round_orders(11, 36, names, units)
     assert warning is None
+    assert starts.round_orders(11, 18, names, units)[1].startswith(
+        "18 rounds are not a multiple of 36, ")
     _check_rounds(orders, names, units)
-    for block in (orders[:18], orders[18:]):
-        # every variant of the group: each position of the group among
-        # the 3 crossed with each of its 3 positions within, twice
-        for name in ("on", "off", "nohold"):
-            assert Counter(_positions(block, name)) == {
-                (k, j): 2 for k in range(3) for j in range(3)}
-        for name in ("stock", "sb"):
-            assert Counter(_positions(block, name)) == {
-                (k, 0): 6 for k in range(3)}
+    # every variant of the group: each place of the group among the 3
+    # crossed with each of its 3 places within it, 4 times
+    for name in ("on", "off", "nohold"):
+        assert Counter(_positions(orders, name)) == {
+            (k, j): 4 for k in range(3) for j in range(3)}
+    for name in ("stock", "sb"):
+        assert Counter(_positions(orders, name)) == {
+            (k, 0): 12 for k in range(3)}
     # the order of the units is design's for the seed
     outer, _ = design.variant_order(11, 36, ["stock", "on+off+nohold",
                                              "sb"])
@@ -133,11 +134,12 @@ def test_mixed_groups_are_crossed():
 
 
 @pytest.mark.parametrize("seed", range(20))
-def test_every_variant_runs_in_every_position(seed):
-    """A group of two beside one variant, and two groups of two: each
-    variant equally often in each place of the round, over each period
+def test_places_of_groups_and_within_groups_are_balanced(seed):
+    """A group of two beside one variant: over each period stock runs
+    first and last equally often, on and off first, second and third as
+    the crossing of their group's place with their place in it gives
     (with one seed at both levels "on" ran second in all 76 rounds of a
-    study)."""
+    study); two groups of two: each variant once in each place."""
     names = ["stock", "on", "off"]
     orders, warning = starts.round_orders(seed, 8, names, [(0,), (1, 2)])
     assert warning is None
@@ -162,7 +164,7 @@ def test_warning_of_an_unbalanced_crossing():
     assert warning == (
         "6 rounds are not a multiple of 4, the period of the order of the "
         "shared server starts crossed with the order within each: over the "
-        "last 2 rounds the variants' positions are not balanced; use a "
+        "last 2 rounds the variants' places are not balanced; use a "
         "multiple of 4")
     assert starts.round_orders(3, 8, names, [(0,), (1, 2)])[1] is None
 
