@@ -39,6 +39,12 @@ def order_text(groups: Sequence[Sequence[str]]) -> str:
                     for g in groups)
 
 
+def rounds_run(study: spec.Study) -> int:
+    """The rounds that run: REPEAT, and the warm-up round unless
+    WARMUP_ROUND=0."""
+    return study.repeat + (1 if study.warmup_round else 0)
+
+
 def costs(study: spec.Study) -> Tuple[int, int]:
     """Estimated seconds of a server start with its warm-up run, and of
     one run."""
@@ -91,7 +97,7 @@ def draw(study: spec.Study, bindirs: Sequence[str],
         warmup_clients = list(round_clients[0])
     slot, run = costs(s)
     n, nc, ns = len(s.variants), len(s.clients), len(groups)
-    rounds = s.repeat + (1 if s.warmup_round else 0)
+    rounds = rounds_run(s)
     total = rounds * (ns * slot + (n - ns) * RELOAD_COST + n * nc * run)
     return Plan(groups, round_groups, round_clients, warmup_groups,
                 warmup_clients, total, warning)
@@ -104,7 +110,7 @@ def lines(study: spec.Study, p: Plan, variant_builds: Sequence,
     variants share a start, the builds, then the order of every round."""
     s = study
     n, nc = len(s.variants), len(s.clients)
-    rounds = s.repeat + (1 if s.warmup_round else 0)
+    rounds = rounds_run(s)
     if s.warmup_round:
         warm = ("after a warm-up round of %d runs that are not recorded"
                 % (n * nc))
