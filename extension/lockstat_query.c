@@ -5,8 +5,10 @@
  *	  tranche and holder: the counts behind pg_lwlock_query_stats and
  *	  pg_lwlock_blockers
  *
- * The core patch calls lwlock_stats_wait_hook once per blocked LWLock call,
- * on the blocked path only, with the call's whole wait.  There
+ * The core patch calls lwlock_stats_wait_hook on the blocked path only:
+ * at each wake-up, where lockstat_query_note_woken() takes note of who woke
+ * the process, and once per blocked LWLock call with the call's whole wait,
+ * once the call no longer holds the lock it waited for.  There
  * lockstat_query_record_wait() counts the call under the running query's ID
  * (pgstat_get_my_query_id()), MyDatabaseId, the current user and the
  * tranche's row, in a small table that the process owns, and in the wait
@@ -110,20 +112,23 @@
  * - query_lock is taken with no other LWLock held (the end of a
  *	 transaction, process exit, the SQL functions), and whoever holds it
  *	 takes no other LWLock, except a reset: lockstat_reset() in
- *	 lockstat_lwlock.c empties the per-query counts first and holds
+ *	 lockstat_reset.c empties the per-query counts first and holds
  *	 query_lock while it takes the cuts for its baseline (holding the exit
  *	 lock shared) and while it holds the "pg_lockstat" lock to store the
  *	 baseline and stats_reset.  Nobody takes query_lock holding
  *	 either of those, so it cannot deadlock.  So the reset's cut is the
  *	 same for both views: a reader that sees the per-query counts empty
  *	 took query_lock after the reset, and sees its stats_reset; a block of
- *	 the resetting process on query_lock counts before the reset in both,
- *	 one on the "pg_lockstat" lock after it in both.  A process that sleeps
- *	 for query_lock counts that block like any other, into its table,
- *	 before it changes anything; the hook itself never takes it.  The hook
- *	 may wait for a reset's cut of its own slot (a few loads), holding the
- *	 LWLock it just acquired: the reset takes no LWLock while it takes
- *	 cuts, so it never waits for that lock.
+ *	 the resetting process on query_lock or on the "pg_lockstat" lock is
+ *	 counted when it releases that lock, after the reset in both (its own
+ *	 cut, taken while the block was not counted anywhere yet, holds as any
+ *	 other).  A process that sleeps
+ *	 for query_lock counts that block like any other, when it releases
+ *	 query_lock, into its table, after what it changed; the hook itself
+ *	 never takes it.  The hook may wait for a reset's cut of its own slot
+ *	 (a few loads), never holding the LWLock it waited for (the core calls
+ *	 it once that lock is released), perhaps holding others: the reset
+ *	 takes no LWLock while it takes cuts, so it never waits for them.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -199,8 +204,9 @@ typedef struct LockStatQuerySlot
 	 * Who ended the owner's last sleep on an LWLock, and the root of that
 	 * waker's hold (see LockStatQueryKey): written by the waker, in its
 	 * lwlock_stats_wake_hook (lockstat_query_note_waker()), before it lets
-	 * the owner run; read and cleared by the owner when its blocked call
-	 * ends.  waker.kind is LOCKSTAT_HOLDER_NONE when nobody wrote since.
+	 * the owner run; read and cleared by the owner when it is woken
+	 * (lockstat_query_note_woken()).  waker.kind is LOCKSTAT_HOLDER_NONE
+	 * when nobody wrote since.
 	 */
 	LockStatHolder waker;
 	LockStatHolder root;
@@ -232,21 +238,24 @@ static LockStatQuerySlot *query_my_slot = NULL;
 static bool query_fold_wanted = false;
 
 /*
- * This process's last blocked call that ended holding its lock: the lock,
- * the root of the call's wait (its waker's root, as that waker noted it),
- * and the acquisitions of the lock's counter row that this process had
- * counted before the call's own.  While the process holds that lock from
- * that call, its acquisitions of the row are exactly one more, and a
- * release that wakes a waiter passes the root on (lockstat_query_note_waker());
- * once it acquired the row again, by a new hold of the lock or another lock
- * of the tranche, it names itself.  lock is NULL when there is none.
+ * This process's blocked calls that are not counted yet, oldest first: the
+ * lock each waited for, as this process maps it, and who woke it last and
+ * the root of that waker's hold, taken from the slot when it was woken
+ * (lockstat_query_note_woken()).  A call that took its lock is counted when
+ * it releases the lock again, so a process that holds several locks from
+ * blocked calls has as many here; while the call holds the lock, a release
+ * of it that wakes a waiter passes its root on (lockstat_query_note_waker()).
+ * When more are pending than there is room for, the newest have no holder.
  */
+#define LOCKSTAT_QUERY_PENDING_WAITS	8
+
 static struct
 {
 	LWLock	   *lock;
-	uint64		acquires;
+	LockStatHolder waker;
 	LockStatHolder root;
-}			query_my_blocked_hold;
+}			query_my_waits[LOCKSTAT_QUERY_PENDING_WAITS];
+static int	query_my_nwaits = 0;
 
 static void lockstat_query_xact_callback(XactEvent event, void *arg);
 
@@ -261,20 +270,16 @@ lockstat_holder_clear(LockStatHolder *h)
 }
 
 /*
- * The acquisitions of counter row stats_row that this process has counted,
- * in both modes, immediately or not; 0 if it counts none.
+ * The index in query_my_waits of the newest pending call on "lock", or -1
+ * if there is none.
  */
-static inline uint64
-lockstat_my_row_acquires(int stats_row)
+static inline int
+lockstat_query_my_wait(LWLock *lock)
 {
-	LWLockStatsCounters *rows = *lockstat_core->my_lwlock_stats;
-
-	if (rows == NULL)
-		return 0;
-	return rows[stats_row].acquires[0][LW_EXCLUSIVE] +
-		rows[stats_row].acquires[0][LW_SHARED] +
-		rows[stats_row].acquires[1][LW_EXCLUSIVE] +
-		rows[stats_row].acquires[1][LW_SHARED];
+	for (int i = query_my_nwaits; --i >= 0;)
+		if (query_my_waits[i].lock == lock)
+			return i;
+	return -1;
 }
 
 static void lockstat_query_fold(bool wait);
@@ -456,6 +461,7 @@ lockstat_query_attach(int slot)
 	lockstat_holder_clear(&s->root);
 	lockstat_query_end_write(s);
 	query_my_slot = s;
+	query_my_nwaits = 0;
 	query_fold_wanted = false;
 }
 
@@ -667,16 +673,19 @@ lockstat_query_record_hold(int stats_row, int mode, uint64 hold_ns)
  * its release of "lock", which it held in mode "mode" (0 for LW_EXCLUSIVE,
  * 1 for LW_SHARED), or by its LWLockUpdateVar(): note this process's query
  * ID (or kind) and the mode in the waiter's slot as its waker, where the
- * waiter's wait hook finds them, and as its root either this process too
- * or, if this process holds the lock from a blocked call of its own (see
- * query_my_blocked_hold), that call's root.  The core calls it before the
- * barrier that lets the waiter run, with no spinlock held; a few loads and
- * plain stores, nothing else.
+ * waiter finds them when it is woken, and as its root either this process
+ * too or, if this process holds the lock from a blocked call of its own
+ * that is not counted yet (see query_my_waits), that call's root.  The core
+ * calls it before the barrier that lets the waiter run, with no spinlock
+ * held; from LWLockRelease() once the lock is free, from LWLockUpdateVar()
+ * with the lock still held.  So it does loads and plain stores only: no
+ * atomic, no clock read, no lock, no call but the query ID's reader.
  */
 void
 lockstat_query_note_waker(LWLock *lock, PGPROC *waiter, int mode)
 {
 	int			slotno;
+	int			mine;
 	LockStatQuerySlot *s;
 
 	if (query_state == NULL)
@@ -688,37 +697,71 @@ lockstat_query_note_waker(LWLock *lock, PGPROC *waiter, int mode)
 	lockstat_query_my_identity(&s->waker.queryid, &s->waker.kind);
 	s->waker.mode = (uint16) (mode == LW_SHARED ? 1 : 0);
 	s->waker.pad = 0;
-	if (query_my_blocked_hold.lock == lock &&
-		lockstat_my_row_acquires(lock->stats_row) ==
-		query_my_blocked_hold.acquires + 1)
-		s->root = query_my_blocked_hold.root;
+	mine = lockstat_query_my_wait(lock);
+	if (mine >= 0 && query_my_waits[mine].waker.kind != LOCKSTAT_HOLDER_NONE)
+		s->root = query_my_waits[mine].root;
 	else
 		s->root = s->waker;
 }
 
 /*
- * Count one blocked call that waited wait_ns nanoseconds on "lock": under
- * the running query, database, role, the lock's tranche and the holder
- * whose release ended the wait and its root (as lockstat_query_note_waker()
- * noted them; none if nobody did), in the wait
+ * lwlock_stats_wait_hook at a wake-up of this process's blocked call on
+ * "lock", which it does not hold: take the waker and root that the waker
+ * noted in this process's slot into the call's entry of query_my_waits (a
+ * new one on its first wake-up), and clear them, so that a later sleep on
+ * another lock, while this call is not counted yet, does not overwrite them.
+ * Plain loads and stores, no locks, no allocation, no errors.
+ */
+void
+lockstat_query_note_woken(LWLock *lock)
+{
+	LockStatQuerySlot *slot = query_my_slot;
+	int			i;
+
+	if (slot == NULL)
+		return;
+
+	i = lockstat_query_my_wait(lock);
+	if (i < 0 && query_my_nwaits < LOCKSTAT_QUERY_PENDING_WAITS)
+	{
+		i = query_my_nwaits++;
+		query_my_waits[i].lock = lock;
+	}
+	if (i >= 0)
+	{
+		/* the waker's stores came before it let us run; take them */
+		pg_read_barrier();
+		query_my_waits[i].waker = slot->waker;
+		query_my_waits[i].root = slot->root;
+	}
+	lockstat_holder_clear(&slot->waker);
+	lockstat_holder_clear(&slot->root);
+}
+
+/*
+ * Count one blocked call that waited wait_ns nanoseconds on "lock", of
+ * counter row stats_row: under the running query, database, role, the
+ * lock's tranche and the holder whose release ended the wait and its root
+ * (as noted when it was woken; none if nobody noted them), in the wait
  * distribution (lockstat_record_wait()), and in this process's totals of
  * hooked calls, which a reset compares with the core's counters to take its
  * cut (lockstat_query_cut_slot()).  Called from the core's
- * lwlock_stats_wait_hook on the blocked path, once the call holds the lock
- * or is about to return without it: one write of this process's table (or,
- * when it is full, a residual row's atomic counters); no locks, no
- * allocation, no errors.
+ * lwlock_stats_wait_hook once the call's block is counted, which the core
+ * does once the call no longer holds the lock it waited for (after its
+ * release, for a call that took it); "lock" only names the lock.  One write
+ * of this process's table (or, when it is full, a residual row's atomic
+ * counters); no locks, no allocation, no errors.
  */
 void
-lockstat_query_record_wait(LWLock *lock, uint64 wait_ns)
+lockstat_query_record_wait(LWLock *lock, int stats_row, uint64 wait_ns)
 {
 	LockStatQuerySlot *slot = query_my_slot;
 	LockStatQueryKey key;
 	LockStatQueryCounts c = {0};
 	uint64		generation;
 	bool		spilled = false;
-	int			stats_row = lock->stats_row;
 	int			row;
+	int			mine;
 
 	if (slot == NULL)
 		return;
@@ -726,27 +769,19 @@ lockstat_query_record_wait(LWLock *lock, uint64 wait_ns)
 	if (row >= 0)
 		lockstat_query_my_key(&key, row);
 
-	/* the waker's stores came before it let us run; take them */
-	pg_read_barrier();
-	if (row >= 0 && slot->waker.kind != LOCKSTAT_HOLDER_NONE)
+	/* who woke the call last, and this call's entry goes */
+	mine = lockstat_query_my_wait(lock);
+	if (mine >= 0)
 	{
-		key.holder = slot->waker;
-		key.root = slot->root;
+		if (row >= 0 && query_my_waits[mine].waker.kind != LOCKSTAT_HOLDER_NONE)
+		{
+			key.holder = query_my_waits[mine].waker;
+			key.root = query_my_waits[mine].root;
+		}
+		query_my_nwaits--;
+		for (; mine < query_my_nwaits; mine++)
+			query_my_waits[mine] = query_my_waits[mine + 1];
 	}
-
-	/*
-	 * A call that ends holding the lock (LWLockAcquire(); its acquisition is
-	 * counted after this hook) passes the root on to those its release wakes.
-	 */
-	query_my_blocked_hold.lock = NULL;
-	if (slot->waker.kind != LOCKSTAT_HOLDER_NONE && LWLockHeldByMe(lock))
-	{
-		query_my_blocked_hold.lock = lock;
-		query_my_blocked_hold.acquires = lockstat_my_row_acquires(stats_row);
-		query_my_blocked_hold.root = slot->root;
-	}
-	lockstat_holder_clear(&slot->waker);
-	lockstat_holder_clear(&slot->root);
 
 	c.blocks = 1;
 	c.wait_ns = wait_ns;

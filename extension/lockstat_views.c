@@ -768,8 +768,8 @@ lockstat_query_stats_row(Datum *values, bool *nulls,
  *	tranche_id int4, tranche text	as in pg_lwlock_stats (NULL and
  *						"overflow" for IDs >= max_tranches)
  *	blocks int8			calls that slept on the process semaphore (count)
- *	wait_time float8	their waits, each from its first sleep until it held
- *						the lock or returned (ms)
+ *	wait_time float8	their waits, each from its first sleep until its
+ *						last wake-up (ms)
  *	max_wait_time float8	longest of them (ms)
  *	sh_hold_samples int8, ex_hold_samples int8	sampled holds by mode
  *						(count), one acquisition in

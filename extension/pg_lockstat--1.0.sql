@@ -47,7 +47,7 @@ COMMENT ON COLUMN pg_lwlock_counters.spin_delays IS
 COMMENT ON COLUMN pg_lwlock_counters.dequeue_self IS
 'waiters that removed themselves from the wait queue (count); LWLOCK_STATS "dequeue self"';
 COMMENT ON COLUMN pg_lwlock_counters.wait_time IS
-'time that blocked calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+'time that blocked calls waited, each from its first sleep until its last wake-up (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_counters.sh_hold_samples IS
 'shared acquisitions whose hold was timed (count): one in pg_lockstat.hold_sample_every of each process''s acquisitions; times that setting, an estimate of sh_acquires';
 COMMENT ON COLUMN pg_lwlock_counters.ex_hold_samples IS
@@ -413,7 +413,7 @@ COMMENT ON COLUMN pg_lwlock_query_stats.tranche IS
 COMMENT ON COLUMN pg_lwlock_query_stats.blocks IS
 'calls that slept on the process semaphore at least once (count), as pg_lwlock_stats.blocks';
 COMMENT ON COLUMN pg_lwlock_query_stats.wait_time IS
-'time that those calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+'time that those calls waited, each from its first sleep until its last wake-up (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_query_stats.max_wait_time IS
 'longest wait of one of those calls (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_query_stats.sh_hold_samples IS
@@ -499,7 +499,7 @@ COMMENT ON COLUMN pg_lwlock_blockers.root_mode IS
 COMMENT ON COLUMN pg_lwlock_blockers.blocks IS
 'blocked calls whose last sleep this holder ended under this root (count), as pg_lwlock_query_stats.blocks';
 COMMENT ON COLUMN pg_lwlock_blockers.wait_time IS
-'time that those calls waited, each from its first sleep until it held the lock or returned (milliseconds)';
+'time that those calls waited, each from its first sleep until its last wake-up (milliseconds)';
 COMMENT ON COLUMN pg_lwlock_blockers.max_wait_time IS
 'longest wait of one of those calls (milliseconds)';
 
@@ -555,7 +555,7 @@ COMMENT ON COLUMN pg_spinlock_stats.tas_attempts IS
 COMMENT ON COLUMN pg_spinlock_stats.unlocked_skips IS
 'probes of s_lock() whose unlocked read saw the lock held, so that no atomic was issued (count; ttas_spin, ttas, ttas_backoff); NULL where not counted';
 COMMENT ON COLUMN pg_spinlock_stats.max_wait_time IS
-'longest wait, from its first spin until the lock was taken, spinning and sleeping included (milliseconds)';
+'longest wait, from its first spin until its last spin before the lock was taken, spinning and sleeping included (milliseconds)';
 
 REVOKE ALL ON FUNCTION pg_spinlock_stats() FROM PUBLIC;
 REVOKE ALL ON pg_spinlock_stats FROM PUBLIC;
@@ -596,7 +596,7 @@ COMMENT ON COLUMN pg_spinlock_wait_histogram.bucket_lower_us IS
 COMMENT ON COLUMN pg_spinlock_wait_histogram.bucket_upper_us IS
 'and less than this many microseconds; NULL for the last bucket (4194304 and more)';
 COMMENT ON COLUMN pg_spinlock_wait_histogram.count IS
-'waits in the bucket, each from its first spin until the lock was taken (count)';
+'waits in the bucket, each from its first spin until its last spin before the lock was taken (count)';
 
 REVOKE ALL ON FUNCTION pg_spinlock_wait_histogram() FROM PUBLIC;
 REVOKE ALL ON pg_spinlock_wait_histogram FROM PUBLIC;

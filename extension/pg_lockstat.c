@@ -97,7 +97,8 @@ static void lockstat_shmem_startup_hook(void);
 static void lockstat_attach_hook(void);
 static bool lockstat_kind_known(void);
 static void lockstat_detach(int code, Datum arg);
-static void lockstat_wait_hook(LWLock *lock, uint64 wait_ns);
+static void lockstat_wait_hook(LWLock *lock, int stats_row, uint64 wait_ns,
+							   bool done);
 static void lockstat_hold_hook(int stats_row, int mode, uint64 hold_ns);
 static void lockstat_wake_hook(LWLock *lock, int mode, PGPROC *waiter);
 
@@ -564,18 +565,30 @@ lockstat_detach(int code, Datum arg)
 }
 
 /*
- * Called by the core once per blocked LWLock call while this process counts:
- * adds the call's wait to the distribution of its tranche, and counts it
- * under the running query in this process's table.
+ * Called by the core for each blocked LWLock call while this process
+ * counts, never while it holds the lock it waited for: at each wake-up
+ * (done false), where it takes note of who woke it; and once the call's
+ * block was counted (done true: after the lock's release, or before a call
+ * that did not take the lock returns), where it adds the call's wait to the
+ * distribution of its tranche and counts it under the running query in
+ * this process's table.
  */
 static void
-lockstat_wait_hook(LWLock *lock, uint64 wait_ns)
+lockstat_wait_hook(LWLock *lock, int stats_row, uint64 wait_ns, bool done)
 {
 	if (prev_lwlock_stats_wait_hook)
-		prev_lwlock_stats_wait_hook(lock, wait_ns);
+		prev_lwlock_stats_wait_hook(lock, stats_row, wait_ns, done);
 
-	/* the per-query count and the wait distribution, in one write */
-	lockstat_query_record_wait(lock, wait_ns);
+	/* nothing of ours inside a hold that others may be queued for */
+	Assert(!LWLockHeldByMe(lock));
+
+	if (!done)
+		lockstat_query_note_woken(lock);
+	else
+	{
+		/* the per-query count and the wait distribution, in one write */
+		lockstat_query_record_wait(lock, stats_row, wait_ns);
+	}
 }
 
 /*

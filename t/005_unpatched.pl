@@ -131,17 +131,28 @@ my $asan_options = join(':',
 	local $ENV{LD_PRELOAD} = fake_core('other_major', '{ 9900, 16 }');
 	local $ENV{ASAN_OPTIONS} = $asan_options;
 	check_inactive('another core patch version',
-		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 5\.x\./
+		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 6\.x\./
+	);
+}
+
+# the series before its counting points stopped running inside contended
+# locks (5.x), whose wait hook has another signature: refused, whatever its
+# size
+{
+	local $ENV{LD_PRELOAD} = fake_core('older_major', '{ 500, 4096 }');
+	local $ENV{ASAN_OPTIONS} = $asan_options;
+	check_inactive('the core patch version before the wait hook changed',
+		qr/The server has core patch version 5\.0, but this pg_lockstat library was built for version 6\.x\./
 	);
 }
 
 # this major, but a series without the counting points that came after the
 # interface struct (hold times, wake-ups): a shorter struct
 {
-	local $ENV{LD_PRELOAD} = fake_core('short', '{ 500, 16 }');
+	local $ENV{LD_PRELOAD} = fake_core('short', '{ 600, 16 }');
 	local $ENV{ASAN_OPTIONS} = $asan_options;
 	check_inactive('a core patch without some counting points',
-		qr/The server's core patch \(version 5\.0\) lacks counting points that this pg_lockstat library uses: its interface has 16 bytes, this library needs \d+\./
+		qr/The server's core patch \(version 6\.0\) lacks counting points that this pg_lockstat library uses: its interface has 16 bytes, this library needs \d+\./
 	);
 }
 

@@ -5,17 +5,19 @@
 # pg_lwlock_wait_histogram, so that per tranche the three still add up.
 # t/051 once saw "LockManager 142/143": the reset summed a process's
 # counters for its baseline at one moment and moved its per-query table to
-# the new generation at another, and the core stores a blocked
-# LWLockAcquire's block just after it called the hook that counts the
-# call per query.  The reset now takes each process's cut at a moment when
-# the process writes nothing and its counters agree with its hook's
-# (lockstat_query_cut_slot()).  gdb (installed by scripts/deps.sh) makes
-# each of the two interleavings that broke it happen for sure:
-# 1. the waiter stops after its hook counted the call and before the core
-#    stored the block, and a reset starts: the reset waits (wait event
+# the new generation at another, and the core stores a blocked call's
+# block a few instructions apart from the hook that counts the call per
+# query (since the series counts a blocked LWLockAcquire at its release,
+# the store comes just before the hook).  The reset now takes each
+# process's cut at a moment when the process writes nothing and its
+# counters agree with its hook's (lockstat_query_cut_slot()).  gdb
+# (installed by scripts/deps.sh) makes each of the two interleavings that
+# broke it happen for sure:
+# 1. the waiter stops after the core stored the block and before its hook
+#    counted the call, and a reset starts: the reset waits (wait event
 #    "Extension") until the waiter goes on, and the call counts before the
-#    reset in all three views (before the fix: counted after the reset in
-#    pg_lwlock_stats only);
+#    reset in all three views (without the wait: counted before the reset
+#    in pg_lwlock_stats only);
 # 2. the reset stops after it started the new generation and before it
 #    took any process's cut, and a waiter's whole blocked call runs: the
 #    call counts before the reset in all three (before the fix: after the
@@ -79,10 +81,8 @@ $waiter->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n\\echo done\n");
 LockStatTest::wait_for_waiters($node, 1);
 LockStatTest::release_holds($node);
+# at the hook's start: the core has stored the block, the hook counts next
 LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
-# to the end of the hook's count: back in the core, before its store
-LockStatTest::Gdb::gdb_send($g, 'finish', qr/Run till exit/);
-LockStatTest::Gdb::gdb_send($g, 'echo FINISHED\n', qr/FINISHED/);
 my $resetter = $node->background_psql('postgres');
 $resetter->query_until(qr/started/,
 	"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n\\echo done\n");
@@ -91,7 +91,7 @@ $node->poll_query_until('postgres',
 	"SELECT ($reset_query) = 'active/Extension' OR ($reset_query) LIKE 'idle%'")
   or die 'the reset neither waited nor ended';
 is($node->safe_psql('postgres', $reset_query), 'active/Extension',
-	'1: the reset waits while the waiter stands between its hook and its store');
+	'1: the reset waits while the waiter stands between the store and its hook');
 is($node->safe_psql('postgres', $waiting_query), '1',
 	'1: and the waiter is still stopped there');
 LockStatTest::Gdb::gdb_detach($g);
