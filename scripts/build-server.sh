@@ -39,6 +39,8 @@
 #                 directory or to the checkout); unset or empty: all
 #                 patches/pg<major>/*.patch in sort order
 #   STOCK         1 builds an unpatched server (PATCHES must be empty)
+#   EXTRA_CONFIGURE  extra configure flags, e.g. --disable-spinlocks (part
+#                 of the key)
 #   EXTRA_CFLAGS  extra compiler flags, e.g. -DLWLOCK_STATS; configure then
 #                 gets CFLAGS="-O2 $EXTRA_CFLAGS" (plus -g from
 #                 --enable-debug), so PGXS builds of extensions use them too
@@ -218,6 +220,10 @@ cassert_suffix=""
 if truthy "${CASSERT:-}"; then
 	configure_flags+=(--enable-cassert)
 	cassert_suffix=-cassert
+fi
+if [ -n "${EXTRA_CONFIGURE:-}" ]; then
+	read -r -a extra_configure <<<"$EXTRA_CONFIGURE"
+	configure_flags+=("${extra_configure[@]}")
 fi
 configure_env=()
 if [ -n "${EXTRA_CFLAGS:-}" ]; then
