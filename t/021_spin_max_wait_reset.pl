@@ -109,9 +109,10 @@ SKIP:
 	skip $why, 2 if $why;
 
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
-	# stalled where the wait's duration is taken, before its counts
-	my $line =
-	  LockStatTest::Gdb::s_lock_line(qr/INSTR_TIME_SET_CURRENT\(waited\);/);
+	# stalled where the wait's duration is taken, before its counts (its
+	# end was read by its last spin, before it took the lock)
+	my $line = LockStatTest::Gdb::s_lock_line(
+		qr/INSTR_TIME_SUBTRACT\(waited, spin_wait\.start\);/);
 	my $st = LockStatTest::Gdb::stall_waiter($node, $line);
 	# the wait has ended and is about to be added: reset now
 	$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
