@@ -41,6 +41,9 @@ REGRESS = setup views guc tranche_range counts reset backend_stats backend_type_
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
 # The TAP tests in t/ need the test module and, as root, an unprivileged
 # user: "make test" runs them through scripts/run-tests.sh, not PGXS.
+# PYTEST=0 leaves out the study harness's pytest tests (bench/tests), which
+# test no server: .ci/run runs them once, in its run on 18, not per major.
+PYTEST ?= 1
 
 # The major to build for, and the majors that have a patch series.
 PG_MAJOR ?= 18
@@ -292,7 +295,7 @@ test-module:
 
 test: all install test-module
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
-	UPGRADE_FROM_PG_CONFIG=$(UPGRADE_FROM_PG_CONFIG) \
+	UPGRADE_FROM_PG_CONFIG=$(UPGRADE_FROM_PG_CONFIG) PYTEST=$(PYTEST) \
 	REGRESS="$(REGRESS)" scripts/run-tests.sh
 
 # instructions per LWLock acquisition, with valgrind --tool=callgrind
