@@ -139,7 +139,7 @@ if [ -z "${CASSERT:-}${EXTRA_CFLAGS:-}${PROVE_TESTS:-}" ] && [ "$regress" != non
 	esac
 fi
 if [ -n "$first" ]; then
-	echo "  a first make test like this one, every server to build, with other load beside it: about $first minutes; with every server cached: to be measured"
+	echo "  a first make test like this one (every server to build) took about $first minutes, with other load beside it; with every server cached: to be measured"
 fi
 echo "  .ci/run (make test for 15 and for 18, then test-arch): $CI_COLD from an empty cache with other load beside it, $CI_WARM with every server cached"
 exit $status
