@@ -41,6 +41,9 @@ REGRESS = setup views guc tranche_range counts reset backend_stats backend_type_
 REGRESS_OPTS = --temp-config=$(srcdir)/test/pg_lockstat.conf
 # The TAP tests in t/ need the test module and, as root, an unprivileged
 # user: "make test" runs them through scripts/run-tests.sh, not PGXS.
+# PYTEST=0 leaves out the study harness's pytest tests (bench/tests), which
+# test no server: .ci/run runs them once, in its run on 18, not per major.
+PYTEST ?= 1
 
 # The major to build for, and the majors that have a patch series.
 PG_MAJOR ?= 18
@@ -55,7 +58,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 # ------------------------------------------------------------------------
 .DEFAULT_GOAL := all
 
-.PHONY: all server server-stock server-lwlock-stats install installcheck test-module test test-all test-cassert \
+.PHONY: all server server-stock server-lwlock-stats install installcheck test-module test test-plan test-all test-cassert \
 	test-exec-backend test-asan test-disable-spinlocks test-arch run bench-cost check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
@@ -89,7 +92,18 @@ server-stock:
 # them out.
 TEST_ARCHES ?= $(if $(filter 18,$(PG_MAJOR)),$(if $(CASSERT)$(EXTRA_CFLAGS)$(EXTRA_CONFIGURE),,$(TEST_ARCH_LIST)))
 
-test: all server-stock
+# "make test" first prints its plan (scripts/test-plan.sh): the servers it
+# uses, each cached or to build (build-server.sh --plan), the suites, and
+# the times measured on a 2-CPU machine.  "make test-plan" prints it alone.
+# A plan that cannot be made does not stop the tests.
+test-plan:
+	-@BUILD_DIR=$(BUILD_DIR) REGRESS="$(REGRESS)" PYTEST=$(PYTEST) \
+		PROVE_TESTS="$(PROVE_TESTS)" TEST_ARCHES="$(strip $(TEST_ARCHES))" \
+		ARCH_REGRESS="$(ARCH_REGRESS)" ARCH_TESTS="$(ARCH_TESTS)" \
+		ARCH_PARALLEL=$(ARCH_PARALLEL) \
+		UPGRADE_FROM_PG_CONFIG="$(UPGRADE_FROM_PG_CONFIG)" scripts/test-plan.sh
+
+test: test-plan all server-stock
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) \
 		STOCK_PG_CONFIG=$(BUILD_DIR)-stock/bin/pg_config test
 	$(if $(strip $(TEST_ARCHES)),$(MAKE) test-arch ARCH="$(strip $(TEST_ARCHES))" ARCH_SKIP_MISSING=1)
@@ -305,7 +319,7 @@ test-module:
 
 test: all install test-module
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
-	UPGRADE_FROM_PG_CONFIG=$(UPGRADE_FROM_PG_CONFIG) \
+	UPGRADE_FROM_PG_CONFIG=$(UPGRADE_FROM_PG_CONFIG) PYTEST=$(PYTEST) \
 	REGRESS="$(REGRESS)" scripts/run-tests.sh
 
 # instructions per LWLock acquisition, with valgrind --tool=callgrind

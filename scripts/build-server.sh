@@ -4,7 +4,13 @@
 # patches for it) once into a cache outside the checkout, and copy the
 # installation to <dest_dir>.
 #
-# Usage: build-server.sh <dest_dir>
+# Usage: build-server.sh [--plan] <dest_dir>
+#
+# With --plan nothing is installed, fetched, built or copied: the key is
+# computed as below from the source already in the cache, and one line
+# says whether <cache>/builds/<key>/complete exists and <dest_dir> holds
+# that build; or that the source must be fetched first, which the key
+# depends on.  For "make test-plan", the plan that "make test" prints.
 #
 # Steps: scripts/deps.sh; scripts/fetch-source.sh (pristine <major>.x source);
 # compute the build key; unless <cache>/builds/<key> is complete: copy the
@@ -69,8 +75,8 @@
 #   <dest_dir>/.pg_lockstat_build_key holds the key of the copied build,
 #   <dest_dir>/.pg_lockstat_build_src the path of its built source tree
 #   (for PostgreSQL's own regression and isolation suites).
-# Exit status: 0 success; 1 failure (message names the failing step);
-#   2 usage error.
+# Exit status: 0 success (with --plan, whatever it found); 1 failure
+#   (message names the failing step); 2 usage error.
 #
 # Architectures: with PG_ARCH, configure runs with --host=<triple> and the
 # Debian cross compiler <triple>-gcc (packages installed by deps.sh as
@@ -88,8 +94,13 @@ set -euo pipefail
 me=build-server
 die() { echo "$me: $*" >&2; exit 1; }
 
+plan=0
+if [ "${1:-}" = --plan ]; then
+	plan=1
+	shift
+fi
 if [ $# -ne 1 ] || [ -z "$1" ]; then
-	echo "usage: $0 <dest_dir>" >&2
+	echo "usage: $0 [--plan] <dest_dir>" >&2
 	exit 2
 fi
 dest_arg=$1
@@ -124,16 +135,22 @@ cache=$(realpath -m "$cache")
 case "$cache/" in
 "$top/"*) die "step 'cache dir': the cache $cache is inside the checkout $top; set PG_CACHE_DIR to a directory outside it" ;;
 esac
-mkdir -p "$cache/builds" "$cache/locks" ||
-	die "step 'cache dir': cannot create $cache (set PG_CACHE_DIR to a writable directory)"
-if [ $is_root = 1 ]; then
-	chmod a+rX "$cache" "$cache/builds" "$cache/locks"
+if [ $plan = 0 ]; then
+	mkdir -p "$cache/builds" "$cache/locks" ||
+		die "step 'cache dir': cannot create $cache (set PG_CACHE_DIR to a writable directory)"
+	if [ $is_root = 1 ]; then
+		chmod a+rX "$cache" "$cache/builds" "$cache/locks"
+	fi
 fi
 
 # --- destination ----------------------------------------------------------
-mkdir -p "$(dirname "$dest_arg")" ||
-	die "step 'destination': cannot create the parent of $dest_arg"
-dest=$(cd "$(dirname "$dest_arg")" && pwd -P)/$(basename "$dest_arg")
+if [ $plan = 1 ]; then
+	dest=$(realpath -m "$dest_arg")
+else
+	mkdir -p "$(dirname "$dest_arg")" ||
+		die "step 'destination': cannot create the parent of $dest_arg"
+	dest=$(cd "$(dirname "$dest_arg")" && pwd -P)/$(basename "$dest_arg")
+fi
 case "$dest" in
 /|"$top"|"$cache"|"$cache"/*|"${HOME:-/}")
 	die "step 'destination': refusing to use $dest as the destination" ;;
@@ -144,7 +161,7 @@ dest_is_ours() {
 	[ ! -e "$dest" ] || [ -f "$dest/.pg_lockstat_build_key" ] ||
 		[ -x "$dest/bin/pg_config" ] || [ -z "$(ls -A "$dest" 2>/dev/null)" ]
 }
-[ -w "$(dirname "$dest")" ] ||
+[ $plan = 1 ] || [ -w "$(dirname "$dest")" ] ||
 	die "step 'destination': cannot write into $(dirname "$dest") (the parent of $dest)"
 dest_is_ours ||
 	die "step 'destination': $dest exists and is not a server installed by $me; remove it or choose another directory"
@@ -163,19 +180,37 @@ case "$arch" in
 ppc64le | aarch64)
 	triple=$("$scripts/arch-wrap.sh" --triple "$arch")
 	export DEPS_EXTRA="${DEPS_EXTRA:-} $("$scripts/arch-wrap.sh" --packages "$arch")"
-	[ -n "${NATIVE_PG_DIR:-}" ] && [ -x "$NATIVE_PG_DIR/bin/psql" ] ||
-		die "step 'architecture': PG_ARCH=$arch needs NATIVE_PG_DIR, the native installation of PostgreSQL $major (its front-end programs run the guest server)"
-	[ "$(cd "$NATIVE_PG_DIR" && pwd -P)" != "$dest" ] ||
-		die "step 'architecture': the destination $dest is NATIVE_PG_DIR itself; the guest installation needs a directory of its own"
+	# (A plan may come before the native build: it needs neither.)
+	if [ $plan = 0 ]; then
+		[ -n "${NATIVE_PG_DIR:-}" ] && [ -x "$NATIVE_PG_DIR/bin/psql" ] ||
+			die "step 'architecture': PG_ARCH=$arch needs NATIVE_PG_DIR, the native installation of PostgreSQL $major (its front-end programs run the guest server)"
+		[ "$(cd "$NATIVE_PG_DIR" && pwd -P)" != "$dest" ] ||
+			die "step 'architecture': the destination $dest is NATIVE_PG_DIR itself; the guest installation needs a directory of its own"
+	fi
 	;;
 *) die "step 'architecture': PG_ARCH is '$arch'; it can be ppc64le or aarch64 (or empty for this machine's own)" ;;
 esac
 
 # --- dependencies and source --------------------------------------------
-"$scripts/deps.sh" || die "step 'deps': missing build dependencies (see above)"
+if [ $plan = 1 ]; then
+	# Only the source already there: the key depends on it.
+	status=0
+	src=$("$scripts/fetch-source.sh" --cached "$cache" 2>/dev/null) || status=$?
+	if [ $status = 3 ]; then
+		what="the patched server"
+		if truthy "${STOCK:-}"; then what="the unpatched server"; fi
+		[ -z "$arch" ] || what="the patched $arch server (a cross build)"
+		echo "$me: plan: $dest: the PostgreSQL $major source is not in $cache/src yet: to fetch, then $what to build (its key depends on the source)"
+		exit 0
+	fi
+	[ $status = 0 ] ||
+		die "step 'fetch source': fetch-source.sh --cached failed; run it for its message"
+else
+	"$scripts/deps.sh" || die "step 'deps': missing build dependencies (see above)"
 
-if ! src=$("$scripts/fetch-source.sh" "$cache"); then
-	die "step 'fetch source': fetch-source.sh failed (see above)"
+	if ! src=$("$scripts/fetch-source.sh" "$cache"); then
+		die "step 'fetch source': fetch-source.sh failed (see above)"
+	fi
 fi
 src=$(printf '%s\n' "$src" | tail -n 1)
 [ -f "$src/configure" ] || die "step 'fetch source': $src is not a PostgreSQL source tree"
@@ -264,6 +299,26 @@ key_hash=$(printf '%s\n' "$key_text" | sed 's/^\(patch [0-9a-f]*\) .*/\1/' |
 key=$pgversion-$key_hash$cassert_suffix$arch_suffix
 bdir=$cache/builds/$key
 log=$bdir/build.log
+
+if [ $plan = 1 ]; then
+	if [ -f "$bdir/complete" ] && [ -x "$bdir/install/bin/pg_config" ]; then
+		state="cached ($bdir/complete"
+		secs=$(sed -n 's/^seconds=//p' "$bdir/complete")
+		[ -z "$secs" ] || state="$state: built in ${secs}s"
+		state="$state)"
+		if [ "$(cat "$dest/.pg_lockstat_build_key" 2>/dev/null)" = "$key" ]; then
+			state="$state, in $dest already"
+		else
+			state="$state, to copy to $dest"
+		fi
+	elif [ -e "$cache/builds/$key.lock" ] && ! flock -n "$cache/builds/$key.lock" true; then
+		state="being built by another process now (its log: $log), to wait for"
+	else
+		state="to build (no $bdir/complete)"
+	fi
+	echo "$me: plan: $dest: PostgreSQL $pgversion, key $key: $state"
+	exit 0
+fi
 
 # --- build (unless cached) -------------------------------------------------
 exec 8>"$cache/builds/$key.lock"

@@ -2,7 +2,13 @@
 #
 # fetch-source.sh - provide a pristine PostgreSQL source tree of one major
 #
-# Usage: fetch-source.sh <cache_dir>
+# Usage: fetch-source.sh [--cached] <cache_dir>
+#
+# With --cached, nothing is fetched, extracted or created, and no lock is
+# taken: the tree that a run would use is printed if it is already there
+# (PG_SOURCE's directory, the extracted tree of PG_SOURCE's tarball, or the
+# newest tree extracted from apt), else the exit status is 3.  For
+# "build-server.sh --plan", which says before a build what it would do.
 #
 # The major is PG_MAJOR (default 18).  Where the source comes from:
 #   - PG_SOURCE set to a directory: that directory, after checking that its
@@ -41,7 +47,8 @@
 #   Cache layout: <cache_dir>/apt/ (private apt config, lists, logs),
 #   <cache_dir>/downloads/ (source packages), <cache_dir>/src/ (trees and
 #   their .stamp files: version=, tarball=, sha256=, origin=).
-# Exit status: 0 success; 1 failure (message on stderr); 2 usage error.
+# Exit status: 0 success; 1 failure (message on stderr); 2 usage error;
+#   3 with --cached: the source is not there yet.
 #
 set -euo pipefail
 
@@ -49,19 +56,15 @@ me=fetch-source
 die() { echo "$me: $*" >&2; exit 1; }
 note() { echo "$me: $*" >&2; }
 
+cached_only=0
+if [ "${1:-}" = --cached ]; then
+	cached_only=1
+	shift
+fi
 if [ $# -ne 1 ] || [ -z "$1" ]; then
-	echo "usage: $0 <cache_dir>" >&2
+	echo "usage: $0 [--cached] <cache_dir>" >&2
 	exit 2
 fi
-
-umask 022
-mkdir -p "$1" || die "step 'create cache dir': cannot create $1"
-cache=$(cd "$1" && pwd -P)
-srcdir=$cache/src
-dldir=$cache/downloads
-aptdir=$cache/apt
-mkdir -p "$srcdir" "$dldir" "$aptdir" ||
-	die "step 'create cache dir': cannot create directories under $cache"
 
 major=${PG_MAJOR:-18}
 case "$major" in
@@ -70,10 +73,27 @@ esac
 suites=${PG_APT_SUITES:-sid forky trixie-backports trixie trixie-security bookworm-backports bookworm bookworm-updates bookworm-security}
 pkg=postgresql-$major
 
-# Serialize concurrent runs on the same cache (extraction, apt state).
-exec 9>"$cache/fetch.lock"
-if ! flock -w 1800 9; then
-	die "step 'lock': timed out waiting for $cache/fetch.lock"
+umask 022
+if [ $cached_only = 1 ]; then
+	# Only read: a cache that does not exist holds nothing.  A tree's stamp
+	# is written after its extraction, so a concurrent run is no danger.
+	[ -d "$1" ] || exit 3
+else
+	mkdir -p "$1" || die "step 'create cache dir': cannot create $1"
+fi
+cache=$(cd "$1" && pwd -P)
+srcdir=$cache/src
+dldir=$cache/downloads
+aptdir=$cache/apt
+if [ $cached_only = 0 ]; then
+	mkdir -p "$srcdir" "$dldir" "$aptdir" ||
+		die "step 'create cache dir': cannot create directories under $cache"
+
+	# Serialize concurrent runs on the same cache (extraction, apt state).
+	exec 9>"$cache/fetch.lock"
+	if ! flock -w 1800 9; then
+		die "step 'lock': timed out waiting for $cache/fetch.lock"
+	fi
 fi
 
 tmpdirs=()
@@ -114,20 +134,48 @@ newest_version() {
 	printf '%s\n' "$best"
 }
 
-# Extract tarball $1 (origin label $2) into $srcdir unless a complete tree
-# from a tarball with the same SHA-256 is already there.  Prints the tree.
-extract_tarball() {
-	local tarball=$1 origin=$2 sha stamp tmp top ver dest n
-	sha=$(sha256sum "$tarball" | cut -d' ' -f1) ||
-		die "step 'checksum': cannot read $tarball"
+# The complete tree extracted from a tarball with SHA-256 $1, or nothing.
+extracted_tree() {
+	local stamp
 	for stamp in "$srcdir"/*.stamp; do
 		[ -f "$stamp" ] || continue
-		if [ "$(stamp_get "$stamp" sha256)" = "$sha" ] && [ -d "${stamp%.stamp}" ]; then
-			note "reusing $(basename "${stamp%.stamp}") (already extracted from $(basename "$tarball"))"
+		if [ "$(stamp_get "$stamp" sha256)" = "$1" ] && [ -d "${stamp%.stamp}" ]; then
 			printf '%s\n' "${stamp%.stamp}"
 			return 0
 		fi
 	done
+}
+
+# The newest complete tree of the major extracted from apt, or nothing.
+newest_apt_tree() {
+	local stamp v best="" besttree=""
+	for stamp in "$srcdir"/*.stamp; do
+		if [ ! -f "$stamp" ] || [ ! -d "${stamp%.stamp}" ]; then
+			continue
+		fi
+		[ "$(stamp_get "$stamp" origin)" = apt ] || continue
+		v=$(stamp_get "$stamp" version)
+		is_major "$v" || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v besttree=${stamp%.stamp}
+		fi
+	done
+	printf '%s\n' "$besttree"
+}
+
+# Extract tarball $1 (origin label $2) into $srcdir unless a complete tree
+# from a tarball with the same SHA-256 is already there.  Prints the tree.
+extract_tarball() {
+	local tarball=$1 origin=$2 sha tmp top ver dest n tree
+	sha=$(sha256sum "$tarball" | cut -d' ' -f1) ||
+		die "step 'checksum': cannot read $tarball"
+	tree=$(extracted_tree "$sha")
+	if [ -n "$tree" ]; then
+		note "reusing $(basename "$tree") (already extracted from $(basename "$tarball"))"
+		printf '%s\n' "$tree"
+		return 0
+	fi
+	[ $cached_only = 0 ] || exit 3
 
 	note "extracting $(basename "$tarball")"
 	tmp=$(mktemp -d "$srcdir/.extract.XXXXXX")
@@ -205,24 +253,15 @@ fi
 # ----------------------------------------------------------------------
 
 # Newest complete tree extracted earlier from apt: no network needed.
-if [ "${PG_SOURCE_REFRESH:-0}" != 1 ]; then
-	best="" besttree=""
-	for stamp in "$srcdir"/*.stamp; do
-		if [ ! -f "$stamp" ] || [ ! -d "${stamp%.stamp}" ]; then
-			continue
-		fi
-		[ "$(stamp_get "$stamp" origin)" = apt ] || continue
-		v=$(stamp_get "$stamp" version)
-		is_major "$v" || continue
-		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
-			best=$v besttree=${stamp%.stamp}
-		fi
-	done
+# (With --cached and PG_SOURCE_REFRESH=1, a run might find a newer one.)
+if [ "${PG_SOURCE_REFRESH:-0}" != 1 ] || [ $cached_only = 1 ]; then
+	besttree=$(newest_apt_tree)
 	if [ -n "$besttree" ]; then
-		note "using cached PostgreSQL $best source (PG_SOURCE_REFRESH=1 checks for a newer one)"
+		note "using cached PostgreSQL $(stamp_get "$besttree.stamp" version) source (PG_SOURCE_REFRESH=1 checks for a newer one)"
 		printf '%s\n' "$besttree"
 		exit 0
 	fi
+	[ $cached_only = 0 ] || exit 3
 fi
 
 # The newest orig tarball already downloaded, or nothing.

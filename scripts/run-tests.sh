@@ -11,7 +11,8 @@
 # root.
 #
 # Environment: PG_CONFIG (required), REGRESS (test names; "none" skips
-# pg_regress and pytest), PROVE_TESTS (optional subset of t/*.pl), PROVE_FLAGS,
+# pg_regress and pytest), PYTEST (0 skips pytest: .ci/run runs it once, not
+# once per major), PROVE_TESTS (optional subset of t/*.pl), PROVE_FLAGS,
 # STOCK_PG_CONFIG (unpatched server for t/005), UPGRADE_FROM_PG_CONFIG (a
 # patched server of an older major with pg_lockstat installed, for t/032),
 # TEST_OUTDIR (default build/test).
@@ -68,8 +69,12 @@ fi
 # The study harness's own tests (bench/tests, pytest): its statistics,
 # parsing and report, without a server.  Debian's python3 has pytest,
 # numpy, scipy and psycopg2 (scripts/deps.sh).
-# (Left out with REGRESS=none, as make test-arch runs: they test no server.)
-if [ "$regress" != none ]; then
+# Left out with REGRESS=none and with PYTEST=0, which make test-arch sets:
+# they test no server, and run on this machine's python3 whatever the
+# server's architecture.
+if [ "$regress" = none ] || [ "${PYTEST:-1}" = 0 ]; then
+	echo "run-tests: pytest bench/tests skipped ($([ "$regress" = none ] && echo REGRESS=none || echo PYTEST=0))"
+else
 	echo "run-tests: study harness (pytest bench/tests)"
 	if ! PYTHONDONTWRITEBYTECODE=1 /usr/bin/python3 -m pytest -q -p no:cacheprovider \
 		"$top/bench/tests"; then

@@ -16,7 +16,8 @@
 #      guest: pg_lockstat, pg_lockstat_top and the test module lockstat_test
 #      (the checkout's own objects are native ones and stay as they are);
 #   3. scripts/run-tests.sh on the guest installation: the pg_regress tests
-#      $ARCH_REGRESS and the TAP tests $ARCH_TESTS, output in
+#      $ARCH_REGRESS and the TAP tests $ARCH_TESTS (not pytest, which tests
+#      no server and runs natively whatever the architecture), output in
 #      build/test-<arch>; on aarch64, t/060 once more on an emulated CPU
 #      without LSE atomics (build/test-aarch64-cortex-a57).
 #
@@ -87,7 +88,7 @@ scripts/arch-wrap.sh "$arch" "$guest" "$native"
 echo "$me: $arch: built in $((SECONDS - start))s"
 
 status=0
-PG_CONFIG=$guest/bin/pg_config REGRESS="${ARCH_REGRESS:-none}" \
+PG_CONFIG=$guest/bin/pg_config REGRESS="${ARCH_REGRESS:-none}" PYTEST=0 \
 	PROVE_TESTS="${ARCH_TESTS:-t/060_contention_counts.pl}" \
 	TEST_OUTDIR="$top/build/test-$arch" scripts/run-tests.sh || status=1
 
