@@ -11,7 +11,7 @@
 #   - the metric table of doc/monitoring.md has a row for the family;
 #   - pg_lockstat_top: its query for the tranches (LWLock counters) or the
 #     call sites (spin counters) in tools/pg_lockstat_top/sample.c selects
-#     the counter's column, under top_name, which sample.c reads by name
+#     the counter's column, under top_name, which rows.c reads by name
 #     (PQfnumber), and render.c shows a column headed top_label;
 #   - Grafana (integrations/grafana/pg_lockstat.json): the panel of that
 #     title has a query of the family (of its _bucket, _sum or _count for a
@@ -50,7 +50,7 @@ my %other_families = (
 my %files = map { $_ => slurp_file($_) } (
 	'extension/lockstat_counters.h', $LockStatTest::Prometheus::query_file,
 	'doc/monitoring.md', 'tools/pg_lockstat_top/sample.c',
-	'tools/pg_lockstat_top/render.c', 'integrations/grafana/pg_lockstat.json');
+	'tools/pg_lockstat_top/rows.c', 'tools/pg_lockstat_top/render.c', 'integrations/grafana/pg_lockstat.json');
 
 # The items of the first select list of $query at parenthesis depth 0: a
 # hash of each item's output name (after its last AS) to its expression.
@@ -190,8 +190,8 @@ sub problems
 		push @problems,
 		  "pg_lockstat_top's query selects $c->{top_name} from \"$expr\", not from $c->{column}"
 		  unless $expr =~ /\b\Q$c->{column}\E\b/;
-		push @problems, "sample.c does not read $c->{top_name} by name"
-		  unless index($f->{'tools/pg_lockstat_top/sample.c'},
+		push @problems, "rows.c does not read $c->{top_name} by name"
+		  unless index($f->{'tools/pg_lockstat_top/rows.c'},
 			"PQfnumber(res, \"$c->{top_name}\")") >= 0;
 		push @problems, "render.c has no column \"$c->{top_label}\""
 		  unless $c->{top_label} ne ''
@@ -257,7 +257,7 @@ my @breakages = (
 		qr/selects total from .* not from sh_acquires/s
 	],
 	[
-		'blocks', 'tools/pg_lockstat_top/sample.c',
+		'blocks', 'tools/pg_lockstat_top/rows.c',
 		sub { s/PQfnumber\(res, "blocks"\)/PQfnumber(res, "blokcs")/g },
 		qr/does not read blocks by name/
 	],

@@ -8,18 +8,25 @@
  *	pg_lockstat_top.c	main loop: baseline, one report per interval,
  *						reconnection, and what the keys and a window size
  *						change do
- *	render.c			the report as text, the screen, CSV, events
- *	rates.c				rates between two samples, their order
- *	sample.c			the connection and the query of one sample, the
- *						query texts
+ *	output.c			the screen, --batch, CSV, events
+ *	render.c			the report as text
+ *	rates.c				rates between two samples
+ *	order.c				the order of a report's rows
+ *	sample.c			the query of one sample, and finding the extension
+ *	texts.c				the query texts from pg_stat_statements, and the
+ *						labels of the query and blocker rows
+ *	rows.c				the readers of the views' rows, their order and
+ *						keys, freeing a sample
+ *	connect.c			the connection, setup errors, the notes for the
+ *						main loop
  *	terminal.c			terminal modes, signals, the wait (which returns
  *						the key or signal that ended it), the exit after a
  *						setup failure
  *	options.c			command line, --help, the option variables
  *
  * Each file calls only files below it in this list: the wait returns
- * events to the main loop rather than redrawing, and sample.c queues its
- * notes for the main loop to show; t/070 checks it.
+ * events to the main loop rather than redrawing, and sample.c and texts.c
+ * queue their notes for the main loop to show; t/070 checks it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -258,10 +265,31 @@ extern void parse_options(int argc, char **argv, ConnParams *cparams);
 /* sample.c */
 extern void open_sampling(const ConnParams *cparams, Sample *baseline);
 extern bool reopen_sampling(Sample *baseline);
+extern bool take_sample(Sample *sample, char **error);
+
+/* texts.c */
+extern void set_text_schema(const char *schema);
+extern void label_queries(Report *report);
+extern void label_blockers(Report *report);
+
+/* connect.c */
+extern void connect_or_exit(const ConnParams *cparams);
+extern PGconn *sampling_conn(void);
 extern void close_sampling(void);
 extern const char *sampling_dbname(void);
-extern bool take_sample(Sample *sample, char **error);
 extern bool connection_lost(void);
+extern void check_setup_error(const PGresult *res);
+extern const char *column_value(const PGresult *res, const char *name);
+extern char *first_line(const char *msg);
+extern void add_sampling_note(const char *fmt,...) pg_attribute_printf(1, 2);
+extern char *next_sampling_note(void);
+
+/* rows.c */
+extern void read_status(const PGresult *res, Sample *sample);
+extern void read_tranches(const PGresult *res, Sample *sample);
+extern void read_sites(const PGresult *res, Sample *sample);
+extern void read_queries(const PGresult *res, Sample *sample);
+extern void read_blockers(const PGresult *res, Sample *sample);
 extern void free_sample(Sample *sample);
 extern int	compare_tranche_id(const void *a, const void *b);
 extern int	compare_site(const void *a, const void *b);
@@ -270,21 +298,24 @@ extern int	compare_query_row(const void *a, const void *b);
 extern int	compare_blocker_key(const void *a, const void *b);
 extern void copy_blocker_key(BlockerKey *dst, const BlockerKey *src);
 extern void free_blocker_key(BlockerKey *key);
-extern void label_queries(Report *report);
-extern void label_blockers(Report *report);
-extern char *next_sampling_note(void);
 
 /* rates.c */
 extern bool make_report(const Sample *prev, const Sample *cur,
 						Report *report);
-extern void sort_report(Report *report);
 extern void free_report(Report *report);
 
-/* render.c */
+/* order.c */
+extern void sort_report(Report *report);
+
+/* output.c */
 extern void show_report(const Report *report);
 extern void show_screen(const Report *report);
 extern void note_event(const char *fmt,...) pg_attribute_printf(1, 2);
 extern void clear_event(void);
+
+/* render.c */
+extern void render_report(const Report *report, PQExpBuffer out,
+						  int max_rows);
 
 /* terminal.c */
 
