@@ -5,7 +5,8 @@
  *
  * The tranches go by the sort key (-s, and the keys b w s a), the call
  * sites by delays and spins, the queries by wait, the blockers by blocks or
- * wait as the sort key says.
+ * wait as the sort key says; each key is a value of the counter table
+ * (columns.c) or of a view's row.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -50,34 +51,23 @@ sort_report(Report *report)
 static int
 compare_rates(const void *a, const void *b)
 {
+	static const char *const key_values[] = {
+		[SORT_BLOCKS] = BLOCKS,
+		[SORT_WAIT] = WAIT_TIME,
+		[SORT_SPIN_DELAYS] = SPIN_DELAYS,
+		[SORT_ACQUIRES] = ACQUIRES,
+	};
 	const TrancheRate *ra = a;
 	const TrancheRate *rb = b;
-	double		va;
-	double		vb;
+	double		va = column_rate(ra, key_values[sort_key]);
+	double		vb = column_rate(rb, key_values[sort_key]);
+	double		acq_a = column_rate(ra, ACQUIRES);
+	double		acq_b = column_rate(rb, ACQUIRES);
 
-	switch (sort_key)
-	{
-		case SORT_BLOCKS:
-			va = ra->blocks_per_s;
-			vb = rb->blocks_per_s;
-			break;
-		case SORT_WAIT:
-			va = ra->wait_ms_per_s;
-			vb = rb->wait_ms_per_s;
-			break;
-		case SORT_SPIN_DELAYS:
-			va = ra->spin_delays_per_s;
-			vb = rb->spin_delays_per_s;
-			break;
-		default:
-			va = ra->acquires_per_s;
-			vb = rb->acquires_per_s;
-			break;
-	}
 	if (va != vb)
 		return va < vb ? 1 : -1;
-	if (ra->acquires_per_s != rb->acquires_per_s)
-		return ra->acquires_per_s < rb->acquires_per_s ? 1 : -1;
+	if (acq_a != acq_b)
+		return acq_a < acq_b ? 1 : -1;
 	return (ra->id > rb->id) - (ra->id < rb->id);
 }
 
@@ -90,11 +80,13 @@ compare_site_rates(const void *a, const void *b)
 {
 	const SiteRate *ra = a;
 	const SiteRate *rb = b;
+	int			delays = counter_column(COUNTERS_SPIN, SITE_DELAYS);
+	int			spins = counter_column(COUNTERS_SPIN, SITE_SPINS);
 
-	if (ra->delays_per_s != rb->delays_per_s)
-		return ra->delays_per_s < rb->delays_per_s ? 1 : -1;
-	if (ra->spins_per_s != rb->spins_per_s)
-		return ra->spins_per_s < rb->spins_per_s ? 1 : -1;
+	if (delays >= 0 && ra->per_s[delays] != rb->per_s[delays])
+		return ra->per_s[delays] < rb->per_s[delays] ? 1 : -1;
+	if (spins >= 0 && ra->per_s[spins] != rb->per_s[spins])
+		return ra->per_s[spins] < rb->per_s[spins] ? 1 : -1;
 	return strcmp(ra->site, rb->site);
 }
 
@@ -145,4 +137,17 @@ compare_blocker_rates(const void *a, const void *b)
 	if (a2 != b2)
 		return a2 < b2 ? 1 : -1;
 	return compare_blocker_key(a, b);
+}
+
+/*
+ * column_rate
+ *		The rate of the column of a tranche row's value named name, 0 if the
+ *		counter table shows no such value.
+ */
+double
+column_rate(const TrancheRate *r, const char *name)
+{
+	int			c = counter_column(COUNTERS_LWLOCK, name);
+
+	return c < 0 ? 0 : r->per_s[c];
 }

@@ -4,7 +4,8 @@
  *	  pg_lockstat_top's output: the screen, --batch, CSV, events
  *
  * The screen and --batch show the text of a report (render.c); --csv writes
- * one row per tranche instead.  Connection events go to the status line of the
+ * one row per tranche instead, with the counts and rate columns of the
+ * counter table (columns.c).  Connection events go to the status line of the
  * screen, to "--" lines in --batch output, or to stderr with --csv.
  *
  * Copyright (c) 2026, pg_lockstat developers
@@ -27,6 +28,8 @@ static void clip_to_screen(const char *text, int rows, int cols,
 						   PQExpBuffer screen);
 static void write_batch(const Report *report);
 static void write_csv(const Report *report);
+static void write_csv_header(void);
+static void write_csv_counts(const TrancheRate *r, bool held);
 static void write_csv_text(const char *text);
 
 
@@ -146,21 +149,11 @@ write_batch(const Report *report)
 static void
 write_csv(const Report *report)
 {
-	int			nrows = report->nrows;
-	int			i;
+	const CounterSet *set = counter_set(COUNTERS_LWLOCK);
+	int			nrows = top_rows(report->nrows);
 
-	if (!csv_header_done)
-	{
-		fputs("timestamp,interval_s,reset,tranche_id,tranche,"
-			  "sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,"
-			  "acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,"
-			  "blk_pct,spin_delay_pct,hold_samples,hold_time_ms,mean_hold_us\n",
-			  stdout);
-		csv_header_done = true;
-	}
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
-	for (i = 0; i < nrows; i++)
+	write_csv_header();
+	for (int i = 0; i < nrows; i++)
 	{
 		const TrancheRate *r = &report->rows[i];
 
@@ -170,22 +163,78 @@ write_csv(const Report *report)
 			printf("%d", r->id);
 		putchar(',');
 		write_csv_text(r->name);
-		printf(",%lld,%lld,%lld,%lld,%.3f,%.3f,%.3f,%.3f,%.3f,",
-			   (long long) r->sh_acquires, (long long) r->ex_acquires,
-			   (long long) r->blocks, (long long) r->spin_delays,
-			   r->wait_ms, r->acquires_per_s, r->blocks_per_s,
-			   r->spin_delays_per_s, r->wait_ms_per_s);
+		write_csv_counts(r, false);
+		for (int c = 0; c < set->ncolumns; c++)
+		{
+			if (!set->columns[c].held)
+				printf(",%.3f", r->per_s[c]);
+		}
+		putchar(',');
 		if (r->blk_pct >= 0)
 			printf("%.2f", r->blk_pct);
 		putchar(',');
 		if (r->spin_delay_pct >= 0)
 			printf("%.2f", r->spin_delay_pct);
-		printf(",%lld,%.3f,", (long long) r->hold_samples, r->hold_ms);
+		write_csv_counts(r, true);
+		putchar(',');
 		if (r->mean_hold_us >= 0)
 			printf("%.3f", r->mean_hold_us);
 		putchar('\n');
 	}
 	fflush(stdout);
+}
+
+/*
+ * write_csv_header
+ *		The CSV header row, the first time: the tranche, the counts of the
+ *		values of the rate columns, the rates, the shares, then the counts of
+ *		the sampled holds and their mean.
+ */
+static void
+write_csv_header(void)
+{
+	const CounterSet *set = counter_set(COUNTERS_LWLOCK);
+
+	if (csv_header_done)
+		return;
+	fputs("timestamp,interval_s,reset,tranche_id,tranche", stdout);
+	write_csv_counts(NULL, false);
+	for (int c = 0; c < set->ncolumns; c++)
+	{
+		if (!set->columns[c].held)
+			printf(",%s", set->columns[c].csv_name);
+	}
+	fputs(",blk_pct,spin_delay_pct", stdout);
+	write_csv_counts(NULL, true);
+	fputs(",mean_hold_us\n", stdout);
+	csv_header_done = true;
+}
+
+/*
+ * write_csv_counts
+ *		A tranche row's counts of the values of the rate columns, or (held)
+ *		of the sampled holds, each after a comma, milliseconds with three
+ *		decimals; or, if r is NULL, their names in the header row (a name in
+ *		milliseconds with "_ms").
+ */
+static void
+write_csv_counts(const TrancheRate *r, bool held)
+{
+	const CounterSet *set = counter_set(COUNTERS_LWLOCK);
+
+	for (int v = 0; v < set->nvalues; v++)
+	{
+		const TopValue *val = &set->values[v];
+
+		if (set->columns[val->column].held != held)
+			continue;
+		if (r == NULL)
+			printf(",%s%s", val->name, val->in_ms ? "_ms" : "");
+		else if (val->in_ms)
+			printf(",%.3f", r->counts[v]);
+		else
+			printf(",%lld", (long long) r->counts[v]);
+	}
 }
 
 /*

@@ -22,6 +22,60 @@
 
 #include "pg_lockstat_top.h"
 
+/* how a member of a row's struct is read from a column of a view */
+typedef enum FieldType
+{
+	FIELD_INT64,
+	FIELD_OID,					/* unsigned int */
+	FIELD_DOUBLE,
+	FIELD_TEXT,					/* malloc'd */
+} FieldType;
+
+typedef struct RowField
+{
+	const char *column;
+	FieldType	type;
+	size_t		offset;			/* of the member in the row's struct */
+} RowField;
+
+#define MAX_ROW_FIELDS	16
+
+/* the rows of pg_lwlock_query_stats */
+static const RowField query_fields[] = {
+	{"queryid", FIELD_INT64, offsetof(QueryCounters, queryid)},
+	{"dbid", FIELD_OID, offsetof(QueryCounters, dbid)},
+	{"userid", FIELD_OID, offsetof(QueryCounters, userid)},
+	{"backend_type", FIELD_TEXT, offsetof(QueryCounters, backend_type)},
+	{"tranche", FIELD_TEXT, offsetof(QueryCounters, tranche)},
+	{"blocks", FIELD_INT64, offsetof(QueryCounters, blocks)},
+	{"wait_time", FIELD_DOUBLE, offsetof(QueryCounters, wait_ms)},
+};
+
+/* the rows of pg_lwlock_blockers */
+static const RowField blocker_fields[] = {
+	{"tranche", FIELD_TEXT, offsetof(BlockerCounters, key.tranche)},
+	{"queryid", FIELD_INT64, offsetof(BlockerCounters, key.queryid)},
+	{"dbid", FIELD_OID, offsetof(BlockerCounters, key.dbid)},
+	{"userid", FIELD_OID, offsetof(BlockerCounters, key.userid)},
+	{"backend_type", FIELD_TEXT, offsetof(BlockerCounters, key.backend_type)},
+	{"holder_queryid", FIELD_INT64, offsetof(BlockerCounters, key.holder_queryid)},
+	{"holder_backend_type", FIELD_TEXT,
+	offsetof(BlockerCounters, key.holder_backend_type)},
+	{"holder_mode", FIELD_TEXT, offsetof(BlockerCounters, key.holder_mode)},
+	{"root_queryid", FIELD_INT64, offsetof(BlockerCounters, key.root_queryid)},
+	{"root_backend_type", FIELD_TEXT,
+	offsetof(BlockerCounters, key.root_backend_type)},
+	{"root_mode", FIELD_TEXT, offsetof(BlockerCounters, key.root_mode)},
+	{"blocks", FIELD_INT64, offsetof(BlockerCounters, blocks)},
+	{"wait_time", FIELD_DOUBLE, offsetof(BlockerCounters, wait_ms)},
+};
+
+static void *read_rows(const PGresult *res, const RowField *fields,
+					   int nfields, size_t size,
+					   int (*compare) (const void *, const void *));
+static void counter_fnums(const PGresult *res, CounterKind kind, int *fnum);
+static void read_values(const PGresult *res, int row, CounterKind kind,
+						const int *fnum, double *values);
 
 /*
  * read_status
@@ -45,9 +99,34 @@ read_status(const PGresult *res, Sample *sample)
 }
 
 /*
+ * counter_fnums
+ *		The column numbers in res of the counter values of kind, into fnum.
+ */
+static void
+counter_fnums(const PGresult *res, CounterKind kind, int *fnum)
+{
+	const CounterSet *set = counter_set(kind);
+
+	for (int v = 0; v < set->nvalues; v++)
+		fnum[v] = PQfnumber(res, set->values[v].name);
+}
+
+/*
+ * read_values
+ *		The counter values of kind in row of res, whose columns are fnum,
+ *		into values.  Counts are exact as doubles below 2^53.
+ */
+static void
+read_values(const PGresult *res, int row, CounterKind kind,
+			const int *fnum, double *values)
+{
+	for (int v = 0; v < counter_set(kind)->nvalues; v++)
+		values[v] = strtod(PQgetvalue(res, row, fnum[v]), NULL);
+}
+
+/*
  * read_tranches
- *		Fill the tranche counters of a sample, sorted by tranche ID.  The
- *		columns are found by name.
+ *		Fill the tranche counters of a sample, sorted by tranche ID.
  */
 void
 read_tranches(const PGresult *res, Sample *sample)
@@ -55,30 +134,18 @@ read_tranches(const PGresult *res, Sample *sample)
 	int			n = PQntuples(res);
 	int			c_tranche_id = PQfnumber(res, "tranche_id");
 	int			c_tranche = PQfnumber(res, "tranche");
-	int			c_sh_acquires = PQfnumber(res, "sh_acquires");
-	int			c_ex_acquires = PQfnumber(res, "ex_acquires");
-	int			c_blocks = PQfnumber(res, "blocks");
-	int			c_spin_delays = PQfnumber(res, "spin_delays");
-	int			c_wait_time = PQfnumber(res, "wait_time");
-	int			c_hold_samples = PQfnumber(res, "hold_samples");
-	int			c_hold_time = PQfnumber(res, "hold_time");
-	int			i;
+	int			fnum[MAX_TOP_VALUES];
 
+	counter_fnums(res, COUNTERS_LWLOCK, fnum);
 	sample->ntranches = n;
 	sample->tranches = pg_malloc0(sizeof(TrancheCounters) * Max(n, 1));
-	for (i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 	{
 		TrancheCounters *t = &sample->tranches[i];
 
 		t->id = atoi(PQgetvalue(res, i, c_tranche_id));
 		t->name = pg_strdup(PQgetvalue(res, i, c_tranche));
-		t->sh_acquires = strtoi64(PQgetvalue(res, i, c_sh_acquires), NULL, 10);
-		t->ex_acquires = strtoi64(PQgetvalue(res, i, c_ex_acquires), NULL, 10);
-		t->blocks = strtoi64(PQgetvalue(res, i, c_blocks), NULL, 10);
-		t->spin_delays = strtoi64(PQgetvalue(res, i, c_spin_delays), NULL, 10);
-		t->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
-		t->hold_samples = strtoi64(PQgetvalue(res, i, c_hold_samples), NULL, 10);
-		t->hold_ms = strtod(PQgetvalue(res, i, c_hold_time), NULL);
+		read_values(res, i, COUNTERS_LWLOCK, fnum, t->values);
 	}
 	qsort(sample->tranches, n, sizeof(TrancheCounters), compare_tranche_id);
 }
@@ -86,7 +153,6 @@ read_tranches(const PGresult *res, Sample *sample)
 /*
  * read_sites
  *		Fill the spinlock call-site counters of a sample, sorted by site.
- *		The columns are found by name.
  */
 void
 read_sites(const PGresult *res, Sample *sample)
@@ -95,25 +161,20 @@ read_sites(const PGresult *res, Sample *sample)
 	int			c_func = PQfnumber(res, "func");
 	int			c_file = PQfnumber(res, "file");
 	int			c_line = PQfnumber(res, "line");
-	int			c_contended = PQfnumber(res, "contended");
-	int			c_spins = PQfnumber(res, "spins");
-	int			c_delays = PQfnumber(res, "delays");
-	int			c_wait_time = PQfnumber(res, "wait_time");
-	int			i;
+	int			fnum[MAX_TOP_VALUES];
 
+	counter_fnums(res, COUNTERS_SPIN, fnum);
+	sample->have_sites = true;
 	sample->nsites = n;
 	sample->sites = pg_malloc0(sizeof(SiteCounters) * Max(n, 1));
-	for (i = 0; i < n; i++)
+	for (int i = 0; i < n; i++)
 	{
 		SiteCounters *s = &sample->sites[i];
 
 		s->site = psprintf("%s:%s %s", PQgetvalue(res, i, c_file),
 						   PQgetvalue(res, i, c_line),
 						   PQgetvalue(res, i, c_func));
-		s->contended = strtoi64(PQgetvalue(res, i, c_contended), NULL, 10);
-		s->spins = strtoi64(PQgetvalue(res, i, c_spins), NULL, 10);
-		s->delays = strtoi64(PQgetvalue(res, i, c_delays), NULL, 10);
-		s->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
+		read_values(res, i, COUNTERS_SPIN, fnum, s->values);
 	}
 	qsort(sample->sites, n, sizeof(SiteCounters), compare_site);
 }
@@ -121,89 +182,75 @@ read_sites(const PGresult *res, Sample *sample)
 /*
  * read_queries
  *		Fill the blocked calls per query of a sample, sorted by key and
- *		tranche.  The columns are found by name.
+ *		tranche.
  */
 void
 read_queries(const PGresult *res, Sample *sample)
 {
-	int			n = PQntuples(res);
-	int			c_queryid = PQfnumber(res, "queryid");
-	int			c_dbid = PQfnumber(res, "dbid");
-	int			c_userid = PQfnumber(res, "userid");
-	int			c_backend_type = PQfnumber(res, "backend_type");
-	int			c_tranche = PQfnumber(res, "tranche");
-	int			c_blocks = PQfnumber(res, "blocks");
-	int			c_wait_time = PQfnumber(res, "wait_time");
-	int			i;
-
-	sample->nqueries = n;
-	sample->queries = pg_malloc0(sizeof(QueryCounters) * Max(n, 1));
-	for (i = 0; i < n; i++)
-	{
-		QueryCounters *q = &sample->queries[i];
-
-		q->queryid = strtoi64(PQgetvalue(res, i, c_queryid), NULL, 10);
-		q->dbid = (unsigned int) strtoul(PQgetvalue(res, i, c_dbid), NULL, 10);
-		q->userid = (unsigned int) strtoul(PQgetvalue(res, i, c_userid),
-										   NULL, 10);
-		q->backend_type = pg_strdup(PQgetvalue(res, i, c_backend_type));
-		q->tranche = pg_strdup(PQgetvalue(res, i, c_tranche));
-		q->blocks = strtoi64(PQgetvalue(res, i, c_blocks), NULL, 10);
-		q->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
-	}
-	qsort(sample->queries, n, sizeof(QueryCounters), compare_query_row);
+	sample->have_queries = true;
+	sample->nqueries = PQntuples(res);
+	sample->queries = read_rows(res, query_fields, lengthof(query_fields),
+								sizeof(QueryCounters), compare_query_row);
 }
 
 /*
  * read_blockers
  *		Fill the blockers of a sample (the rows of pg_lwlock_blockers, NULLs
- *		as 0 and ""), sorted by key.  The columns are found by name.
+ *		as 0 and ""), sorted by key.
  */
 void
 read_blockers(const PGresult *res, Sample *sample)
 {
-	int			n = PQntuples(res);
-	int			c_tranche = PQfnumber(res, "tranche");
-	int			c_queryid = PQfnumber(res, "queryid");
-	int			c_dbid = PQfnumber(res, "dbid");
-	int			c_userid = PQfnumber(res, "userid");
-	int			c_backend_type = PQfnumber(res, "backend_type");
-	int			c_holder_queryid = PQfnumber(res, "holder_queryid");
-	int			c_holder_backend_type = PQfnumber(res, "holder_backend_type");
-	int			c_holder_mode = PQfnumber(res, "holder_mode");
-	int			c_root_queryid = PQfnumber(res, "root_queryid");
-	int			c_root_backend_type = PQfnumber(res, "root_backend_type");
-	int			c_root_mode = PQfnumber(res, "root_mode");
-	int			c_blocks = PQfnumber(res, "blocks");
-	int			c_wait_time = PQfnumber(res, "wait_time");
+	sample->have_blockers = true;
+	sample->nblockers = PQntuples(res);
+	sample->blockers = read_rows(res, blocker_fields, lengthof(blocker_fields),
+								 sizeof(BlockerCounters), compare_blocker_key);
+}
 
-	sample->nblockers = n;
-	sample->blockers = pg_malloc0(sizeof(BlockerCounters) * Max(n, 1));
+/*
+ * read_rows
+ *		The rows of res as an array of structs of size bytes (at least one,
+ *		zeroed), each member filled from the column that fields names,
+ *		sorted by compare.
+ */
+static void *
+read_rows(const PGresult *res, const RowField *fields, int nfields,
+		  size_t size, int (*compare) (const void *, const void *))
+{
+	int			n = PQntuples(res);
+	char	   *rows = pg_malloc0(size * Max(n, 1));
+	int			fnum[MAX_ROW_FIELDS];
+
+	Assert(nfields <= MAX_ROW_FIELDS);
+	for (int f = 0; f < nfields; f++)
+		fnum[f] = PQfnumber(res, fields[f].column);
 	for (int i = 0; i < n; i++)
 	{
-		BlockerCounters *b = &sample->blockers[i];
-		BlockerKey *k = &b->key;
+		for (int f = 0; f < nfields; f++)
+		{
+			const char *value = PQgetvalue(res, i, fnum[f]);
+			void	   *member = rows + i * size + fields[f].offset;
 
-		k->tranche = pg_strdup(PQgetvalue(res, i, c_tranche));
-		k->queryid = strtoi64(PQgetvalue(res, i, c_queryid), NULL, 10);
-		k->dbid = (unsigned int) strtoul(PQgetvalue(res, i, c_dbid), NULL, 10);
-		k->userid = (unsigned int) strtoul(PQgetvalue(res, i, c_userid),
-										   NULL, 10);
-		k->backend_type = pg_strdup(PQgetvalue(res, i, c_backend_type));
-		k->holder_queryid = strtoi64(PQgetvalue(res, i, c_holder_queryid),
-									 NULL, 10);
-		k->holder_backend_type =
-			pg_strdup(PQgetvalue(res, i, c_holder_backend_type));
-		k->holder_mode = pg_strdup(PQgetvalue(res, i, c_holder_mode));
-		k->root_queryid = strtoi64(PQgetvalue(res, i, c_root_queryid),
-								   NULL, 10);
-		k->root_backend_type =
-			pg_strdup(PQgetvalue(res, i, c_root_backend_type));
-		k->root_mode = pg_strdup(PQgetvalue(res, i, c_root_mode));
-		b->blocks = strtoi64(PQgetvalue(res, i, c_blocks), NULL, 10);
-		b->wait_ms = strtod(PQgetvalue(res, i, c_wait_time), NULL);
+			switch (fields[f].type)
+			{
+				case FIELD_INT64:
+					*(int64 *) member = strtoi64(value, NULL, 10);
+					break;
+				case FIELD_OID:
+					*(unsigned int *) member =
+						(unsigned int) strtoul(value, NULL, 10);
+					break;
+				case FIELD_DOUBLE:
+					*(double *) member = strtod(value, NULL);
+					break;
+				case FIELD_TEXT:
+					*(char **) member = pg_strdup(value);
+					break;
+			}
+		}
 	}
-	qsort(sample->blockers, n, sizeof(BlockerCounters), compare_blocker_key);
+	qsort(rows, n, size, compare);
+	return rows;
 }
 
 /*

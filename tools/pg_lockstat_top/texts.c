@@ -261,10 +261,7 @@ run_text_lookup(const char *sql)
 void
 label_queries(Report *report)
 {
-	int			nshown = report->nqueries;
-
-	if (top_n > 0 && nshown > top_n)
-		nshown = top_n;
+	int			nshown = top_rows(report->nqueries);
 
 	look_up_query_texts(report, nshown);
 	for (int i = 0; i < nshown; i++)
@@ -316,10 +313,7 @@ query_label(int64 queryid, const char *backend_type)
 void
 label_blockers(Report *report)
 {
-	int			nshown = report->nblockers;
-
-	if (top_n > 0 && nshown > top_n)
-		nshown = top_n;
+	int			nshown = top_rows(report->nblockers);
 
 	look_up_blocker_texts(report, nshown);
 	for (int i = 0; i < report->nblockers; i++)
