@@ -25,9 +25,10 @@
  *			last lines, and only they use it) and of ex_slept and
  *			sh_slept, that row's acquisitions after sleeping, read once
  *			(see lockstat_add_row())
- * export	where the counter is shown beyond SQL, for the reader and for
- *			t/043, which checks every consumer against it (the C code ignores
- *			this argument):
+ * export	where the counter is shown beyond SQL, for the reader, for
+ *			pg_lockstat_top, which is compiled with this table, and for t/043,
+ *			which checks every consumer against it (the extension's C code
+ *			ignores this argument):
  *
  *	EXPORT(metric, type, top_name, top_label, panel)
  *
@@ -39,9 +40,12 @@
  *						HISTOGRAM (the counter is the histogram's _count or
  *						_sum), or NONE
  *			top_name	the column of pg_lockstat_top's tranche or call-site
- *						query that carries it (tools/pg_lockstat_top/sample.c
- *						reads it by that name); "" if not shown there
- *			top_label	the heading of its column on pg_lockstat_top's screen
+ *						query that carries it, summed with the counters of the
+ *						same top_name (tools/pg_lockstat_top/columns.c); ""
+ *						if not shown there
+ *			top_label	the heading of its column on pg_lockstat_top's screen,
+ *						a rate per second summed over the values of the same
+ *						top_label (hold_samples and hold_time: their section)
  *			panel		the title of a panel of the Grafana dashboard
  *						integrations/grafana/pg_lockstat.json that plots the
  *						metric; "" if none

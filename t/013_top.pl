@@ -31,6 +31,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Counters;
 use LockStatTest::Top;
 
 # every hold timed, so that each interval's holds of the test lock are
@@ -64,8 +65,41 @@ sub reports
 	return grep { /^\d{4}-/ } @blocks;
 }
 
-my $header_re =
-  qr/^Tranche\s+Acq\/s\s+Blk\/s\s+SpinDelay\/s\s+Wait ms\/s\s+Blk %\s+SpinDelay %$/m;
+# The rate columns of a table, as pg_lockstat_top is compiled with the
+# counter table (tools/pg_lockstat_top/columns.c): the top_labels of the
+# counters of $kind with a top_name, in the table's order, but those of the
+# sampled holds.
+my @counters = LockStatTest::Counters::counters();
+
+sub rate_columns
+{
+	my ($kind) = @_;
+	my %seen;
+	return grep { !$seen{$_}++ }
+	  map { $_->{top_label} }
+	  grep {
+		$_->{kind} eq $kind
+		  && $_->{top_name} ne ''
+		  && $_->{top_name} !~ /^hold_(?:samples|time)$/
+	  } @counters;
+}
+my @tranche_columns = (rate_columns('lwlock'), 'Blk %', 'SpinDelay %');
+my @site_columns = rate_columns('spin');
+my $columns_1_0 = qr{^(?:Acq/s|Blk/s|SpinDelay/s|Wait ms/s|Contended/s|Spins/s|Delays/s)$};
+is( join(' ', grep { /$columns_1_0/ } @tranche_columns),
+	'Acq/s Blk/s SpinDelay/s Wait ms/s',
+	'the rate columns of the tranches that the table gives have those of 1.0, in order');
+my $header_re = qr/^Tranche\s+@{[ join('\s+', map { quotemeta } @tranche_columns) ]}$/m;
+
+# The values of the row named $name of a table of report $r (the first such
+# row), by the headings @columns.
+sub row_values
+{
+	my ($r, $name, @columns) = @_;
+	my %v;
+	@v{@columns} = split ' ', $1 if $r =~ /^\Q$name\E\s+(.*)$/m;
+	return \%v;
+}
 
 # --- batch mode, one blocked call per interval ------------------------------
 # pg_lockstat_top runs gated (LockStatTest::Top::start_gated_top): between two
@@ -100,11 +134,15 @@ foreach my $r (@reports)
 		qr/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d  strategy default  interval \d+\.\d\d s  tps (\d+\.\d|-)  active \d+$/m,
 		'header line: time, strategy, interval, tps, active backends');
 	like($r, $header_re, 'column names');
-	if ($r =~
-		/^lockstat_test\s+(\d+\.\d)\s+(\d+\.\d)\s+(\d+\.\d)\s+(\d+\.\d\d)\s/m)
-	{
-		$with_rates++ if $1 > 0 && $2 > 0 && $4 > 0;
-	}
+	my $v = row_values($r, 'lockstat_test', @tranche_columns);
+	$with_rates++
+	  if ($v->{'Acq/s'} // '') =~ /^\d+\.\d$/
+	  && $v->{'Blk/s'} =~ /^\d+\.\d$/
+	  && $v->{'SpinDelay/s'} =~ /^\d+\.\d$/
+	  && $v->{'Wait ms/s'} =~ /^\d+\.\d\d$/
+	  && $v->{'Acq/s'} > 0
+	  && $v->{'Blk/s'} > 0
+	  && $v->{'Wait ms/s'} > 0;
 	$with_active++ if $r =~ /active ([2-9]|\d\d)$/m;
 	$with_hold_header++
 	  if $r =~ /^Sampled holds\s+Samples\s+Hold us\s+Held ms\/s$/m;
@@ -122,9 +160,7 @@ is($with_rates, 3,
 is($with_active, 3,
 	'the holder and the waiter count as active backends in every report')
   or diag($out);
-like(
-	$out,
-	qr/^lockstat_test\s+\S+\s+\S+\s+\S+\s+\S+\s+\d+\.\d\d\s/m,
+ok( (grep { (row_values($_, 'lockstat_test', @tranche_columns)->{'Blk %'} // '') =~ /^\d+\.\d\d$/ } @reports),
 	'lockstat_test has a Blk % share');
 
 # --- CSV across resets ---------------------------------------------------------
@@ -152,46 +188,62 @@ $reset->quit;
 LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'CSV run exits with 0');
 my @lines = split /\n/, $out;
-is( shift(@lines),
-	'timestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,'
-	  . 'blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,'
-	  . 'spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct,'
-	  . 'hold_samples,hold_time_ms,mean_hold_us',
-	'CSV header row');
+# the columns of the CSV output as they have been since 1.0, in this order;
+# a counter that the table adds to top adds its own (its count and rate)
+my @csv_columns = qw(timestamp interval_s reset tranche_id tranche
+  sh_acquires ex_acquires blocks spin_delays wait_time_ms
+  acquires_per_s blocks_per_s spin_delays_per_s wait_ms_per_s
+  blk_pct spin_delay_pct hold_samples hold_time_ms mean_hold_us);
+my @header = split /,/, shift(@lines);
+my %col = map { $header[$_] => $_ } 0 .. $#header;
+is( join(',', grep { exists $col{$_} } @csv_columns),
+	join(',', @csv_columns),
+	'CSV header row: the columns of 1.0');
+is( join(',', map { $col{$_} } @csv_columns),
+	join(',', sort { $a <=> $b } map { $col{$_} } @csv_columns),
+	'CSV header row: in their order');
 my ($bad, $negative, $holds_bad, $hold_rows) = (0, 0, 0, 0);
 my (@timestamps, %reset_of, %lockstat_of);
+# fields that may be empty: no tranche ID (the overflow row), no share, no
+# hold sample
+my %may_be_empty = map { $col{$_} => 1 }
+  qw(tranche_id blk_pct spin_delay_pct mean_hold_us);
 
 foreach my $line (@lines)
 {
 	my @f = split /,/, $line, -1;
-	if (@f != 19 || $f[0] !~ /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d/)
+	my %f;
+	@f{@header} = @f;
+	if (@f != @header || $f[0] !~ /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d/)
 	{
 		$bad++;
 		diag("bad CSV row: $line");
 		next;
 	}
-	push @timestamps, $f[0] unless exists $reset_of{ $f[0] };
-	$reset_of{ $f[0] } .= $f[2];
-	$lockstat_of{ $f[0] } = "$f[5] $f[6] $f[7]" if $f[4] eq 'lockstat_test';
+	push @timestamps, $f{timestamp} unless exists $reset_of{ $f{timestamp} };
+	$reset_of{ $f{timestamp} } .= $f{reset};
 	# every hold timed, and each round's holds released within it: as many
 	# samples as acquisitions, with a mean hold time
-	if ($f[4] eq 'lockstat_test')
+	if ($f{tranche} eq 'lockstat_test')
 	{
+		$lockstat_of{ $f{timestamp} } = "$f{sh_acquires} $f{ex_acquires} $f{blocks}";
 		$hold_rows++;
 		$holds_bad++
-		  unless $f[16] == $f[5] + $f[6] && $f[18] ne '' && $f[18] > 0;
+		  unless $f{hold_samples} == $f{sh_acquires} + $f{ex_acquires}
+		  && $f{mean_hold_us} ne ''
+		  && $f{mean_hold_us} > 0;
 	}
-	foreach my $i (1, 2, 3, 5 .. 18)
+	foreach my $i (1 .. $#f)
 	{
-		next if $f[$i] eq '' && ($i == 3 || $i == 14 || $i == 15 || $i == 18);
+		next if $i == $col{tranche} || ($f[$i] eq '' && $may_be_empty{$i});
 		if ($f[$i] !~ /^\d+(\.\d+)?$/)
 		{
 			$negative++;
-			diag("not a non-negative number in field $i: $line");
+			diag("not a non-negative number in field $header[$i]: $line");
 		}
 	}
 }
-is($bad, 0, 'every CSV row has 19 fields and a timestamp');
+is($bad, 0, 'every CSV row has a field per column and a timestamp');
 cmp_ok($hold_rows, '>=', 1, 'rows of lockstat_test');
 is($holds_bad, 0,
 	'each row of lockstat_test has as many hold samples as acquisitions, and a mean hold time'
@@ -341,15 +393,21 @@ foreach my $k (1 .. 2)
 LockStatTest::Top::gated_top_pass($t, undef);
 ($rc, $out, $err) = LockStatTest::Top::finish_gated_top($t);
 is($rc, 0, 'with the spinlock view: exit code 0');
+is( join(' ', grep { /$columns_1_0/ } @site_columns),
+	'Contended/s Spins/s Delays/s Wait ms/s',
+	'the rate columns of the call sites that the table gives have those of 1.0, in order');
 like(
 	$out,
-	qr/^Spinlock call site\s+Contended\/s\s+Spins\/s\s+Delays\/s\s+Wait ms\/s$/m,
+	qr/^Spinlock call site\s+@{[ join('\s+', map { quotemeta } @site_columns) ]}$/m,
 	'spinlock section shown');
 is( scalar(
 		grep {
-			/^lockstat_test\.c:\d+ lockstat_test_spinlock\s+(\d+\.\d)\s+(\d+\.\d)\s+\d+\.\d\s+\d+\.\d\d$/m
-			  && $1 > 0
-			  && $2 > 0
+			my ($site) = /^(lockstat_test\.c:\d+ lockstat_test_spinlock)\s/m;
+			my $v = defined $site ? row_values($_, $site, @site_columns) : {};
+			($v->{'Contended/s'} // '') =~ /^\d+\.\d$/
+			  && $v->{'Contended/s'} > 0
+			  && $v->{'Spins/s'} > 0
+			  && $v->{'Wait ms/s'} =~ /^\d+\.\d\d$/
 		} reports($out)),
 	2,
 	'every report has the test spinlock\'s call site with nonzero contended waits and spins'
@@ -371,7 +429,7 @@ SKIP:
 			'>pty>' => \$screen,
 			$timer);
 		$h->pump
-		  until $screen =~ /Tranche .*SpinDelay %/ || $timer->is_expired;
+		  until $screen =~ /Tranche +Acq\/s/ || $timer->is_expired;
 		$in .= 'a';
 		$h->pump until $screen =~ /sort: acquires/ || $timer->is_expired;
 		$in .= $stop;

@@ -9,10 +9,18 @@
 #     its query; a COUNTER or GAUGE
 #     column is selected from an expression of the counter's SQL column;
 #   - the metric table of doc/monitoring.md has a row for the family;
-#   - pg_lockstat_top: its query for the tranches (LWLock counters) or the
-#     call sites (spin counters) in tools/pg_lockstat_top/sample.c selects
-#     the counter's column, under top_name, which sample.c reads by name
-#     (PQfnumber), and render.c shows a column headed top_label;
+#   - pg_lockstat_top: the client is compiled with the table
+#     (tools/pg_lockstat_top/columns.c includes lockstat_counters.h, its
+#     EXPORT() keeps top_name and top_label, the Makefile has the
+#     extension's directory on the include path), and the query of
+#     tools/pg_lockstat_top/sample.c for the tranches (LWLock counters) or
+#     the call sites (spin counters) selects the table's values, none by
+#     hand; so a counter with a top_name is selected under it and shown in
+#     a column headed top_label (t/013 reads the screen by those headings).
+#     The line itself must make sense to the client: a top_label with every
+#     top_name and none without, a top_name that is an SQL name, and the
+#     counters of one top_name (summed into one value) with one top_label
+#     and unit;
 #   - Grafana (integrations/grafana/pg_lockstat.json): the panel of that
 #     title has a query of the family (of its _bucket, _sum or _count for a
 #     histogram).
@@ -50,7 +58,8 @@ my %other_families = (
 my %files = map { $_ => slurp_file($_) } (
 	'extension/lockstat_counters.h', $LockStatTest::Prometheus::query_file,
 	'doc/monitoring.md', 'tools/pg_lockstat_top/sample.c',
-	'tools/pg_lockstat_top/render.c', 'integrations/grafana/pg_lockstat.json');
+	'tools/pg_lockstat_top/columns.c', 'tools/pg_lockstat_top/Makefile',
+	'integrations/grafana/pg_lockstat.json');
 
 # The items of the first select list of $query at parenthesis depth 0: a
 # hash of each item's output name (after its last AS) to its expression.
@@ -84,15 +93,41 @@ sub select_items
 	return \%by_name;
 }
 
-# The statements that append_sample_query() of sample.c sends: the text of
-# its string literals, one statement per element.
-sub sample_statements
+# The section of sample.c's table for $view: its select list before the
+# counters (the text of its string literals) and the kind of counters it
+# selects after them (COUNTERS_LWLOCK, COUNTERS_SPIN or COUNTERS_NONE); ()
+# if the table has no section for the view.
+sub sample_section
 {
-	my ($sample_c) = @_;
-	my ($body) = $sample_c =~ /^append_sample_query\(.*?\n\{\n(.*?)^\}/ms
-	  or die 'sample.c has no append_sample_query()';
-	my $sql = join('', $body =~ /"((?:[^"\\]|\\.)*)"/g);
-	return split /;\\n/, $sql;
+	my ($sample_c, $view) = @_;
+	my $str = qr/"(?:[^"\\]|\\.)*"/;
+	my ($keys, $kind) = $sample_c =~
+	  /\{"\Q$view\E",\s*$str,\s*((?:$str\s*)+),\s*(COUNTERS_\w+)\s*,/s
+	  or return ();
+	return (join('', $keys =~ /"((?:[^"\\]|\\.)*)"/g), $kind);
+}
+
+# What keeps the client from being compiled with the counter table: a list
+# of problems.
+sub client_problems
+{
+	my ($f) = @_;
+	my ($columns_c, $makefile) =
+	  @$f{ 'tools/pg_lockstat_top/columns.c', 'tools/pg_lockstat_top/Makefile' };
+	my @problems;
+	push @problems, 'columns.c does not include the counter table'
+	  unless $columns_c =~ /^#include "lockstat_counters\.h"$/m;
+	foreach my $macro (qw(LOCKSTAT_LWLOCK_COUNTER LOCKSTAT_SPIN_COUNTER))
+	{
+		push @problems, "columns.c does not define $macro"
+		  unless $columns_c =~ /^#define $macro\(/m;
+	}
+	push @problems, 'the EXPORT() of columns.c does not keep top_name and top_label'
+	  unless $columns_c =~
+	  /^#define EXPORT\(metric, type, top_name, top_label, panel\) top_name, top_label$/m;
+	push @problems, 'the Makefile of pg_lockstat_top does not include the extension\'s directory'
+	  unless $makefile =~ m{^PG_CPPFLAGS = .*-I\$\(srcdir\)/\.\./\.\./extension\b}m;
+	return @problems;
 }
 
 # The panels of the dashboard, those in rows included: title => [exprs].
@@ -170,33 +205,35 @@ sub problems
 	}
 
 	# pg_lockstat_top
-	my ($statement) = grep {
-		$c->{kind} eq 'lwlock'
-		  ? /FROM %s\.pg_lwlock_stats$/
-		  : /FROM %s\.pg_spinlock_stats$/
-	} sample_statements($f->{'tools/pg_lockstat_top/sample.c'});
+	my $view = $c->{kind} eq 'lwlock' ? 'pg_lwlock_stats' : 'pg_spinlock_stats';
+	my $kind = $c->{kind} eq 'lwlock' ? 'COUNTERS_LWLOCK' : 'COUNTERS_SPIN';
+	my ($keys, $selects) =
+	  sample_section($f->{'tools/pg_lockstat_top/sample.c'}, $view);
+	my @same = grep { $_->{kind} eq $c->{kind} && $_->{top_name} eq $c->{top_name} }
+	  LockStatTest::Counters::counters($f->{'extension/lockstat_counters.h'});
 	if ($c->{top_name} eq '')
 	{
 		push @problems, "top_label \"$c->{top_label}\" without top_name"
 		  if $c->{top_label} ne '';
 	}
-	elsif (!defined $statement)
+	elsif (!defined $keys)
 	{
-		push @problems, "sample.c has no query of the $c->{kind} view";
+		push @problems, "sample.c has no section of the $c->{kind} view $view";
 	}
 	else
 	{
-		my $expr = select_items($statement)->{ $c->{top_name} } // '';
+		push @problems, client_problems($f);
+		push @problems, "sample.c's query of $view selects $selects, not $kind"
+		  unless $selects eq $kind;
+		push @problems, "sample.c's query of $view selects $c->{column} by hand"
+		  if $keys =~ /\b\Q$c->{column}\E\b/;
+		push @problems, "top_name \"$c->{top_name}\" without top_label"
+		  if $c->{top_label} eq '';
+		push @problems, "top_name \"$c->{top_name}\" is not an SQL name"
+		  unless $c->{top_name} =~ /^[a-z_][a-z0-9_]*$/;
 		push @problems,
-		  "pg_lockstat_top's query selects $c->{top_name} from \"$expr\", not from $c->{column}"
-		  unless $expr =~ /\b\Q$c->{column}\E\b/;
-		push @problems, "sample.c does not read $c->{top_name} by name"
-		  unless index($f->{'tools/pg_lockstat_top/sample.c'},
-			"PQfnumber(res, \"$c->{top_name}\")") >= 0;
-		push @problems, "render.c has no column \"$c->{top_label}\""
-		  unless $c->{top_label} ne ''
-		  && index($f->{'tools/pg_lockstat_top/render.c'}, "\"$c->{top_label}\"")
-		  >= 0;
+		  "the counters of top_name $c->{top_name} have other labels or units than $c->{column}"
+		  if grep { $_->{top_label} ne $c->{top_label} || $_->{unit} ne $c->{unit} } @same;
 	}
 
 	# Grafana
@@ -257,19 +294,29 @@ my @breakages = (
 		qr/selects total from .* not from sh_acquires/s
 	],
 	[
-		'blocks', 'tools/pg_lockstat_top/sample.c',
-		sub { s/PQfnumber\(res, "blocks"\)/PQfnumber(res, "blokcs")/g },
-		qr/does not read blocks by name/
+		'blocks', 'tools/pg_lockstat_top/columns.c',
+		sub { s/^#include "lockstat_counters\.h"\n//m },
+		qr/columns\.c does not include the counter table/
 	],
 	[
-		'spin_delays', 'tools/pg_lockstat_top/sample.c',
-		sub { s/blocks, spin_delays, wait_time/blocks, wait_time/ },
-		qr/selects spin_delays from "", not from spin_delays/
+		'spin_delays', 'tools/pg_lockstat_top/columns.c',
+		sub { s/(#define EXPORT\(.*\)) top_name, top_label$/$1 top_name/m },
+		qr/EXPORT\(\) of columns\.c does not keep top_name and top_label/
 	],
 	[
-		'contended', 'tools/pg_lockstat_top/render.c',
-		sub { s/"Contended\/s"/"Waits\/s"/ },
-		qr/render\.c has no column "Contended\/s"/
+		'sh_acquires', 'tools/pg_lockstat_top/sample.c',
+		sub { s/(\{"pg_lwlock_stats",.*?)COUNTERS_LWLOCK/$1COUNTERS_NONE/s },
+		qr/query of pg_lwlock_stats selects COUNTERS_NONE, not COUNTERS_LWLOCK/
+	],
+	[
+		'contended', 'tools/pg_lockstat_top/sample.c',
+		sub { s/"func, file, line"/"func, file, line, contended"/ },
+		qr/query of pg_spinlock_stats selects contended by hand/
+	],
+	[
+		'sh_hold_samples', 'extension/lockstat_counters.h',
+		sub { s/("hold_samples", )"Samples"/$1"Samplez"/ },
+		qr/counters of top_name hold_samples have other labels or units/
 	],
 	[
 		'wait_time', 'integrations/grafana/pg_lockstat.json',

@@ -324,3 +324,13 @@ parse_sort_key(const char *arg)
 	bad_usage();
 	return SORT_BLOCKS;			/* not reached */
 }
+
+/*
+ * top_rows
+ *		How many of nrows rows -t shows: the top top_n, or all with -t 0.
+ */
+int
+top_rows(int nrows)
+{
+	return (top_n > 0 && nrows > top_n) ? top_n : nrows;
+}

@@ -8,18 +8,28 @@
  *	pg_lockstat_top.c	main loop: baseline, one report per interval,
  *						reconnection, and what the keys and a window size
  *						change do
- *	render.c			the report as text, the screen, CSV, events
- *	rates.c				rates between two samples, their order
- *	sample.c			the connection and the query of one sample, the
- *						query texts
+ *	output.c			the screen, --batch, CSV, events
+ *	render.c			the report as text
+ *	rates.c				rates between two samples
+ *	order.c				the order of a report's rows
+ *	sample.c			the query of one sample, driven by a table of the
+ *						views it reads, and finding the extension
+ *	texts.c				the query texts from pg_stat_statements, and the
+ *						labels of the query and blocker rows
+ *	rows.c				the readers of the views' rows, their order and
+ *						keys, freeing a sample
+ *	connect.c			the connection, setup errors, the notes for the
+ *						main loop
+ *	columns.c			the counters shown, from the extension's counter
+ *						table (extension/lockstat_counters.h, compiled in)
  *	terminal.c			terminal modes, signals, the wait (which returns
  *						the key or signal that ended it), the exit after a
  *						setup failure
  *	options.c			command line, --help, the option variables
  *
  * Each file calls only files below it in this list: the wait returns
- * events to the main loop rather than redrawing, and sample.c queues its
- * notes for the main loop to show; t/070 checks it.
+ * events to the main loop rather than redrawing, and sample.c and texts.c
+ * queue their notes for the main loop to show; t/070 checks it.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -65,28 +75,90 @@ typedef enum OutputMode
 	OUTPUT_CSV,					/* CSV rows */
 } OutputMode;
 
+/*
+ * The counters of extension/lockstat_counters.h that this program shows
+ * (columns.c): those whose EXPORT() gives a top_name.  Counters with the
+ * same top_name are one value, their sum, which the sample's query selects
+ * under that name; values with the same top_label are one column, their
+ * sum, on the screen.  A column is a rate per second, except those of the
+ * section of sampled holds, which reads the values HOLD_SAMPLES and
+ * HOLD_TIME.  MAX_TOP_VALUES, the number of lines of the table, bounds the
+ * values and columns of each kind.
+ */
+enum
+{
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) \
+	COUNTER_LINE_LWLOCK_##symbol,
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
+	COUNTER_LINE_SPIN_##field,
+#include "lockstat_counters.h"
+#undef LOCKSTAT_LWLOCK_COUNTER
+#undef LOCKSTAT_SPIN_COUNTER
+	MAX_TOP_VALUES
+};
+
+typedef enum CounterKind
+{
+	COUNTERS_NONE,				/* a view without counters of the table */
+	COUNTERS_LWLOCK,			/* the tranches: LOCKSTAT_LWLOCK_COUNTER */
+	COUNTERS_SPIN,				/* the call sites: LOCKSTAT_SPIN_COUNTER */
+} CounterKind;
+
+#define HOLD_SAMPLES	"hold_samples"
+#define HOLD_TIME		"hold_time"
+
+/*
+ * the other values that this program names: those of the shares and the
+ * sort keys of the tranches (the column of ACQUIRES is the acquisitions),
+ * and those that order the call sites
+ */
+#define ACQUIRES		"sh_acquires"
+#define BLOCKS			"blocks"
+#define SPIN_DELAYS		"spin_delays"
+#define WAIT_TIME		"wait_time"
+#define SITE_DELAYS		"delays"
+#define SITE_SPINS		"spins"
+
+/* one value: a top_name */
+typedef struct TopValue
+{
+	const char *name;			/* top_name, the name the query selects */
+	bool		in_ms;			/* milliseconds (unit NS_AS_MS), else a count */
+	int			column;			/* its column in the set */
+} TopValue;
+
+/* one column: a top_label */
+typedef struct TopColumn
+{
+	const char *label;			/* top_label, its heading */
+	bool		in_ms;			/* its values are milliseconds */
+	bool		held;			/* shown by the section of sampled holds */
+	int			width;			/* of a rate column on the screen */
+	const char *csv_name;		/* of a rate column in the CSV output */
+} TopColumn;
+
+/* the values and columns of one kind of counters */
+typedef struct CounterSet
+{
+	int			nvalues;
+	TopValue	values[MAX_TOP_VALUES];
+	int			ncolumns;
+	TopColumn	columns[MAX_TOP_VALUES];
+} CounterSet;
+
 /* one row of pg_lwlock_stats */
 typedef struct TrancheCounters
 {
 	int			id;				/* tranche_id; -1 for the overflow row */
 	char	   *name;
-	int64		sh_acquires;
-	int64		ex_acquires;
-	int64		blocks;
-	int64		spin_delays;
-	double		wait_ms;
-	int64		hold_samples;	/* sh_hold_samples + ex_hold_samples */
-	double		hold_ms;		/* sh_hold_time + ex_hold_time */
+	double		values[MAX_TOP_VALUES]; /* of counter_set(COUNTERS_LWLOCK) */
 } TrancheCounters;
 
 /* one row of pg_spinlock_stats, in extension versions that have it */
 typedef struct SiteCounters
 {
 	char	   *site;			/* "file:line function" */
-	int64		contended;
-	int64		spins;
-	int64		delays;
-	double		wait_ms;
+	double		values[MAX_TOP_VALUES]; /* of counter_set(COUNTERS_SPIN) */
 } SiteCounters;
 
 /*
@@ -167,32 +239,21 @@ typedef struct TrancheRate
 {
 	int			id;
 	char	   *name;
-	int64		sh_acquires;	/* counts in the interval */
-	int64		ex_acquires;
-	int64		blocks;
-	int64		spin_delays;
-	double		wait_ms;
-	double		acquires_per_s; /* rates */
-	double		blocks_per_s;
-	double		spin_delays_per_s;
-	double		wait_ms_per_s;
+	double		counts[MAX_TOP_VALUES]; /* each value's count in the interval */
+	double		per_s[MAX_TOP_VALUES];	/* each rate column's sum, per second */
 	double		blk_pct;		/* share of the interval's blocks, or -1 */
 	double		spin_delay_pct; /* likewise for spin delays */
-	int64		hold_samples;	/* sampled holds in the interval */
-	double		hold_ms;		/* their hold time */
-	double		mean_hold_us;	/* hold_ms / hold_samples in us, or -1 */
+	double		mean_hold_us;	/* the sampled holds' mean in us, or -1 */
 	double		held_ms_per_s;	/* estimated hold time per second: the mean
-								 * hold times acquires_per_s, or -1 */
+								 * hold times the acquisitions per second, or
+								 * -1 */
 } TrancheRate;
 
 /* one spinlock call site's activity over an interval */
 typedef struct SiteRate
 {
 	char	   *site;
-	double		contended_per_s;
-	double		spins_per_s;
-	double		delays_per_s;
-	double		wait_ms_per_s;
+	double		per_s[MAX_TOP_VALUES];	/* each column's sum, per second */
 } SiteRate;
 
 /* one key's blocked calls over an interval, summed over its tranches */
@@ -254,14 +315,36 @@ extern OutputMode output_mode;
 extern const char *const sort_key_names[];
 
 extern void parse_options(int argc, char **argv, ConnParams *cparams);
+extern int	top_rows(int nrows);
 
 /* sample.c */
 extern void open_sampling(const ConnParams *cparams, Sample *baseline);
 extern bool reopen_sampling(Sample *baseline);
+extern bool take_sample(Sample *sample, char **error);
+
+/* texts.c */
+extern void set_text_schema(const char *schema);
+extern void label_queries(Report *report);
+extern void label_blockers(Report *report);
+
+/* connect.c */
+extern void connect_or_exit(const ConnParams *cparams);
+extern PGconn *sampling_conn(void);
 extern void close_sampling(void);
 extern const char *sampling_dbname(void);
-extern bool take_sample(Sample *sample, char **error);
 extern bool connection_lost(void);
+extern void check_setup_error(const PGresult *res);
+extern const char *column_value(const PGresult *res, const char *name);
+extern char *first_line(const char *msg);
+extern void add_sampling_note(const char *fmt,...) pg_attribute_printf(1, 2);
+extern char *next_sampling_note(void);
+
+/* rows.c */
+extern void read_status(const PGresult *res, Sample *sample);
+extern void read_tranches(const PGresult *res, Sample *sample);
+extern void read_sites(const PGresult *res, Sample *sample);
+extern void read_queries(const PGresult *res, Sample *sample);
+extern void read_blockers(const PGresult *res, Sample *sample);
 extern void free_sample(Sample *sample);
 extern int	compare_tranche_id(const void *a, const void *b);
 extern int	compare_site(const void *a, const void *b);
@@ -270,21 +353,31 @@ extern int	compare_query_row(const void *a, const void *b);
 extern int	compare_blocker_key(const void *a, const void *b);
 extern void copy_blocker_key(BlockerKey *dst, const BlockerKey *src);
 extern void free_blocker_key(BlockerKey *key);
-extern void label_queries(Report *report);
-extern void label_blockers(Report *report);
-extern char *next_sampling_note(void);
+
+/* columns.c */
+extern const CounterSet *counter_set(CounterKind kind);
+extern int	counter_value(CounterKind kind, const char *name);
+extern int	counter_column(CounterKind kind, const char *name);
+extern void append_counter_select(PQExpBuffer sql, CounterKind kind);
 
 /* rates.c */
 extern bool make_report(const Sample *prev, const Sample *cur,
 						Report *report);
-extern void sort_report(Report *report);
 extern void free_report(Report *report);
 
-/* render.c */
+/* order.c */
+extern void sort_report(Report *report);
+extern double column_rate(const TrancheRate *r, const char *name);
+
+/* output.c */
 extern void show_report(const Report *report);
 extern void show_screen(const Report *report);
 extern void note_event(const char *fmt,...) pg_attribute_printf(1, 2);
 extern void clear_event(void);
+
+/* render.c */
+extern void render_report(const Report *report, PQExpBuffer out,
+						  int max_rows);
 
 /* terminal.c */
 

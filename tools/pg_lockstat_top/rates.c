@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * rates.c
- *	  pg_lockstat_top's rates between two samples, and their order
+ *	  pg_lockstat_top's rates between two samples
  *
  * Time base: rates divide the counter differences by the time between the
  * two samples' clock_timestamp() on the server, which is read in the same
@@ -33,8 +33,16 @@
 
 #include "pg_lockstat_top.h"
 
-static bool tranches_went_down(const Sample *prev, const Sample *cur);
-static bool sites_went_down(const Sample *prev, const Sample *cur);
+static bool rows_went_down(const void *prev, int nprev, const void *cur,
+						   int ncur, size_t size, CounterKind kind,
+						   int (*compare) (const void *, const void *));
+static const double *row_values(const void *row, CounterKind kind);
+static void value_rates(CounterKind kind, const double *cur,
+						const double *prev, double seconds, double *counts,
+						double *per_s);
+static void make_shares(Report *report);
+static double share(double part, double total);
+static double value_count(const TrancheRate *r, const char *name);
 static void make_header(const Sample *prev, const Sample *cur,
 						double seconds, bool reset, Report *report);
 static void make_tranche_rates(const Sample *prev, const Sample *cur,
@@ -45,10 +53,6 @@ static void make_query_rates(const Sample *prev, const Sample *cur,
 							 Report *report);
 static void make_blocker_rates(const Sample *prev, const Sample *cur,
 							   Report *report);
-static int	compare_rates(const void *a, const void *b);
-static int	compare_site_rates(const void *a, const void *b);
-static int	compare_query_rates(const void *a, const void *b);
-static int	compare_blocker_rates(const void *a, const void *b);
 
 
 /*
@@ -74,7 +78,9 @@ make_report(const Sample *prev, const Sample *cur, Report *report)
 		return false;
 
 	reset = (strcmp(prev->stats_reset, cur->stats_reset) != 0 ||
-			 tranches_went_down(prev, cur));
+			 rows_went_down(prev->tranches, prev->ntranches, cur->tranches,
+							cur->ntranches, sizeof(TrancheCounters),
+							COUNTERS_LWLOCK, compare_tranche_id));
 	make_header(prev, cur, seconds, reset, report);
 	make_tranche_rates(prev, cur, report);
 	make_site_rates(prev, cur, report);
@@ -85,55 +91,68 @@ make_report(const Sample *prev, const Sample *cur, Report *report)
 }
 
 /*
- * tranches_went_down
- *		Whether a tranche of prev is missing from cur or has a counter that
- *		is lower there.
+ * rows_went_down
+ *		Whether a row of prev (nprev rows of size bytes, sorted by compare)
+ *		is missing from cur or has a counter value of kind that is lower
+ *		there: the tranches or the spinlock call sites.
  */
 static bool
-tranches_went_down(const Sample *prev, const Sample *cur)
+rows_went_down(const void *prev, int nprev, const void *cur, int ncur,
+			   size_t size, CounterKind kind,
+			   int (*compare) (const void *, const void *))
 {
-	int			i;
+	int			nvalues = counter_set(kind)->nvalues;
 
-	for (i = 0; i < prev->ntranches; i++)
+	for (int i = 0; i < nprev; i++)
 	{
-		const TrancheCounters *p = &prev->tranches[i];
-		const TrancheCounters *c;
+		const char *p = (const char *) prev + i * size;
+		const char *c = bsearch(p, cur, ncur, size, compare);
 
-		c = bsearch(p, cur->tranches, cur->ntranches,
-					sizeof(TrancheCounters), compare_tranche_id);
-		if (c == NULL ||
-			c->sh_acquires < p->sh_acquires ||
-			c->ex_acquires < p->ex_acquires ||
-			c->blocks < p->blocks ||
-			c->spin_delays < p->spin_delays ||
-			c->wait_ms < p->wait_ms)
+		if (c == NULL)
 			return true;
+		for (int v = 0; v < nvalues; v++)
+		{
+			if (row_values(c, kind)[v] < row_values(p, kind)[v])
+				return true;
+		}
 	}
 	return false;
 }
 
 /*
- * sites_went_down
- *		Likewise for the spinlock call sites.
+ * row_values
+ *		The counter values of a row of a sample: a TrancheCounters for kind
+ *		COUNTERS_LWLOCK, a SiteCounters for COUNTERS_SPIN.
  */
-static bool
-sites_went_down(const Sample *prev, const Sample *cur)
+static const double *
+row_values(const void *row, CounterKind kind)
 {
-	int			i;
+	if (kind == COUNTERS_LWLOCK)
+		return ((const TrancheCounters *) row)->values;
+	return ((const SiteCounters *) row)->values;
+}
 
-	for (i = 0; i < prev->nsites; i++)
+/*
+ * value_rates
+ *		The counts of the values of kind in an interval, cur minus prev (or
+ *		cur if prev is NULL), into counts, and the rates of the columns over
+ *		seconds into per_s: each column's sum of its values' counts, per
+ *		second.
+ */
+static void
+value_rates(CounterKind kind, const double *cur, const double *prev,
+			double seconds, double *counts, double *per_s)
+{
+	const CounterSet *set = counter_set(kind);
+
+	memset(per_s, 0, sizeof(double) * MAX_TOP_VALUES);
+	for (int v = 0; v < set->nvalues; v++)
 	{
-		const SiteCounters *p = &prev->sites[i];
-		const SiteCounters *c;
-
-		c = bsearch(p, cur->sites, cur->nsites, sizeof(SiteCounters),
-					compare_site);
-		if (c == NULL || c->contended < p->contended ||
-			c->spins < p->spins || c->delays < p->delays ||
-			c->wait_ms < p->wait_ms)
-			return true;
+		counts[v] = cur[v] - (prev ? prev[v] : 0);
+		per_s[set->values[v].column] += counts[v];
 	}
-	return false;
+	for (int c = 0; c < set->ncolumns; c++)
+		per_s[c] /= seconds;
 }
 
 /*
@@ -181,57 +200,81 @@ make_header(const Sample *prev, const Sample *cur, double seconds,
 static void
 make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
 {
-	double		seconds = report->rate_interval;
-	int64		total_blocks = 0;
-	int64		total_spin_delays = 0;
-	int			i;
-
 	report->nrows = cur->ntranches;
 	report->rows = pg_malloc0(sizeof(TrancheRate) * Max(cur->ntranches, 1));
-	for (i = 0; i < cur->ntranches; i++)
+	for (int i = 0; i < cur->ntranches; i++)
 	{
 		const TrancheCounters *c = &cur->tranches[i];
 		const TrancheCounters *p = NULL;
 		TrancheRate *r = &report->rows[i];
+		double		hold_samples;
 
 		if (!report->reset)
 			p = bsearch(c, prev->tranches, prev->ntranches,
 						sizeof(TrancheCounters), compare_tranche_id);
 		r->id = c->id;
 		r->name = pg_strdup(c->name);
-		r->sh_acquires = c->sh_acquires - (p ? p->sh_acquires : 0);
-		r->ex_acquires = c->ex_acquires - (p ? p->ex_acquires : 0);
-		r->blocks = c->blocks - (p ? p->blocks : 0);
-		r->spin_delays = c->spin_delays - (p ? p->spin_delays : 0);
-		r->wait_ms = c->wait_ms - (p ? p->wait_ms : 0);
-		r->acquires_per_s = (r->sh_acquires + r->ex_acquires) / seconds;
-		r->blocks_per_s = r->blocks / seconds;
-		r->spin_delays_per_s = r->spin_delays / seconds;
-		r->wait_ms_per_s = r->wait_ms / seconds;
-		r->hold_samples = c->hold_samples - (p ? p->hold_samples : 0);
-		r->hold_ms = c->hold_ms - (p ? p->hold_ms : 0);
-		if (r->hold_samples > 0)
+		value_rates(COUNTERS_LWLOCK, c->values, p ? p->values : NULL,
+					report->rate_interval, r->counts, r->per_s);
+		hold_samples = value_count(r, HOLD_SAMPLES);
+		r->mean_hold_us = r->held_ms_per_s = -1;
+		if (hold_samples > 0)
 		{
-			r->mean_hold_us = 1000.0 * r->hold_ms / r->hold_samples;
-			r->held_ms_per_s = r->mean_hold_us / 1000.0 * r->acquires_per_s;
+			r->mean_hold_us = 1000.0 * value_count(r, HOLD_TIME) / hold_samples;
+			r->held_ms_per_s = r->mean_hold_us / 1000.0 *
+				column_rate(r, ACQUIRES);
 		}
-		else
-		{
-			r->mean_hold_us = -1;
-			r->held_ms_per_s = -1;
-		}
-		total_blocks += r->blocks;
-		total_spin_delays += r->spin_delays;
 	}
-	for (i = 0; i < report->nrows; i++)
+	make_shares(report);
+}
+
+/*
+ * make_shares
+ *		Each tranche row's share of the interval's blocks and spin delays in
+ *		all rows, or -1 when there were none.
+ */
+static void
+make_shares(Report *report)
+{
+	double		total_blocks = 0;
+	double		total_spin_delays = 0;
+
+	for (int i = 0; i < report->nrows; i++)
+	{
+		total_blocks += value_count(&report->rows[i], BLOCKS);
+		total_spin_delays += value_count(&report->rows[i], SPIN_DELAYS);
+	}
+	for (int i = 0; i < report->nrows; i++)
 	{
 		TrancheRate *r = &report->rows[i];
 
-		r->blk_pct = total_blocks > 0 ?
-			100.0 * r->blocks / total_blocks : -1;
-		r->spin_delay_pct = total_spin_delays > 0 ?
-			100.0 * r->spin_delays / total_spin_delays : -1;
+		r->blk_pct = share(value_count(r, BLOCKS), total_blocks);
+		r->spin_delay_pct = share(value_count(r, SPIN_DELAYS),
+								  total_spin_delays);
 	}
+}
+
+/*
+ * share
+ *		part in percent of total, or -1 if total is not positive.
+ */
+static double
+share(double part, double total)
+{
+	return total > 0 ? 100.0 * part / total : -1;
+}
+
+/*
+ * value_count
+ *		The interval's count of a tranche row's value named name, 0 if the
+ *		counter table shows no such value.
+ */
+static double
+value_count(const TrancheRate *r, const char *name)
+{
+	int			v = counter_value(COUNTERS_LWLOCK, name);
+
+	return v < 0 ? 0 : r->counts[v];
 }
 
 /*
@@ -243,27 +286,26 @@ make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
 static void
 make_site_rates(const Sample *prev, const Sample *cur, Report *report)
 {
-	double		seconds = report->rate_interval;
-	bool		reset = report->reset || sites_went_down(prev, cur);
-	int			i;
+	bool		reset = report->reset ||
+		rows_went_down(prev->sites, prev->nsites, cur->sites, cur->nsites,
+					   sizeof(SiteCounters), COUNTERS_SPIN, compare_site);
 
 	report->have_sites = cur->have_sites;
 	report->nsites = cur->nsites;
 	report->sites = pg_malloc0(sizeof(SiteRate) * Max(cur->nsites, 1));
-	for (i = 0; i < cur->nsites; i++)
+	for (int i = 0; i < cur->nsites; i++)
 	{
 		const SiteCounters *c = &cur->sites[i];
 		const SiteCounters *p = NULL;
 		SiteRate   *r = &report->sites[i];
+		double		counts[MAX_TOP_VALUES];
 
 		if (!reset)
 			p = bsearch(c, prev->sites, prev->nsites, sizeof(SiteCounters),
 						compare_site);
 		r->site = pg_strdup(c->site);
-		r->contended_per_s = (c->contended - (p ? p->contended : 0)) / seconds;
-		r->spins_per_s = (c->spins - (p ? p->spins : 0)) / seconds;
-		r->delays_per_s = (c->delays - (p ? p->delays : 0)) / seconds;
-		r->wait_ms_per_s = (c->wait_ms - (p ? p->wait_ms : 0)) / seconds;
+		value_rates(COUNTERS_SPIN, c->values, p ? p->values : NULL,
+					report->rate_interval, counts, r->per_s);
 	}
 }
 
@@ -374,128 +416,6 @@ make_blocker_rates(const Sample *prev, const Sample *cur, Report *report)
 	}
 }
 
-/*
- * sort_report
- *		Order a report's tranche rows by the current sort_key, its spinlock
- *		call sites by delays and spins per second, its queries by wait, and
- *		its blockers by blocks or wait as the sort key says.
- */
-void
-sort_report(Report *report)
-{
-	qsort(report->rows, report->nrows, sizeof(TrancheRate), compare_rates);
-	qsort(report->sites, report->nsites, sizeof(SiteRate),
-		  compare_site_rates);
-	qsort(report->queries, report->nqueries, sizeof(QueryRate),
-		  compare_query_rates);
-	qsort(report->blockers, report->nblockers, sizeof(BlockerRate),
-		  compare_blocker_rates);
-}
-
-/*
- * compare_rates
- *		qsort order of TrancheRate: highest value of the sort key first, then
- *		most acquisitions, then by tranche ID.
- */
-static int
-compare_rates(const void *a, const void *b)
-{
-	const TrancheRate *ra = a;
-	const TrancheRate *rb = b;
-	double		va;
-	double		vb;
-
-	switch (sort_key)
-	{
-		case SORT_BLOCKS:
-			va = ra->blocks_per_s;
-			vb = rb->blocks_per_s;
-			break;
-		case SORT_WAIT:
-			va = ra->wait_ms_per_s;
-			vb = rb->wait_ms_per_s;
-			break;
-		case SORT_SPIN_DELAYS:
-			va = ra->spin_delays_per_s;
-			vb = rb->spin_delays_per_s;
-			break;
-		default:
-			va = ra->acquires_per_s;
-			vb = rb->acquires_per_s;
-			break;
-	}
-	if (va != vb)
-		return va < vb ? 1 : -1;
-	if (ra->acquires_per_s != rb->acquires_per_s)
-		return ra->acquires_per_s < rb->acquires_per_s ? 1 : -1;
-	return (ra->id > rb->id) - (ra->id < rb->id);
-}
-
-/*
- * compare_site_rates
- *		qsort order of SiteRate: most delays, then most spins, first.
- */
-static int
-compare_site_rates(const void *a, const void *b)
-{
-	const SiteRate *ra = a;
-	const SiteRate *rb = b;
-
-	if (ra->delays_per_s != rb->delays_per_s)
-		return ra->delays_per_s < rb->delays_per_s ? 1 : -1;
-	if (ra->spins_per_s != rb->spins_per_s)
-		return ra->spins_per_s < rb->spins_per_s ? 1 : -1;
-	return strcmp(ra->site, rb->site);
-}
-
-/*
- * compare_query_rates
- *		qsort order of QueryRate: most wait, then most blocks, first, then by
- *		queryid.
- */
-static int
-compare_query_rates(const void *a, const void *b)
-{
-	const QueryRate *ra = a;
-	const QueryRate *rb = b;
-
-	if (ra->wait_ms_per_s != rb->wait_ms_per_s)
-		return ra->wait_ms_per_s < rb->wait_ms_per_s ? 1 : -1;
-	if (ra->blocks_per_s != rb->blocks_per_s)
-		return ra->blocks_per_s < rb->blocks_per_s ? 1 : -1;
-	return (ra->queryid > rb->queryid) - (ra->queryid < rb->queryid);
-}
-
-/*
- * compare_blocker_rates
- *		qsort order of BlockerRate: with sort key blocks, most blocks, then
- *		most wait, first; with any other key (wait, and the spin delays and
- *		acquisitions that the view does not have), most wait, then most
- *		blocks; then by key.
- */
-static int
-compare_blocker_rates(const void *a, const void *b)
-{
-	const BlockerRate *ra = a;
-	const BlockerRate *rb = b;
-	double		a1 = ra->wait_ms_per_s,
-				b1 = rb->wait_ms_per_s;
-	double		a2 = ra->blocks_per_s,
-				b2 = rb->blocks_per_s;
-
-	if (sort_key == SORT_BLOCKS)
-	{
-		a1 = ra->blocks_per_s;
-		b1 = rb->blocks_per_s;
-		a2 = ra->wait_ms_per_s;
-		b2 = rb->wait_ms_per_s;
-	}
-	if (a1 != b1)
-		return a1 < b1 ? 1 : -1;
-	if (a2 != b2)
-		return a2 < b2 ? 1 : -1;
-	return compare_blocker_key(a, b);
-}
 
 /*
  * free_report

@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * render.c
- *	  pg_lockstat_top's output: the report as text, the screen, CSV, events
+ *	  pg_lockstat_top's report as text
  *
- * One text, in 80 columns, serves the screen and --batch; --csv writes one
- * row per tranche instead.  Connection events go to the status line of the
- * screen, to "--" lines in --batch output, or to stderr with --csv.
+ * One text, in 80 columns, serves the screen and --batch (output.c).  The
+ * rate columns of the tranche and call-site tables are those of the counter
+ * table (columns.c), in its order.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -16,15 +16,8 @@
  */
 #include "postgres_fe.h"
 
-#include "common/logging.h"
 #include "pg_lockstat_top.h"
 
-/* state of the output */
-static char *status_line = NULL;	/* event shown on a terminal */
-static bool csv_header_done = false;
-
-static void render_report(const Report *report, PQExpBuffer out,
-						  int max_rows);
 static void render_header(const Report *report, PQExpBuffer out);
 static void render_holds(const Report *report, PQExpBuffer out,
 						 int max_rows);
@@ -33,12 +26,11 @@ static void render_tranches(const Report *report, PQExpBuffer out,
 static void render_sites(const Report *report, PQExpBuffer out);
 static void render_queries(const Report *report, PQExpBuffer out);
 static void render_blockers(const Report *report, PQExpBuffer out);
+static void render_headings(CounterKind kind, PQExpBuffer out);
+static void render_rates(CounterKind kind, const double *per_s,
+						 PQExpBuffer out);
+static bool all_zero(CounterKind kind, const double *per_s);
 static void format_pct(char *buf, size_t len, double pct);
-static void clip_to_screen(const char *text, int rows, int cols,
-						   PQExpBuffer screen);
-static void write_batch(const Report *report);
-static void write_csv(const Report *report);
-static void write_csv_text(const char *text);
 
 
 /*
@@ -50,7 +42,7 @@ static void write_csv_text(const char *text);
  *		the report has them.  Tranche IDs are only in the CSV output; the
  *		names tell the tranches apart.
  */
-static void
+void
 render_report(const Report *report, PQExpBuffer out, int max_rows)
 {
 	render_header(report, out);
@@ -100,10 +92,8 @@ render_header(const Report *report, PQExpBuffer out)
 static int
 tranche_rows(const Report *report, int max_rows, int *namewidth)
 {
-	int			nrows = report->nrows;
+	int			nrows = top_rows(report->nrows);
 
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
 	if (max_rows > 0 && nrows > max_rows)
 		nrows = max_rows;
 	*namewidth = 16;
@@ -116,19 +106,19 @@ tranche_rows(const Report *report, int max_rows, int *namewidth)
  * render_tranches
  *		The tranche table: column names, then the top -t rows, at most
  *		max_rows of them (0: no limit), the name column as wide as the
- *		widest name shown.
+ *		widest name shown: the rate columns of the counter table, then the
+ *		shares of blocks and spin delays.
  */
 static void
 render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 {
 	int			namewidth;
 	int			nrows = tranche_rows(report, max_rows, &namewidth);
-	int			i;
 
-	appendPQExpBuffer(out, "%-*s %11s %9s %11s %9s %6s %11s\n",
-					  namewidth, "Tranche", "Acq/s", "Blk/s",
-					  "SpinDelay/s", "Wait ms/s", "Blk %", "SpinDelay %");
-	for (i = 0; i < nrows; i++)
+	appendPQExpBuffer(out, "%-*s", namewidth, "Tranche");
+	render_headings(COUNTERS_LWLOCK, out);
+	appendPQExpBuffer(out, " %6s %11s\n", "Blk %", "SpinDelay %");
+	for (int i = 0; i < nrows; i++)
 	{
 		const TrancheRate *r = &report->rows[i];
 		char		blk_pct[16];
@@ -136,13 +126,66 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 
 		format_pct(blk_pct, sizeof(blk_pct), r->blk_pct);
 		format_pct(spin_pct, sizeof(spin_pct), r->spin_delay_pct);
-		appendPQExpBuffer(out, "%-*s %11.1f %9.1f %11.1f %9.2f %6s %11s\n",
-						  namewidth, r->name, r->acquires_per_s,
-						  r->blocks_per_s, r->spin_delays_per_s,
-						  r->wait_ms_per_s, blk_pct, spin_pct);
+		appendPQExpBuffer(out, "%-*s", namewidth, r->name);
+		render_rates(COUNTERS_LWLOCK, r->per_s, out);
+		appendPQExpBuffer(out, " %6s %11s\n", blk_pct, spin_pct);
 	}
 	if (report->nrows == 0)
 		appendPQExpBufferStr(out, "(no LWLock activity since the last reset)\n");
+}
+
+/*
+ * render_headings
+ *		The headings of the rate columns of kind, each after a space.
+ */
+static void
+render_headings(CounterKind kind, PQExpBuffer out)
+{
+	const CounterSet *set = counter_set(kind);
+
+	for (int c = 0; c < set->ncolumns; c++)
+	{
+		if (!set->columns[c].held)
+			appendPQExpBuffer(out, " %*s", set->columns[c].width,
+							  set->columns[c].label);
+	}
+}
+
+/*
+ * render_rates
+ *		A row's rates per_s of the rate columns of kind, each after a space,
+ *		milliseconds with two decimals and counts with one.
+ */
+static void
+render_rates(CounterKind kind, const double *per_s, PQExpBuffer out)
+{
+	const CounterSet *set = counter_set(kind);
+
+	for (int c = 0; c < set->ncolumns; c++)
+	{
+		const TopColumn *col = &set->columns[c];
+
+		if (!col->held)
+			appendPQExpBuffer(out, " %*.*f", col->width, col->in_ms ? 2 : 1,
+							  per_s[c]);
+	}
+}
+
+/*
+ * all_zero
+ *		Whether every rate column of kind is zero in per_s.
+ */
+static bool
+all_zero(CounterKind kind, const double *per_s)
+{
+	const CounterSet *set = counter_set(kind);
+
+	for (int c = 0; c < set->ncolumns; c++)
+	{
+		if (!set->columns[c].held && per_s[c] != 0)
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -152,19 +195,23 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
  *		their number, the mean hold in microseconds, and the hold time per
  *		second that the mean implies at the tranche's acquisition rate (an
  *		estimate; the samples are one acquisition in N of each process).
- *		Not shown when none of those tranches had a sample.
+ *		The first two are headed by the labels of the counter table's
+ *		HOLD_SAMPLES and HOLD_TIME.  Not shown when none of those tranches
+ *		had a sample.
  */
 static void
 render_holds(const Report *report, PQExpBuffer out, int max_rows)
 {
+	const CounterSet *set = counter_set(COUNTERS_LWLOCK);
+	int			samples = counter_value(COUNTERS_LWLOCK, HOLD_SAMPLES);
+	int			hold_time = counter_value(COUNTERS_LWLOCK, HOLD_TIME);
 	int			namewidth;
 	int			nrows = tranche_rows(report, max_rows, &namewidth);
 	int			shown = 0;
-	int			i;
 
-	for (i = 0; i < nrows; i++)
+	for (int i = 0; i < nrows && samples >= 0 && hold_time >= 0; i++)
 	{
-		if (report->rows[i].hold_samples > 0)
+		if (report->rows[i].counts[samples] > 0)
 			shown++;
 	}
 
@@ -173,16 +220,18 @@ render_holds(const Report *report, PQExpBuffer out, int max_rows)
 		return;
 
 	appendPQExpBuffer(out, "%-*s %11s %11s %11s\n",
-					  namewidth, "Sampled holds", "Samples", "Hold us",
+					  namewidth, "Sampled holds",
+					  set->columns[set->values[samples].column].label,
+					  set->columns[set->values[hold_time].column].label,
 					  "Held ms/s");
-	for (i = 0; i < nrows; i++)
+	for (int i = 0; i < nrows; i++)
 	{
 		const TrancheRate *r = &report->rows[i];
 
-		if (r->hold_samples <= 0)
+		if (r->counts[samples] <= 0)
 			continue;
 		appendPQExpBuffer(out, "%-*s %11lld %11.2f %11.2f\n",
-						  namewidth, r->name, (long long) r->hold_samples,
+						  namewidth, r->name, (long long) r->counts[samples],
 						  r->mean_hold_us, r->held_ms_per_s);
 	}
 }
@@ -198,12 +247,10 @@ render_holds(const Report *report, PQExpBuffer out, int max_rows)
 static void
 render_queries(const Report *report, PQExpBuffer out)
 {
-	int			nrows = report->nqueries;
+	int			nrows = top_rows(report->nqueries);
 	int			width = 16;
 	int			i;
 
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
 	for (i = 0; i < nrows; i++)
 		width = Max(width, (int) strlen(report->queries[i].top_tranche));
 
@@ -235,12 +282,10 @@ render_queries(const Report *report, PQExpBuffer out)
 static void
 render_blockers(const Report *report, PQExpBuffer out)
 {
-	int			nrows = report->nblockers;
+	int			nrows = top_rows(report->nblockers);
 	int			width = 16;
 	int			i;
 
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
 	for (i = 0; i < nrows; i++)
 		width = Max(width, (int) strlen(report->blockers[i].key.tranche));
 
@@ -272,38 +317,34 @@ render_blockers(const Report *report, PQExpBuffer out)
 /*
  * render_sites
  *		The spinlock call-site table: column names, then the top -t sites
- *		that had any activity in the interval.
+ *		that had any activity in the interval, with the rate columns of the
+ *		counter table.
  */
 static void
 render_sites(const Report *report, PQExpBuffer out)
 {
-	int			nsites = report->nsites;
+	int			nsites = top_rows(report->nsites);
 	int			width = 34;
 	int			shown = 0;
-	int			i;
 
-	if (top_n > 0 && nsites > top_n)
-		nsites = top_n;
 
 	/* the widest call site name sets the column, so that columns align */
-	for (i = 0; i < nsites; i++)
+	for (int i = 0; i < nsites; i++)
 		width = Max(width, (int) strlen(report->sites[i].site));
 
-	appendPQExpBuffer(out, "%-*s %11s %9s %11s %9s\n",
-					  width, "Spinlock call site", "Contended/s",
-					  "Spins/s", "Delays/s", "Wait ms/s");
-	for (i = 0; i < nsites; i++)
+	appendPQExpBuffer(out, "%-*s", width, "Spinlock call site");
+	render_headings(COUNTERS_SPIN, out);
+	appendPQExpBufferChar(out, '\n');
+	for (int i = 0; i < nsites; i++)
 	{
 		const SiteRate *s = &report->sites[i];
 
 		/* sites idle during the interval say nothing */
-		if (s->contended_per_s == 0 && s->spins_per_s == 0 &&
-			s->delays_per_s == 0 && s->wait_ms_per_s == 0)
+		if (all_zero(COUNTERS_SPIN, s->per_s))
 			continue;
-		appendPQExpBuffer(out, "%-*s %11.1f %9.1f %11.1f %9.2f\n",
-						  width, s->site, s->contended_per_s,
-						  s->spins_per_s, s->delays_per_s,
-						  s->wait_ms_per_s);
+		appendPQExpBuffer(out, "%-*s", width, s->site);
+		render_rates(COUNTERS_SPIN, s->per_s, out);
+		appendPQExpBufferChar(out, '\n');
 		shown++;
 	}
 	if (shown == 0)
@@ -322,231 +363,4 @@ format_pct(char *buf, size_t len, double pct)
 		snprintf(buf, len, "-");
 	else
 		snprintf(buf, len, "%.2f", pct);
-}
-
-/*
- * show_report
- *		Write a report in the output mode: redraw the screen, or append to
- *		stdout.
- */
-void
-show_report(const Report *report)
-{
-	switch (output_mode)
-	{
-		case OUTPUT_SCREEN:
-			show_screen(report);
-			break;
-		case OUTPUT_BATCH:
-			write_batch(report);
-			break;
-		case OUTPUT_CSV:
-			write_csv(report);
-			break;
-	}
-}
-
-/*
- * show_screen
- *		Redraw the terminal: a title line, the key and status line, then the
- *		report clipped to the window.  report may be NULL before the first
- *		interval has passed.
- */
-void
-show_screen(const Report *report)
-{
-	int			rows;
-	int			cols;
-	PQExpBufferData body;
-	PQExpBufferData screen;
-
-	terminal_size(&rows, &cols);
-
-	initPQExpBuffer(&body);
-	appendPQExpBuffer(&body, "pg_lockstat_top %s on %s  sort: %s  (keys: b w s a, q)\n",
-					  PG_LOCKSTAT_TOP_VERSION, sampling_dbname(),
-					  sort_key_names[sort_key]);
-	appendPQExpBuffer(&body, "%s\n", status_line ? status_line : "");
-	if (report)
-		render_report(report, &body, rows - 6);
-	else
-		appendPQExpBuffer(&body, "waiting %.2f s for the first interval...\n",
-						  interval_s);
-
-	initPQExpBuffer(&screen);
-	clip_to_screen(body.data, rows, cols, &screen);
-	fputs(screen.data, stdout);
-	fflush(stdout);
-	termPQExpBuffer(&screen);
-	termPQExpBuffer(&body);
-}
-
-/*
- * clip_to_screen
- *		The escape sequences that draw text on a screen of rows by cols,
- *		into screen: home, each line clipped and cleared to its end (the
- *		column names in reverse video), then clear below.
- */
-static void
-clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
-{
-	const char *line = text;
-	int			nlines = 0;
-
-	appendPQExpBufferStr(screen, "\033[H");
-	while (*line && nlines < rows)
-	{
-		const char *eol = strchr(line, '\n');
-		int			len = eol ? (int) (eol - line) : (int) strlen(line);
-
-		if (nlines > 0)
-			appendPQExpBufferChar(screen, '\n');
-		if (strncmp(line, "Tranche ", 8) == 0 ||
-			strncmp(line, "Wait ms/s ", 10) == 0 ||
-			strncmp(line, "Spinlock call site ", 19) == 0)
-			appendPQExpBufferStr(screen, "\033[7m");
-		appendBinaryPQExpBuffer(screen, line, Min(len, cols));
-		appendPQExpBufferStr(screen, "\033[0m\033[K");
-		nlines++;
-		line = eol ? eol + 1 : line + len;
-	}
-	appendPQExpBufferStr(screen, "\033[J");
-}
-
-/*
- * write_batch
- *		A report as --batch writes it: its text and an empty line.
- */
-static void
-write_batch(const Report *report)
-{
-	PQExpBufferData out;
-
-	initPQExpBuffer(&out);
-	render_report(report, &out, 0);
-	fputs(out.data, stdout);
-	fputc('\n', stdout);
-	fflush(stdout);
-	termPQExpBuffer(&out);
-}
-
-/*
- * write_csv
- *		One CSV row per tranche (the top -t of them), preceded once by the
- *		header row.  Values are the interval's counts and their rates; the
- *		percentages are empty when the interval had no blocks or spin delays
- *		at all.
- */
-static void
-write_csv(const Report *report)
-{
-	int			nrows = report->nrows;
-	int			i;
-
-	if (!csv_header_done)
-	{
-		fputs("timestamp,interval_s,reset,tranche_id,tranche,"
-			  "sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,"
-			  "acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,"
-			  "blk_pct,spin_delay_pct,hold_samples,hold_time_ms,mean_hold_us\n",
-			  stdout);
-		csv_header_done = true;
-	}
-	if (top_n > 0 && nrows > top_n)
-		nrows = top_n;
-	for (i = 0; i < nrows; i++)
-	{
-		const TrancheRate *r = &report->rows[i];
-
-		printf("%s,%.3f,%d,", report->time_csv, report->rate_interval,
-			   report->reset ? 1 : 0);
-		if (r->id >= 0)
-			printf("%d", r->id);
-		putchar(',');
-		write_csv_text(r->name);
-		printf(",%lld,%lld,%lld,%lld,%.3f,%.3f,%.3f,%.3f,%.3f,",
-			   (long long) r->sh_acquires, (long long) r->ex_acquires,
-			   (long long) r->blocks, (long long) r->spin_delays,
-			   r->wait_ms, r->acquires_per_s, r->blocks_per_s,
-			   r->spin_delays_per_s, r->wait_ms_per_s);
-		if (r->blk_pct >= 0)
-			printf("%.2f", r->blk_pct);
-		putchar(',');
-		if (r->spin_delay_pct >= 0)
-			printf("%.2f", r->spin_delay_pct);
-		printf(",%lld,%.3f,", (long long) r->hold_samples, r->hold_ms);
-		if (r->mean_hold_us >= 0)
-			printf("%.3f", r->mean_hold_us);
-		putchar('\n');
-	}
-	fflush(stdout);
-}
-
-/*
- * write_csv_text
- *		A CSV field, quoted if it has a comma, quote or line break.
- */
-static void
-write_csv_text(const char *text)
-{
-	const char *p;
-
-	if (strpbrk(text, ",\"\r\n") == NULL)
-	{
-		fputs(text, stdout);
-		return;
-	}
-	putchar('"');
-	for (p = text; *p; p++)
-	{
-		if (*p == '"')
-			putchar('"');
-		putchar(*p);
-	}
-	putchar('"');
-}
-
-/*
- * note_event
- *		Report a connection event (a printf format and its arguments, one
- *		line without a newline): on the status line of the screen until
- *		clear_event, as a "--" line in --batch output, or on stderr with
- *		--csv (so that stdout stays pure CSV; the gap shows as missing
- *		timestamps).
- */
-void
-note_event(const char *fmt,...)
-{
-	va_list		ap;
-	char		msg[1024];
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-
-	switch (output_mode)
-	{
-		case OUTPUT_SCREEN:
-			pg_free(status_line);
-			status_line = pg_strdup(msg);
-			break;
-		case OUTPUT_BATCH:
-			printf("-- %s\n\n", msg);
-			fflush(stdout);
-			break;
-		case OUTPUT_CSV:
-			pg_log_info("%s", msg);
-			break;
-	}
-}
-
-/*
- * clear_event
- *		Take the last event off the status line of the screen.
- */
-void
-clear_event(void)
-{
-	pg_free(status_line);
-	status_line = NULL;
 }
