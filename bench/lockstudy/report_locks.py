@@ -38,6 +38,7 @@ lockstudy.data.
 """
 
 import csv
+import dataclasses
 import math
 from decimal import Decimal
 from typing import (Any, Dict, Iterable, List, Optional, Sequence,
@@ -48,6 +49,7 @@ from .data import (InputError, Run, RunKey, index_runs, number,
 from .mechanism import (COLUMNS, MAX_EXACT_ROUNDS, MONTE_CARLO_FLIPS,
                         Q_MARK, Counts, Point, Row, analyse,
                         min_mark_rounds)
+from .model import MechanismResult
 from .sqlnum import (coalesce0, descending, float_round, group_by,
                      numeric_text, percent, quotient, sql_add, sql_max,
                      sql_sum)
@@ -178,29 +180,42 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
                      runs_path: str = "runs.csv",
                      unpatched: Sequence[str] = (),
                      kinds_path: Optional[str] = None
-                     ) -> Tuple[str, List[Point]]:
-    """Table (m) of a study: its text (every line ended by a newline) and
-    its points (for write_mechanism).  runs: the runs of runs.csv, read
-    with need_transactions (runs_path names the file in messages);
-    variants: the option --variants as a list (None: the order of first
-    appearance); top: rows shown per table; csv_name: the name of the CSV
-    of every row, for the line under a table cut short; unpatched: the
-    variants of the unpatched server, which have no points (an unpatched
-    baseline: no points at all; locks.csv and spins.csv are then not
-    read); kinds_path: kinds.csv, the pg_lwlock_backend_type_stats rows
-    of each run, from which the LWLock rows count the WORKLOAD_KINDS only
-    (None: the LWLock rows count every process, from locks.csv).  The
-    line under the tables says which.  InputError on bad options or
-    files."""
-    if not 0 < confidence < 1:
-        raise InputError("--confidence must lie between 0 and 1")
+                     ) -> Tuple[str, Tuple[Point, ...]]:
+    """Table (m) of a study (mechanism_result): its text (every line ended
+    by a newline, mechanism_report_text) and its points (for
+    write_mechanism).  top: rows shown per table; csv_name: the name of
+    the CSV of every row, for the line under a table cut short.
+    InputError on bad options or files."""
     if top < 1:
         raise InputError("--top must be at least 1")
+    m = mechanism_result(runs, locks_path, spins_path, variants, confidence,
+                         runs_path, unpatched, kinds_path)
+    return mechanism_report_text(m, top, csv_name), m.points
+
+
+def mechanism_result(runs: Sequence[Run], locks_path: str, spins_path: str,
+                     variants: Optional[Sequence[str]] = None,
+                     confidence: float = 0.95, runs_path: str = "runs.csv",
+                     unpatched: Sequence[str] = (),
+                     kinds_path: Optional[str] = None
+                     ) -> MechanismResult:
+    """The model of table (m).  runs: the runs of runs.csv, read with
+    need_transactions (runs_path names the file in messages); variants:
+    the option --variants as a list (None: the order of first
+    appearance); unpatched: the variants of the unpatched server, which
+    have no points (an unpatched baseline: no points at all; locks.csv and
+    spins.csv are then not read); kinds_path: kinds.csv, the
+    pg_lwlock_backend_type_stats rows of each run, from which the LWLock
+    rows count the WORKLOAD_KINDS only (None: the LWLock rows count every
+    process, from locks.csv).  InputError on bad options or files."""
+    if not 0 < confidence < 1:
+        raise InputError("--confidence must lie between 0 and 1")
     transactions = run_transactions(runs, runs_path)
     names = mechanism_variants(runs, variants, runs_path)
+    unpatched = tuple(v for v in names if v in unpatched)
     if names[0] in unpatched:
-        return mechanism_text([], names[0], confidence, top, csv_name,
-                              names, unpatched), []
+        return MechanismResult(tuple(names), unpatched, confidence,
+                               kinds_path is not None, ())
     counts: Counts = {}
     if kinds_path is not None:
         read_counts(kinds_path, "lwlock", transactions, counts,
@@ -210,11 +225,19 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
     read_counts(spins_path, "spin", transactions, counts)
     points = analyse(transactions, counts,
                      [v for v in names if v not in unpatched], confidence)
-    text = mechanism_text(points, names[0], confidence, top, csv_name,
-                          names, unpatched)
-    if points:
-        text += counted_line(kinds_path is not None)
-    return text, points
+    return MechanismResult(tuple(names), unpatched, confidence,
+                           kinds_path is not None, tuple(points))
+
+
+def mechanism_report_text(m: MechanismResult, top: int = 10,
+                          csv_name: Optional[str] = None) -> str:
+    """The text of table (m) (mechanism_text) and the line under it that
+    says whose counts it shows."""
+    text = mechanism_text(m.points, m.variants[0], m.confidence, top,
+                          csv_name, m.variants, m.unpatched)
+    if m.points:
+        text += counted_line(m.by_kind)
+    return text
 
 
 def counted_line(by_kind: bool) -> str:
@@ -355,7 +378,7 @@ def write_mechanism(points: Sequence[Point], path: str) -> None:
         for p in points:
             for q in p.rows:
                 w.writerow(["%.6g" % x if isinstance(x, float) else x
-                            for x in q])
+                            for x in dataclasses.astuple(q)])
 
 
 # --- (b), (c) and the lock shares ------------------------------------------

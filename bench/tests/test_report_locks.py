@@ -19,6 +19,7 @@ of all (m) when the baseline is one.
 """
 
 import csv
+import dataclasses
 import math
 import os
 import random
@@ -433,7 +434,7 @@ def test_mechanism_of_an_unpatched_variant(tmp_path):
                                        csv_name="mechanism.csv",
                                        unpatched=["B"])
     a = [p for p in full if p.variant == "A"]
-    assert points == a and len(a) == 2
+    assert list(points) == a and len(a) == 2
     assert text == ("(m) mechanism: B against C: %s\n\n" % (
         NOT_AVAILABLE % "B")) + rl.mechanism_text(a, "C", 0.95, 10,
                                                   "mechanism.csv") + \
@@ -446,7 +447,7 @@ def test_mechanism_of_an_unpatched_variant(tmp_path):
     # every variant but the baseline unpatched: one line each, no points
     text, points = rl.mechanism_report(runs, paths[1], paths[2],
                                        ["C", "B", "A"], unpatched=["A", "B"])
-    assert points == []
+    assert points == ()
     assert text == "".join("(m) mechanism: %s against C: %s\n%s" % (
         v, NOT_AVAILABLE % v, sep) for v, sep in (("B", "\n"), ("A", "")))
 
@@ -473,7 +474,7 @@ def test_mechanism_of_an_unpatched_baseline(tmp_path):
         text, points = rl.mechanism_report(
             runs, "/nowhere/locks.csv", "/nowhere/spins.csv",
             ["C", "B", "A"], unpatched=unpatched)
-        assert points == []
+        assert points == ()
         assert text == ("(m) mechanism: %s; it is the baseline, so no "
                         "variant has a table (m)\n" % (NOT_AVAILABLE % "C"))
     # the options and runs.csv are still checked
@@ -511,7 +512,7 @@ def test_write_mechanism(tmp_path):
     assert len(rows) == 1 + len(want)
     for got, q in zip(rows[1:], want):  # numbers to 6 significant digits
         assert got == [("%.6g" if isinstance(x, float) else "%s") % x
-                       for x in q]
+                       for x in dataclasses.astuple(q)]
 
 
 @pytest.mark.parametrize("x,sign,want", [
