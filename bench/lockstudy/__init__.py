@@ -25,9 +25,10 @@ The modules, each calling only those below it:
                 workloads)
     results     the whole report of a study directory, in order
     report      table (a) to the position table, points.csv, plot data
-    report_locks  the lock side: (m), (b), (c), lock shares
-    sqlnum      the arithmetic of the SQL that (b) and (c) were once
-                computed with
+    report_locks  the lock side: (m), (b), (c), lock shares, as text
+    locktables  what (b), (c) and the lock shares show, computed
+    model       what the study found, one typed model (results.json)
+    drift       the drift and position tables' numbers and ranges
     mechanism   lock counts per transaction, variant against baseline
     starts      which variants share a server start (SHARED_START=1), and
                 the order of a round by groups

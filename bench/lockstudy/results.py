@@ -14,13 +14,13 @@ The variants that versions.txt names as running the unpatched server get
 table (a) as any other, and in place of (m), (b), (c) and their lock
 shares a line saying that these are not available.
 
-Calls report, report_locks, model and data.
+Calls report, report_locks, locktables, model and data.
 """
 
 import os
 from typing import List, Optional, TextIO, Tuple
 
-from . import data, model, report, report_locks
+from . import data, locktables, model, report, report_locks
 
 # the text files of a study, and the field of StudyMeta each fills
 META_FILES = (("machine.txt", "machine"), ("versions.txt", "versions"),
@@ -64,7 +64,11 @@ def analyse(directory: str, variants: Optional[List[str]],
             runs, path("locks.csv"), path("spins.csv"), tps.variants,
             unpatched=meta.unpatched,
             kinds_path=kinds if os.path.exists(kinds) else None)
-    return model.StudyResult(meta, tuple(runs), tps, mechanism, ())
+    locks = locktables.lock_tables(
+        path("locks.csv"), path("spins.csv"), tps.variants,
+        max(r.clients for r in runs), max(r.round for r in runs),
+        meta.unpatched)
+    return model.StudyResult(meta, tuple(runs), tps, mechanism, locks)
 
 
 def save(result: model.StudyResult, directory: str) -> None:
@@ -78,28 +82,18 @@ def save(result: model.StudyResult, directory: str) -> None:
     if result.mechanism is not None:
         report_locks.write_mechanism(result.mechanism.points,
                                      path("mechanism.csv"))
-    locks = report_locks.read_locks(path("locks.csv"))
-    for v in result.tps.variants:
-        with open(path("locks-%s.dat" % v), "w") as f:
-            if v in result.meta.unpatched:
-                # a comment to gnuplot, and no plot (plots.lock_plots)
-                f.write("# %s\n" % report_locks.not_available(v))
-            else:
-                f.write(report_locks.lock_shares(locks, v))
+    for t in result.locks:
+        with open(path("locks-%s.dat" % t.variant), "w") as f:
+            f.write(report_locks.lock_shares(t))
 
 
-def render(result: model.StudyResult, directory: str) -> str:
+def render(result: model.StudyResult) -> str:
     """The text of the report."""
     parts = [report.tps_text(result.tps)]
     if result.mechanism is not None:
         parts.append(report_locks.mechanism_report_text(
             result.mechanism, csv_name="mechanism.csv"))
-    runs = result.runs
-    return "\n".join(parts) + report_locks.top_tables(
-        report_locks.read_locks(os.path.join(directory, "locks.csv")),
-        report_locks.read_spins(os.path.join(directory, "spins.csv")),
-        result.tps.variants, max(r.clients for r in runs),
-        max(r.round for r in runs), result.meta.unpatched)
+    return "\n".join(parts) + report_locks.top_tables(result.locks)
 
 
 def report_text(directory: str, variants: Optional[List[str]],
@@ -107,7 +101,7 @@ def report_text(directory: str, variants: Optional[List[str]],
     """The report of the study in directory, and its files written."""
     result = analyse(directory, variants, threshold_pct)
     save(result, directory)
-    return render(result, directory)
+    return render(result)
 
 
 def print_report(directory: str, variants: Optional[List[str]],

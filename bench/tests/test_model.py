@@ -43,7 +43,7 @@ def test_round_trip_of_a_study(tmp_path):
     assert saved.schema == model.SCHEMA_VERSION
     assert saved.meta.machine == ("cpus: 2",)
     assert saved.mechanism is not None and saved.mechanism.points
-    assert results.render(saved, d) == text
+    assert results.render(saved) == text
 
 
 def test_every_dataclass_is_frozen():

@@ -15,7 +15,7 @@ of the header only), likewise.  No server.
 import os
 import shutil
 
-from lockstudy import data, report, report_locks, results
+from lockstudy import data, locktables, report, report_locks, results
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 EVICTION = os.path.join(GOLDEN, "locks-eviction")
@@ -56,10 +56,9 @@ def _tps_text(d):
 
 
 def _top_tables(d, unpatched):
-    locks = report_locks.read_locks(os.path.join(d, "locks.csv"))
-    spins = report_locks.read_spins(os.path.join(d, "spins.csv"))
-    return report_locks.top_tables(locks, spins, ["tas", "ttas"], 4, 6,
-                                   unpatched)
+    return report_locks.top_tables(locktables.lock_tables(
+        os.path.join(d, "locks.csv"), os.path.join(d, "spins.csv"),
+        ["tas", "ttas"], 4, 6, unpatched))
 
 
 def test_report_without_unpatched_variants(tmp_path):
