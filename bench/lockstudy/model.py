@@ -94,30 +94,34 @@ class Comparisons:
 
 
 @dataclass(frozen=True)
+class ChanceRange:
+    """The range that chance gives a number of the drift or position
+    table, and whether the number is outside it (not chance)."""
+    low: float
+    high: float
+    outside: bool
+
+
+@dataclass(frozen=True)
 class DriftCell:
     """The drift of a point: median tps of the last third of the rounds
-    over the first third, and the range chance gives it (None when none
-    was taken), outside means not chance."""
+    over the first third, and its range (None when none was taken)."""
     variant: str
     clients: int
     drift: float
-    low: Optional[float] = None
-    high: Optional[float] = None
-    outside: bool = False
+    chance: Optional[ChanceRange] = None
 
 
 @dataclass(frozen=True)
 class PositionCell:
     """The median ratio to the baseline of a variant's runs at one position
     in their round, over all client counts, the number of ratios and the
-    range chance gives the median."""
+    range of the median."""
     variant: str
     position: int
     median: float
     n: int
-    low: Optional[float] = None
-    high: Optional[float] = None
-    outside: bool = False
+    chance: Optional[ChanceRange] = None
 
 
 @dataclass(frozen=True)

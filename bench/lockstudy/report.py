@@ -121,7 +121,7 @@ def drift_cells(tps: Dict[stats.RunKey, float],
     of the first third (stats.drift), with its null range
     (drift.drift_ranges)."""
     ranges = drift.drift_ranges(tps, variants)
-    return tuple(model.DriftCell(s, c, x, *_range(x, ranges.get((s, c))))
+    return tuple(model.DriftCell(s, c, x, _range(x, ranges.get((s, c))))
                  for (s, c), x in drift.drift(tps, variants).items())
 
 
@@ -135,17 +135,17 @@ def position_cells(tps: Dict[stats.RunKey, float],
     the position (drift.position_ranges); at least 2 variants."""
     by = drift.position_ratios(tps, positions, variants)
     ranges = drift.position_ranges(tps, positions, variants)
-    return tuple(model.PositionCell(s, q, x, n, *_range(
+    return tuple(model.PositionCell(s, q, x, n, _range(
         x, ranges.get(s, {}).get(q)))
         for s in variants[1:] for q, (x, n) in sorted(by[s].items()))
 
 
 def _range(x: float, rng: Optional[Tuple[float, float]]
-           ) -> Tuple[Optional[float], Optional[float], bool]:
+           ) -> Optional[model.ChanceRange]:
     """The range chance gives x, and whether x is outside it."""
     if rng is None:
-        return None, None, False
-    return rng[0], rng[1], not rng[0] <= x <= rng[1]
+        return None
+    return model.ChanceRange(rng[0], rng[1], not rng[0] <= x <= rng[1])
 
 
 def tps_text(r: model.TpsResult) -> str:
@@ -297,13 +297,12 @@ def noise_table(points: Sequence[model.PointResult],
         sorted({p.clients for p in points}), variants, cells)
 
 
-def _in_range(x: float, low: Optional[float], high: Optional[float],
-              outside: bool) -> str:
+def _in_range(x: float, rng: Optional[model.ChanceRange]) -> str:
     """A number with the range chance gives it, marked when outside."""
-    if low is None:
+    if rng is None:
         return fmt(x, 3)
-    return "%s [%s-%s]%s" % (fmt(x, 3), fmt(low, 3), fmt(high, 3),
-                             " " + drift.MARK if outside else "")
+    return "%s [%s-%s]%s" % (fmt(x, 3), fmt(rng.low, 3), fmt(rng.high, 3),
+                             " " + drift.MARK if rng.outside else "")
 
 
 def _range_words() -> str:
@@ -318,8 +317,8 @@ def drift_table(r: model.TpsResult) -> str:
         "drift: median tps of the last third of the rounds over the first "
         "third, per point %s" % _range_words(),
         sorted({p.clients for p in r.points}), r.variants,
-        {(d.variant, d.clients): _in_range(d.drift, d.low, d.high,
-                                           d.outside) for d in r.drift})
+        {(d.variant, d.clients): _in_range(d.drift, d.chance)
+         for d in r.drift})
 
 
 def position_table(r: model.TpsResult) -> str:
@@ -327,7 +326,7 @@ def position_table(r: model.TpsResult) -> str:
     the position it ran in within its round, the number of ratios and the
     range of the median under no effect of the position."""
     cells = {(q.variant, q.position): "%s (%d)" % (
-        _in_range(q.median, q.low, q.high, q.outside), q.n)
+        _in_range(q.median, q.chance), q.n)
         for q in r.positions}
     rows = [[s] + [cells.get((s, q), "") for q in range(1, r.npos + 1)]
             for s in r.variants[1:]]
