@@ -14,13 +14,16 @@ The variants that versions.txt names as running the unpatched server get
 table (a) as any other, and in place of (m), (b), (c) and their lock
 shares a line saying that these are not available.
 
-Calls report, report_locks, locktables, model and data.
+show_study() is what a study shows at its end: the report, the plots
+and the line that names its files.
+
+Calls report, report_locks, locktables, plots, model, spec and data.
 """
 
 import os
-from typing import List, Optional, TextIO, Tuple
+from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import data, locktables, model, report, report_locks
+from . import data, locktables, model, plots, report, report_locks, spec
 
 # the text files of a study, and the field of StudyMeta each fills
 META_FILES = (("machine.txt", "machine"), ("versions.txt", "versions"),
@@ -102,6 +105,31 @@ def report_text(directory: str, variants: Optional[List[str]],
     result = analyse(directory, variants, threshold_pct)
     save(result, directory)
     return render(result)
+
+
+def listed(result: model.StudyResult, plots: Sequence[str]) -> List[str]:
+    """The files of a study that the line "results:" names."""
+    return (["runs.csv", "points.csv"]
+            + (["mechanism.csv"] if result.mechanism is not None else [])
+            + ["persec.csv", "locks.csv", "spins.csv"] + list(plots)
+            + ["settings.txt", "machine.txt", "versions.txt",
+               "commands.txt", RESULTS])
+
+
+def show_study(directory: str, study: spec.Study, nproc: int,
+               out: TextIO) -> None:
+    """What the end of a study shows (after its runs, given to the
+    runner): analyse it, save results.json and its other files, print
+    the report, draw the plots, and name the files."""
+    out.write("\n")
+    result = analyse(directory, study.names, float(study.threshold))
+    save(result, directory)
+    out.write(render(result))
+    out.flush()
+    made = plots.draw(directory, study, nproc, result)
+    out.write("\nresults: %s/ (%s)\n"
+              % (directory, ", ".join(listed(result, made))))
+    out.flush()
 
 
 def print_report(directory: str, variants: Optional[List[str]],

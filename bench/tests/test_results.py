@@ -12,8 +12,12 @@ other variants; an unpatched baseline, or only unpatched variants (files
 of the header only), likewise.  No server.
 """
 
+import dataclasses
+import io
 import os
 import shutil
+
+import test_plots
 
 from lockstudy import data, locktables, report, report_locks, results
 
@@ -159,3 +163,23 @@ def test_report_reads_kinds_csv(tmp_path):
     golden = _read(os.path.join(EVICTION, "report.txt"))
     assert text == (_tps_text(d) + "\n" + m +
                     golden[golden.index("\n(b) top"):])
+
+
+def test_show_study(tmp_path, monkeypatch):
+    """The end of a study: an empty line, the report, the plots of the
+    model, the line that names the files, results.json among them."""
+    d = _study(tmp_path)
+    drawn = []
+    monkeypatch.setattr(results.plots, "draw",
+                        lambda rundir, study, nproc, result:
+                        drawn.append(result) or ["tps.png"])
+    study = dataclasses.replace(test_plots._study(), clients=(1, 4))
+    out = io.StringIO()
+    results.show_study(d, study, 2, out)
+    text = out.getvalue()
+    assert text == ("\n" + results.render(drawn[0]) + "\nresults: %s/ "
+                    "(runs.csv, points.csv, mechanism.csv, persec.csv, "
+                    "locks.csv, spins.csv, tps.png, settings.txt, "
+                    "machine.txt, versions.txt, commands.txt, results.json)"
+                    "\n" % d)
+    assert os.path.exists(os.path.join(d, "results.json"))
