@@ -92,3 +92,15 @@ def test_tps_side_of_the_golden_cases(name):
     assert back.runs == tuple(runs)
     with open(os.path.join(GOLDEN, name, "stdout.txt")) as f:
         assert report.tps_text(back.tps) == f.read()
+
+
+def test_report_command_renders_the_saved_study(tmp_path, capsys):
+    """python3 -m lockstudy report DIR: the report of the study's files,
+    as rendered from the results.json it writes."""
+    from lockstudy import __main__ as cli
+    d = _eviction(tmp_path)
+    assert cli.main(["report", d]) == 0
+    printed = capsys.readouterr().out
+    assert printed == results.render(model.load(os.path.join(
+        d, results.RESULTS)))
+    assert printed == results.report_text(d, None, 2.0)
