@@ -10,29 +10,35 @@ the lock counts that explain them.
 The modules, each calling only those below it:
     __main__    the command line: run, report, compare, mechanism, order,
                 clients
-    runner      the study: the lock, signals, rounds, pgbench runs, counter
-                snapshots, progress, the saved files
+    results     a study directory into the model, results.json and the
+                files drawn from it, the whole report, the end of a study
+    plots       gnuplot images of a finished study, from its model
+    runner      the study: the lock, rounds, pgbench runs, counter
+                snapshots; records, then hands the directory over
+    interrupts  the signals that stop a study
+    progress    the estimate, what has run, the progress line
     plan        the orders of the rounds, the estimate, the plan's text
-    plots       gnuplot images of a finished study
-    records     what a study writes: its directory, lock, recorded rows and
-                metadata files
+    records     what a study writes, every file: its directory, lock,
+                recorded rows and metadata files
     cluster     the throwaway cluster: initdb, start, stop, settings in
-                force, connections (psycopg2)
+                force, connections (psycopg2, whose errors it translates)
     builds      the variants' servers: patch check, scripts/build-server.sh
     spec        the study's parameters, VARIANTS and STRATEGIES, checked
     pgbench     pgbench's command lines and output
     sysbench    sysbench's command lines and output (the sysbench-*
                 workloads)
-    results     the whole report of a study directory, in order
-    report      table (a) to the position table, points.csv, plot data
-    report_locks  the lock side: (m), (b), (c), lock shares
-    sqlnum      the arithmetic of the SQL that (b) and (c) were once
-                computed with
+    report      table (a) to the position table: model, text, points.csv,
+                plot data
+    report_locks  the lock side as text: (m), (b), (c), lock shares
+    locktables  what (b), (c) and the lock shares show, computed
     mechanism   lock counts per transaction, variant against baseline
     starts      which variants share a server start (SHARED_START=1), and
                 the order of a round by groups
     design      the order of the variants and client counts of each round
+    drift       the drift and position tables' numbers and ranges
     stats       pure statistics: intervals, verdicts, the collapse test
+    collapse    the split test on round-adjusted runs
     tables      text tables
     data        runs.csv, locks.csv, spins.csv
+    model       what the study found, one typed model (results.json)
 """

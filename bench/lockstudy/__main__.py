@@ -13,7 +13,12 @@ this program again with --builds, the file where the first pass left the
 builds.  Exit status: 0; 1 on a refused parameter or a failed step; 130,
 143, 129 when interrupted by SIGINT, SIGTERM, SIGHUP.
 
-Calls runner, results, report, report_locks, builds, spec, design, data.
+"run" chains run -> analyse -> render: the runner records the study and
+hands its directory to results.show_study; "report DIR" is analyse ->
+render on the saved files (results.json written again).
+
+Calls runner, results, report, report_locks, builds, spec, design, data,
+interrupts.
 """
 
 import argparse
@@ -29,8 +34,8 @@ NEEDS = ("the study needs /usr/bin/python3 with numpy, scipy and psycopg2 "
          "installs them)")
 
 try:
-    from . import (builds, data, design, report, report_locks, results,
-                   runner, spec)
+    from . import (builds, data, design, interrupts, report, report_locks,
+                   results, runner, spec)
 except ModuleNotFoundError as e:
     if (e.name or "").split(".")[0] not in ("numpy", "scipy", "psycopg2"):
         raise
@@ -44,7 +49,7 @@ def error(text: object) -> int:
 
 
 def before_study(signum: int, frame) -> None:
-    name, status = runner.SIGNALS[signum]
+    name, status = interrupts.SIGNALS[signum]
     print("%s: interrupted by SIG%s before the study; stopping"
           % (spec.ME, name), file=sys.stderr)
     sys.exit(status)
@@ -68,7 +73,7 @@ def as_user(study: "spec.Study", variant_builds: list) -> int:
 def cmd_run(a: argparse.Namespace) -> int:
     caller_pwd = os.getcwd()
     os.chdir(TOP)
-    for s in runner.SIGNALS:
+    for s in interrupts.SIGNALS:
         signal.signal(s, before_study)
     try:
         study = spec.from_environment(os.environ, TOP, caller_pwd,
@@ -82,7 +87,12 @@ def cmd_run(a: argparse.Namespace) -> int:
         return error(e)
     if os.geteuid() == 0:
         return as_user(study, variant_builds)
-    return runner.run(study, TOP, variant_builds)
+    # the runner records; its presentation, given here, analyses the
+    # study's files and reports and plots them
+    nproc = os.cpu_count() or 1
+    return runner.run(study, TOP, variant_builds, sys.stdout,
+                      lambda rundir: results.show_study(
+                          rundir, study, nproc, sys.stdout)).status
 
 
 def cmd_report(a: argparse.Namespace) -> int:

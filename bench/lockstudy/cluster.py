@@ -10,18 +10,19 @@ directory (initdb'ed by the base, of the same version), its variant.conf
 overriding postgresql.conf's shared_preload_libraries = 'pg_lockstat'
 with ''.  Variants that share a server start (SHARED_START=1) change
 variant.conf and reload (reload()) instead of restarting.  The study
-talks to the server through psycopg2.
+talks to the server through psycopg2, and step() is the one place where
+the driver's errors become StepError.
 
-Calls spec (the variant).  Raises StepError with
-the user's message.
+Calls spec (the variant).  Raises StepError with the user's message.
 """
 
+import contextlib
 import os
 import re
 import subprocess
 import sys
 import time
-from typing import List, Optional, Sequence
+from typing import Iterator, List, Optional, Sequence
 
 import psycopg2
 
@@ -35,6 +36,37 @@ RELOAD_TIMEOUT = 120
 
 class StepError(Exception):
     """A step of the study failed; the message names it."""
+
+
+@contextlib.contextmanager
+def step(what: str) -> Iterator[None]:
+    """The one place where the database driver's errors become the
+    study's: within, an error of psycopg2 prints the server's error as
+    psql prints it and raises StepError("<what> failed")."""
+    try:
+        yield
+    except psycopg2.Error as e:
+        text = getattr(e, "pgerror", None) or str(e)
+        sys.stderr.write(text if text.endswith("\n") else text + "\n")
+        raise StepError("%s failed" % what)
+
+
+def close(conn) -> None:
+    """Close a connection, whatever state it is in."""
+    try:
+        conn.close()
+    except psycopg2.Error:
+        pass
+
+
+def clean_environment(bindir: str) -> None:
+    """libpq settings of the caller's environment (PGUSER, PGOPTIONS,
+    PGSERVICE, ...) must not reach the throwaway cluster; the study's own
+    programs come first on PATH."""
+    for name in list(os.environ):
+        if name.startswith("PG") and name != "PG_CONFIG":
+            del os.environ[name]
+    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
 def show_log(path: str, pattern: str = "", text: Optional[str] = None

@@ -10,13 +10,15 @@ renamed call it "strategy"; both names are read.
 Every malformed file raises InputError with a message that names the file,
 and the line where there is one; so do two runs of one variant, client
 count and round (index_runs()) and a variant missing from the list of
-variants given (report_order()).  Calls no other module of the package.
+variants given (report_order()).  Calls model (RunRecord).
 """
 
 import csv
+import dataclasses
 import math
-from typing import (Dict, Iterable, List, NamedTuple, Optional, Sequence,
-                    Tuple)
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from .model import RunKey, RunRecord
 
 # the columns of runs.csv, in the order the study writes them
 RUNS_COLUMNS = ["variant", "clients", "round", "position", "tps", "seconds",
@@ -24,7 +26,6 @@ RUNS_COLUMNS = ["variant", "clients", "round", "position", "tps", "seconds",
 # the name of the first column in files written before it was renamed
 LEGACY_VARIANT = "strategy"
 
-RunKey = Tuple[str, int, int]		# (variant, clients, round)
 # the line of versions.txt that names the variants that ran the unpatched
 # server, their names after it separated by spaces
 UNPATCHED_LINE = "unpatched variants: "
@@ -34,19 +35,8 @@ class InputError(Exception):
     """A file or an option that the study cannot use; the message says why."""
 
 
-class Run(NamedTuple):
-    """One pgbench run of runs.csv.  position and transactions are None
-    when the file has no such column (or, for position, an empty field)."""
-    variant: str
-    clients: int
-    round: int
-    tps: float
-    position: Optional[int] = None
-    transactions: Optional[float] = None
-
-    @property
-    def key(self) -> RunKey:
-        return (self.variant, self.clients, self.round)
+# one run of runs.csv
+Run = RunRecord
 
 
 def number(text) -> Optional[float]:
@@ -112,7 +102,7 @@ def _run_of(path: str, line: int, r: Dict[str, str], vcol: str,
         if t is None or t <= 0:
             raise InputError("%s line %d: transactions %s: not a positive "
                              "number" % (path, line, r["transactions"]))
-        run = run._replace(transactions=t)
+        run = dataclasses.replace(run, transactions=t)
     return run
 
 

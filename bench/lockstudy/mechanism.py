@@ -36,16 +36,17 @@ sorted by the size of the change, |ln((rate_v + 1) / (rate_b + 1))| (ties
 by kind, name, measure): the 1 (one event, or ms, per 1000 transactions)
 keeps a change from 0 to a rare event below a doubling of a frequent one.
 
-Calls lockstudy.data (the type RunKey).
+Calls lockstudy.model (RunKey, MechanismRow, MechanismPoint).
 """
 
 import functools
 import math
-from typing import Dict, List, NamedTuple, Sequence, Tuple
+from typing import Dict, List, Sequence, Tuple
 
 import numpy
 
-from .data import RunKey
+from .model import (MECHANISM_COLUMNS, MechanismPoint, MechanismRow,
+                    RunKey)
 
 # the floor of the sort key, per 1000 transactions
 CHANGE_FLOOR = 1.0
@@ -70,36 +71,11 @@ CountKey = Tuple[str, str, str]			# (kind, name, measure)
 Counts = Dict[RunKey, Dict[CountKey, float]]
 
 
-class Row(NamedTuple):
-    """One row of table (m) and of mechanism.csv, its columns in order."""
-    variant: str
-    clients: int
-    kind: str				# lwlock or spin
-    name: str				# tranche, or "func file:line"
-    measure: str
-    rounds: int				# the rounds paired
-    base_rate: float		# per 1000 transactions, over the paired rounds
-    variant_rate: float
-    ratio: float			# variant_rate / base_rate, inf if base 0
-    ci_low: float			# the bootstrap interval of the ratio
-    ci_high: float
-    p: float				# the sign-flip test
-    q: float				# Benjamini-Hochberg over the point's rows
-    change: float			# the sort key
-    marker: str				# "*" or ""
-
-
+# one row of table (m), one point (model)
+Row = MechanismRow
+Point = MechanismPoint
 # the columns of mechanism.csv
-COLUMNS = Row._fields
-
-
-class Point(NamedTuple):
-    """A variant other than the baseline at one client count: the rounds
-    paired with the baseline's and the rows, sorted by the change."""
-    variant: str
-    clients: int
-    rounds: List[int]
-    rows: List[Row]
+COLUMNS = MECHANISM_COLUMNS
 
 
 def paired_rounds(transactions: Dict[RunKey, float], base: str,
@@ -343,5 +319,5 @@ def analyse(transactions: Dict[RunKey, float], counts: Counts,
                                (sides[1][0][:, used], sides[1][1]),
                                confidence)
             rows.sort(key=sort_key)
-            points.append(Point(v, c, rounds, rows))
+            points.append(Point(v, c, tuple(rounds), tuple(rows)))
     return points

@@ -1,15 +1,17 @@
-"""The plots of a finished study, drawn by gnuplot from its saved files.
+"""The plots of a finished study, drawn by gnuplot from its model (what
+to draw) and the data files that results.save wrote from it.
 
 ratio.png: each variant's median tps ratio to the baseline with its
 interval, against clients (ratio-<v>.dat, bimodal-<v>.dat); tps.png: tps
 against clients with min-max bars (tps-<v>.dat); collapse-<v>-<c>.png: the
 per-second tps of every round of each point whose runs split into two
-groups (points.csv, persec.csv); locks-<v>.png: the lock shares of the top
-tranches per client count (locks-<v>.dat; none for a variant whose file
-has no rows, as an unpatched variant's).
+groups (persec.csv); locks-<v>.png: the lock shares of the top tranches
+per client count (locks-<v>.dat; none for a variant without them, as an
+unpatched variant).
 
 Not fatal: the tables are printed and the CSVs saved by then, so a missing
-or failing gnuplot is a warning and the study succeeds.  Calls spec.
+or failing gnuplot is a warning and the study succeeds.  Calls spec and
+model.
 """
 
 import csv
@@ -19,7 +21,7 @@ import subprocess
 import sys
 from typing import List, Sequence
 
-from . import spec
+from . import model, spec
 
 
 def warn(text: str) -> None:
@@ -55,15 +57,17 @@ def head(png: str, rundir: str, height: int = 600) -> str:
             % (height, os.path.join(rundir, png)))
 
 
-def ratio_plot(p: Plotter, study: spec.Study, xrange: str,
-               nproc: int) -> None:
+def ratio_plot(p: Plotter, study: spec.Study, xrange: str, nproc: int,
+               result: model.StudyResult) -> None:
     base = study.names[0]
     curves = []
+    bimodal_variants = {q.variant for q in result.tps.points
+                        if q.verdict == "bimodal" and q.ratio is not None}
     for v in study.names[1:]:
         curves.append("'%s' using 1:2:3:4 with yerrorlines title '%s / %s'"
                       % (p.path("ratio-%s.dat" % v), v, base))
         bimodal = p.path("bimodal-%s.dat" % v)
-        if os.path.exists(bimodal) and os.path.getsize(bimodal) > 0:
+        if v in bimodal_variants:
             curves.append("'%s' using 1:2 with points pointtype 6 pointsize "
                           "3 title '%s: bimodal'" % (bimodal, v))
     if not curves:
@@ -104,11 +108,10 @@ def data_title(study: spec.Study) -> str:
     return "scale %d" % study.scale
 
 
-def collapse_plots(p: Plotter) -> None:
+def collapse_plots(p: Plotter, result: model.StudyResult) -> None:
     """One image per point whose runs split: a line per round."""
-    with open(p.path("points.csv"), newline="") as f:
-        split = [(r["variant"], r["clients"]) for r in csv.DictReader(f)
-                 if r["bifurcated"] == "t"]
+    split = [(q.variant, str(q.clients)) for q in result.tps.points
+             if q.bifurcated]
     with open(p.path("persec.csv"), newline="") as f:
         persec = list(csv.DictReader(f))
     data = p.path("persec.csv")
@@ -129,21 +132,15 @@ def collapse_plots(p: Plotter) -> None:
                                                       ", ".join(lines))))
 
 
-def lock_plots(p: Plotter, names: Sequence[str], xrange: str) -> None:
+def lock_plots(p: Plotter, tables: Sequence[model.LockTables],
+               xrange: str) -> None:
     """Blocks above, spin delays below, one line per top tranche."""
-    for v in names:
+    for t in tables:
+        if not t.shares:
+            continue
+        v = t.variant
         dat = p.path("locks-%s.dat" % v)
-        if not os.path.exists(dat) or os.path.getsize(dat) == 0:
-            continue
-        with open(dat) as f:
-            # a comment line: not available (an unpatched variant)
-            rows = [line.split() for line in f
-                    if line.strip() and not line.startswith("#")]
-        if not rows:
-            continue
-        ranks: dict = {}
-        for row in rows:
-            ranks.setdefault(int(row[0]), row[2])
+        ranks = {x.rank: x.name.replace(" ", "_") for x in t.shares}
         lines = ["'%s' using ($1 == %d ? $2 : 1/0):COL with linespoints "
                  "title '%s'" % (dat, r, name)
                  for r, name in sorted(ranks.items())]
@@ -158,15 +155,16 @@ def lock_plots(p: Plotter, names: Sequence[str], xrange: str) -> None:
                                      plot.replace("COL", "5"))))
 
 
-def draw(rundir: str, study: spec.Study, nproc: int) -> List[str]:
+def draw(rundir: str, study: spec.Study, nproc: int,
+         result: model.StudyResult) -> List[str]:
     """Every plot of the study; the names of the images drawn."""
     if shutil.which("gnuplot") is None:
         warn("gnuplot not found, no plots (apt-get install gnuplot-nox)")
         return []
     p = Plotter(rundir)
     xrange = "[%d*0.8:%d*1.25]" % (min(study.clients), study.max_clients)
-    ratio_plot(p, study, xrange, nproc)
+    ratio_plot(p, study, xrange, nproc, result)
     tps_plot(p, study, xrange, nproc)
-    collapse_plots(p)
-    lock_plots(p, study.names, xrange)
+    collapse_plots(p, result)
+    lock_plots(p, result.locks, xrange)
     return p.made

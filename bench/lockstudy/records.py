@@ -1,9 +1,11 @@
 """What a study writes: its directory, its lock, the rows of its runs.
 
-The lock of RUN_DIR (one study at a time), the directory of a study, the
-rows recorded after each run (kept in memory, written as runs.csv,
-locks.csv, kinds.csv and spins.csv at the end, in a fixed order) and the
-metadata files machine.txt and versions.txt.
+The lock of RUN_DIR (one study at a time), the directory of a study, and
+the Recorder, through which the runner writes every file of it: the rows
+recorded after each run (kept in memory, written as runs.csv, locks.csv,
+kinds.csv and spins.csv at the end, in a fixed order), the tps of each
+second (persec.csv), the commands (commands.txt) and the metadata files
+machine.txt, versions.txt and settings.txt.
 
 Calls builds, data (the line of versions.txt that the report reads) and
 spec.
@@ -67,12 +69,19 @@ def new_rundir(run_dir: str) -> str:
     return path
 
 
-class Recorder:
-    """What the runs recorded, in memory until the study writes its files:
-    the runs, and the CSV lines of pg_lwlock_stats and pg_spinlock_stats
-    with the key they are sorted by."""
+# the header of persec.csv
+PER_SECOND = "variant,clients,round,second,tps"
 
-    def __init__(self):
+
+class Recorder:
+    """The files of the study in rundir.  What the runs recorded is kept
+    in memory until the study writes its CSVs (write()): the runs, and
+    the CSV lines of pg_lwlock_stats and pg_spinlock_stats with the key
+    they are sorted by; the text files and persec.csv are appended to as
+    the study goes."""
+
+    def __init__(self, rundir: str = ""):
+        self.rundir = rundir
         self.runs: List[Tuple] = []
         self.header: Dict[str, str] = {}
         self.lines: Dict[str, List[Tuple[tuple, str]]] = {
@@ -111,10 +120,32 @@ class Recorder:
                             buf)
             self.header.setdefault(kind, buf.getvalue().splitlines()[0])
 
-    def write(self, rundir: str) -> None:
+    def append(self, name: str, lines: Sequence[str]) -> None:
+        """Append the lines, each ending in a newline, to the file name."""
+        with open(os.path.join(self.rundir, name), "a") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+    def command(self, line: str) -> None:
+        """A line of commands.txt: a command the study ran, or a comment."""
+        self.append("commands.txt", [line])
+
+    def start_per_second(self) -> None:
+        """persec.csv with its header only."""
+        with open(os.path.join(self.rundir, "persec.csv"), "w") as f:
+            f.write(PER_SECOND + "\n")
+
+    def per_second(self, key: Tuple[str, int, int],
+                   seconds: Sequence[Tuple[str, str]]) -> None:
+        """The tps of each second (second, tps) of the run of key (variant,
+        clients, round), to persec.csv."""
+        self.append("persec.csv", ["%s,%d,%d,%s,%s" % (key + (sec, t))
+                                   for sec, t in seconds])
+
+    def write(self) -> None:
         """runs.csv (by round, position, clients), locks.csv, kinds.csv and
         spins.csv (by variant, clients, round, then the most blocks or
         contended)."""
+        rundir = self.rundir
         runs = sorted(self.runs, key=lambda r: (r[2], r[3], r[1]))
         with open(os.path.join(rundir, "runs.csv"), "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")

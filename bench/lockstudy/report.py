@@ -1,6 +1,8 @@
 """The tps side of the study's report, as text and files.
 
-From the runs of runs.csv: table (a) (per client count the baseline's
+tps_result() computes, from the runs of runs.csv, what the tables show,
+a model.TpsResult; tps_text() and the table functions only render it:
+table (a) (per client count the baseline's
 median tps and interval, every other variant's paired ratio with its
 interval, verdict and the rounds that would resolve it), the line on the
 number of comparisons and their correction, the collapse table, the noise
@@ -10,9 +12,9 @@ the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
 text is the one bench/study_stats.py (at 4e541ba) printed with --noun
 variant.
 
-Calls stats (the numbers), collapse (the collapse test's constants), tables
-(their layout) and data (Run, InputError, the checks of the runs against
-the variants).
+Calls stats and drift (the numbers), model (what they fill), collapse
+(the collapse test's constants), tables (their layout) and data (Run,
+InputError, the checks of the runs against the variants).
 """
 
 import csv
@@ -22,7 +24,7 @@ import types
 from typing import (Dict, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from . import collapse, data, stats
+from . import collapse, data, drift, model, stats
 from .tables import fmt, table
 
 NOUN = "variant"
@@ -30,10 +32,7 @@ NOUN = "variant"
 CORRECTIONS = types.MappingProxyType({"bonferroni": "Bonferroni",
                                       "none": "no correction"})
 # the columns of points.csv, in order
-COLUMNS = ("variant", "clients", "n", "median", "lo", "hi", "bifurcated",
-           "cv", "tps_ci_low", "tps_ci_high", "pairs", "ratio", "ci_low",
-           "ci_high", "coverage", "verdict", "rounds_needed", "bad_runs",
-           "fisher_p", "base_bad_runs", "ratio_noise")
+COLUMNS = model.POINT_COLUMNS
 # the float columns of points.csv written to 6 significant digits; the
 # other floats (tps) get 3 decimals
 SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p",
@@ -42,21 +41,33 @@ SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p",
 
 class TpsReport(NamedTuple):
     """The report of a study's tps: its text (ending in a newline), the
-    points (dicts with the keys of COLUMNS, in report order), the variants
-    in report order (the first the baseline), the number of comparisons and
-    the confidence level each ratio interval was taken at."""
+    points (in report order), the variants in report order (the first the
+    baseline), the number of comparisons and the confidence level each
+    ratio interval was taken at, and the model all of it comes from."""
     text: str
-    points: List[stats.Point]
+    points: Tuple[model.PointResult, ...]
     variants: List[str]
     comparisons: int
     ratio_confidence: float
+    result: model.TpsResult
 
 
 def tps_report(runs: List[data.Run], variants: Optional[List[str]],
                threshold_pct: float, confidence: float = 0.95,
                correction: str = "bonferroni",
                source: str = "runs.csv") -> TpsReport:
-    """The report of the runs: variants in report order, the first the
+    """The report of the runs (tps_result), and its text (tps_text)."""
+    r = tps_result(runs, variants, threshold_pct, confidence, correction,
+                   source)
+    return TpsReport(tps_text(r), r.points, list(r.variants),
+                     r.comparisons.count, r.comparisons.ratio_confidence, r)
+
+
+def tps_result(runs: List[data.Run], variants: Optional[List[str]],
+               threshold_pct: float, confidence: float = 0.95,
+               correction: str = "bonferroni",
+               source: str = "runs.csv") -> model.TpsResult:
+    """What the runs show: variants in report order, the first the
     baseline (None or empty: their order of first appearance; a variant
     listed without runs is left out, but not the baseline), the verdict
     threshold in percent, the confidence level of each tps interval and of
@@ -90,17 +101,60 @@ def tps_report(runs: List[data.Run], variants: Optional[List[str]],
                            ratio_confidence)
     positions = {k: r.position for k, r in index.items()
                  if r.position is not None}
-    sections = [
-        table_a(points, order, threshold, confidence, ratio_confidence,
-                ncomparisons, CORRECTIONS[correction]),
-        collapse_table(points, order),
-        noise_table(points, order),
-        drift_table(tps, order),
-    ]
-    if positions and len(order) > 1:
-        sections.append(position_table(tps, positions, order))
-    return TpsReport("\n\n".join(sections) + "\n", points, order,
-                     ncomparisons, ratio_confidence)
+    # a false verdict needs an interval that misses the true ratio;
+    # intervals too short to give a verdict give none
+    bound = math.fsum(1 - p.coverage for p in points if p.ratio is not None
+                and p.coverage >= ratio_confidence)
+    comparisons = model.Comparisons(ncomparisons, correction,
+                                    ratio_confidence, bound,
+                                    stats.min_rounds(ratio_confidence))
+    npos = max(positions.values()) if positions and len(order) > 1 else 0
+    return model.TpsResult(
+        tuple(order), threshold, confidence, comparisons, points,
+        drift_cells(tps, order),
+        position_cells(tps, positions, order) if npos else (), npos)
+
+
+def drift_cells(tps: Dict[stats.RunKey, float],
+                variants: Sequence[str]) -> Tuple[model.DriftCell, ...]:
+    """Per point, the median tps of the last third of the rounds over that
+    of the first third (stats.drift), with its null range
+    (drift.drift_ranges)."""
+    ranges = drift.drift_ranges(tps, variants)
+    return tuple(model.DriftCell(s, c, x, _range(x, ranges.get((s, c))))
+                 for (s, c), x in drift.drift(tps, variants).items())
+
+
+def position_cells(tps: Dict[stats.RunKey, float],
+                   positions: Dict[stats.RunKey, int],
+                   variants: Sequence[str]
+                   ) -> Tuple[model.PositionCell, ...]:
+    """Per variant but the baseline, the median ratio to the baseline by
+    the position it ran in within its round (drift.position_ratios), with
+    the number of ratios and the range of the median under no effect of
+    the position (drift.position_ranges); at least 2 variants."""
+    by = drift.position_ratios(tps, positions, variants)
+    ranges = drift.position_ranges(tps, positions, variants)
+    return tuple(model.PositionCell(s, q, x, n, _range(
+        x, ranges.get(s, {}).get(q)))
+        for s in variants[1:] for q, (x, n) in sorted(by[s].items()))
+
+
+def _range(x: float, rng: Optional[Tuple[float, float]]
+           ) -> Optional[model.ChanceRange]:
+    """The range chance gives x, and whether x is outside it."""
+    if rng is None:
+        return None
+    return model.ChanceRange(rng[0], rng[1], not rng[0] <= x <= rng[1])
+
+
+def tps_text(r: model.TpsResult) -> str:
+    """The text of the tps side of the report, ending in a newline."""
+    sections = [table_a(r), collapse_table(r.points, r.variants),
+                noise_table(r.points, r.variants), drift_table(r)]
+    if r.npos:
+        sections.append(position_table(r))
+    return "\n\n".join(sections) + "\n"
 
 
 def _level(confidence: float, ratio: bool = False) -> str:
@@ -108,74 +162,66 @@ def _level(confidence: float, ratio: bool = False) -> str:
     return ("%.4g%%" if ratio else "%g%%") % (100 * confidence)
 
 
-def table_a(points: Sequence[stats.Point], variants: Sequence[str],
-            threshold: float, confidence: float, ratio_confidence: float,
-            ncomparisons: int, correction: str) -> str:
+def table_a(r: model.TpsResult) -> str:
     """Table (a) and the lines under it: the min-max intervals, the
-    comparisons and their correction (named by correction), the meaning
-    of "rounds needed"."""
-    base = variants[0]
-    nr = max(p["n"] for p in points)
-    level, rlevel = _level(confidence), _level(ratio_confidence, True)
+    comparisons and their correction, the meaning of "rounds needed"."""
+    points, base, k = r.points, r.variants[0], r.comparisons
+    nr = max(p.n for p in points)
+    level, rlevel = (_level(r.confidence),
+                     _level(k.ratio_confidence, True))
     out = ["(a) tps per client count: median over rounds and %s interval "
            "(order statistics); for each %s the ratio of its tps to %s's "
            "in the same round: Hodges-Lehmann estimate, %s interval "
            "(Wilcoxon signed rank), verdict (threshold %g%%) and the bad "
            "runs of a collapse (k/n low); %d round%s"
-           % (level, NOUN, base, rlevel, 100 * threshold, nr,
+           % (level, NOUN, base, rlevel, 100 * r.threshold, nr,
               "" if nr == 1 else "s")]
-    rows = [_row_a(p, base) for c in sorted({p["clients"] for p in points})
-            for p in points if p["clients"] == c]
+    rows = [_row_a(p, base) for c in sorted({p.clients for p in points})
+            for p in points if p.clients == c]
     out.append(table(["clients", NOUN, "tps", level + " CI", "ratio",
                       rlevel + " CI", "verdict", "rounds needed"], rows,
                      [True, False, True, True, True, True, False, True]))
-    low = [p for p in points if p["ratio"] is not None
-           and p["coverage"] < ratio_confidence]
+    low = [p for p in points if p.ratio is not None
+           and p.coverage < k.ratio_confidence]
     if low:
         out.append("fewer than %d rounds: the intervals are min-max, of "
                    "coverage %.1f%% only, and give no verdict"
-                   % (stats.min_rounds(ratio_confidence),
-                      100 * low[0]["coverage"]))
-    if ncomparisons > 0:
-        # a false verdict needs an interval that misses the true ratio;
-        # intervals too short to give a verdict give none
-        bound = sum(1 - p["coverage"] for p in points
-                    if p["ratio"] is not None
-                    and p["coverage"] >= ratio_confidence)
+                   % (k.min_rounds, 100 * low[0].coverage))
+    if k.count > 0:
         out.append("comparisons: %d; %s: each ratio interval at %s, so that "
                    "the chance of at least one false verdict in the study "
                    "is at most %.2f%% (the sum of the intervals' exact "
-                   "non-coverage)" % (ncomparisons, correction, rlevel,
-                                      100 * bound))
+                   "non-coverage)" % (k.count, CORRECTIONS[k.correction],
+                                      rlevel, 100 * k.false_verdict_bound))
     out.append("rounds needed: rounds that would give the ratio observed "
                "a verdict with %d%% power, at the ratio noise observed; - "
                "within the threshold" % round(100 * stats.POWER))
     return "\n".join(out)
 
 
-def _row_a(p: stats.Point, base: str) -> List[str]:
+def _row_a(p: model.PointResult, base: str) -> List[str]:
     """The cells of a point's row of table (a)."""
-    ratio = p["ratio"] is not None
-    need = p["rounds_needed"]
+    ratio = p.ratio is not None
+    need = p.rounds_needed
     return [
-        str(p["clients"]), p["variant"],
-        fmt(p["median"]),
-        fmt(p["tps_ci_low"]) + "-" + fmt(p["tps_ci_high"])
-        if p["variant"] == base else "",
-        fmt(p["ratio"], 3) if ratio else "",
-        fmt(p["ci_low"], 3) + "-" + fmt(p["ci_high"], 3) if ratio else "",
-        p["verdict"] + _low(p),
+        str(p.clients), p.variant,
+        fmt(p.median),
+        fmt(p.tps_ci_low) + "-" + fmt(p.tps_ci_high)
+        if p.variant == base else "",
+        fmt(p.ratio, 3) if ratio else "",
+        fmt(p.ci_low, 3) + "-" + fmt(p.ci_high, 3) if ratio else "",
+        p.verdict + _low(p),
         ("-" if need is None else str(need))
-        if p["verdict"] == "no difference" else "",
+        if p.verdict == "no difference" else "",
     ]
 
 
-def _low(p: stats.Point) -> str:
+def _low(p: model.PointResult) -> str:
     """What a verdict cell says of a collapse: the point's bad runs where
     its runs or, for a variant, the baseline's split ("", else
     ", k/n low")."""
-    if p["bifurcated"] or p["bad_runs"]:
-        return ", %d/%d low" % (p["bad_runs"], p["n"])
+    if p.bifurcated or p.bad_runs:
+        return ", %d/%d low" % (p.bad_runs, p.n)
     return ""
 
 
@@ -184,7 +230,7 @@ def _runs_of(n: Optional[int], of: int) -> str:
     return "" if n is None else "%d of %d" % (n, of)
 
 
-def collapse_table(points: Sequence[stats.Point],
+def collapse_table(points: Sequence[model.PointResult],
                    variants: Sequence[str]) -> str:
     """The collapse test's result: a line when no point's runs split, else
     per client count where some do, each variant's bad runs and the
@@ -197,21 +243,21 @@ def collapse_table(points: Sequence[stats.Point],
            "alarms per point of single-peaked runs (normal, skewed or "
            "heavy-tailed); needs %d runs" % (NOUN, false_alarms,
                                             collapse.BIMODAL_MIN_RUNS))
-    split = sorted({p["clients"] for p in points if p["bifurcated"]})
+    split = sorted({p.clients for p in points if p.bifurcated})
     if not split:
         return "collapse: no point's runs fall into two groups (%s)" % how
-    bases = {p["clients"]: p for p in points if p["variant"] == base}
+    bases = {p.clients: p for p in points if p.variant == base}
     rows = []
     for c in split:
         b = bases.get(c)
-        rows += [[str(c), p["variant"], _runs_of(p["bad_runs"], p["n"]),
-                  _runs_of(p["base_bad_runs"], b["n"]) if b else "",
-                  fmt(p["fisher_p"], 3)]
-                 for p in points if p["clients"] == c
-                 and p["variant"] != base]
+        rows += [[str(c), p.variant, _runs_of(p.bad_runs, p.n),
+                  _runs_of(p.base_bad_runs, b.n) if b else "",
+                  fmt(p.fisher_p, 3)]
+                 for p in points if p.clients == c
+                 and p.variant != base]
         # a study of the baseline alone still shows its split points
         if len(variants) == 1 and b:
-            rows.append([str(c), base, _runs_of(b["bad_runs"], b["n"]),
+            rows.append([str(c), base, _runs_of(b.bad_runs, b.n),
                          "", ""])
     return ("collapse: points whose runs fall into a good and a bad group "
             "(%s): the bad runs of each %s and of %s, both below the "
@@ -234,72 +280,62 @@ def _per_point_table(title: str, clients: Sequence[int],
                                 [True] * (len(variants) + 1))
 
 
-def noise_table(points: Sequence[stats.Point],
+def noise_table(points: Sequence[model.PointResult],
                 variants: Sequence[str]) -> str:
     """Per client count, the baseline's coefficient of variation of tps
     and each other variant's ratio noise, in percent."""
     cells = {}
     for p in points:
-        x = p["cv"] if p["variant"] == variants[0] else p["ratio_noise"]
+        x = p.cv if p.variant == variants[0] else p.ratio_noise
         if not math.isnan(x):
-            cells[(p["variant"], p["clients"])] = fmt(100 * x, 1)
+            cells[(p.variant, p.clients)] = fmt(100 * x, 1)
     return _per_point_table(
         "noise (%%): for %s the coefficient of variation of its tps across "
         "rounds; for each other %s the ratio noise, the standard deviation "
         "of the log of its paired ratios, which its interval and rounds "
         "needed depend on" % (variants[0], NOUN),
-        sorted({p["clients"] for p in points}), variants, cells)
+        sorted({p.clients for p in points}), variants, cells)
 
 
-def _in_range(x: float, rng: Optional[Tuple[float, float]]) -> str:
+def _in_range(x: float, rng: Optional[model.ChanceRange]) -> str:
     """A number with the range chance gives it, marked when outside."""
     if rng is None:
         return fmt(x, 3)
-    mark = " " + stats.MARK if not rng[0] <= x <= rng[1] else ""
-    return "%s [%s-%s]%s" % (fmt(x, 3), fmt(rng[0], 3), fmt(rng[1], 3),
-                             mark)
+    return "%s [%s-%s]%s" % (fmt(x, 3), fmt(rng.low, 3), fmt(rng.high, 3),
+                             " " + drift.MARK if rng.outside else "")
 
 
 def _range_words() -> str:
     """How the drift and position tables' ranges are taken."""
     return ("[range that chance gives it, %g%% over the table together]; "
-            "%s outside it" % (100 * stats.RANGE_CONFIDENCE, stats.MARK))
+            "%s outside it" % (100 * drift.RANGE_CONFIDENCE, drift.MARK))
 
 
-def drift_table(tps: Dict[stats.RunKey, float],
-                variants: Sequence[str]) -> str:
-    """Per point, the median tps of the last third of the rounds over that
-    of the first third (stats.drift), with its null range
-    (stats.drift_ranges), marked outside it."""
-    ranges = stats.drift_ranges(tps, variants)
+def drift_table(r: model.TpsResult) -> str:
+    """Per point, its drift with its null range, marked outside it."""
     return _per_point_table(
         "drift: median tps of the last third of the rounds over the first "
         "third, per point %s" % _range_words(),
-        sorted({c for (s, c, r) in tps if s in variants}), variants,
-        {k: _in_range(x, ranges.get(k))
-         for k, x in stats.drift(tps, variants).items()})
+        sorted({p.clients for p in r.points}), r.variants,
+        {(d.variant, d.clients): _in_range(d.drift, d.chance)
+         for d in r.drift})
 
 
-def position_table(tps: Dict[stats.RunKey, float],
-                   positions: Dict[stats.RunKey, int],
-                   variants: Sequence[str]) -> str:
+def position_table(r: model.TpsResult) -> str:
     """Per variant but the baseline, the median ratio to the baseline by
-    the position it ran in within its round (stats.position_ratios), with
-    the number of ratios and the range of the median under no effect of
-    the position (stats.position_ranges); at least 2 variants."""
-    npos = max(positions.values())
-    by = stats.position_ratios(tps, positions, variants)
-    ranges = stats.position_ranges(tps, positions, variants)
-    rows = [[s] + ["%s (%d)" % (_in_range(by[s][q][0],
-                                          ranges.get(s, {}).get(q)),
-                                by[s][q][1])
-                   if q in by[s] else "" for q in range(1, npos + 1)]
-            for s in variants[1:]]
+    the position it ran in within its round, the number of ratios and the
+    range of the median under no effect of the position."""
+    cells = {(q.variant, q.position): "%s (%d)" % (
+        _in_range(q.median, q.chance), q.n)
+        for q in r.positions}
+    rows = [[s] + [cells.get((s, q), "") for q in range(1, r.npos + 1)]
+            for s in r.variants[1:]]
     return ("position: median ratio to %s in the same round by the position "
             "the %s ran in (number of ratios), all client counts %s\n"
-            % (variants[0], NOUN, _range_words())
-            + table([NOUN] + ["position %d" % q for q in range(1, npos + 1)],
-                    rows, [False] + [True] * npos))
+            % (r.variants[0], NOUN, _range_words())
+            + table([NOUN] + ["position %d" % q
+                              for q in range(1, r.npos + 1)],
+                    rows, [False] + [True] * r.npos))
 
 
 def _csv_value(key: str, v) -> str:
@@ -313,38 +349,38 @@ def _csv_value(key: str, v) -> str:
     return "" if v is None else str(v)
 
 
-def write_points(points: Sequence[stats.Point], path: str) -> None:
+def write_points(points: Sequence[model.PointResult], path: str) -> None:
     """Write the points as CSV, the columns of COLUMNS."""
     with open(path, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(COLUMNS)
         for p in points:
-            w.writerow([_csv_value(k, p[k]) for k in COLUMNS])
+            w.writerow([_csv_value(k, getattr(p, k)) for k in COLUMNS])
 
 
-def write_dat(points: Sequence[stats.Point], variants: Sequence[str],
+def write_dat(points: Sequence[model.PointResult], variants: Sequence[str],
               directory: str) -> None:
     """Write the gnuplot data of each variant into directory: tps-<v>.dat
     (clients, median, min, max); for the variants but the baseline
     ratio-<v>.dat (clients, ratio, ci_low, ci_high) and, where some of its
     points are bimodal, bimodal-<v>.dat (clients, ratio)."""
     for s in variants:
-        mine = [p for p in points if p["variant"] == s]
-        split = [p for p in mine if p["verdict"] == "bimodal"
-                 and p["ratio"] is not None]
+        mine = [p for p in points if p.variant == s]
+        split = [p for p in mine if p.verdict == "bimodal"
+                 and p.ratio is not None]
         if split:
             _write_lines(directory, "bimodal-%s.dat" % s,
-                         ["%d %.6f" % (p["clients"], p["ratio"])
+                         ["%d %.6f" % (p.clients, p.ratio)
                           for p in split])
         _write_lines(directory, "tps-%s.dat" % s,
-                     ["%d %.3f %.3f %.3f" % (p["clients"], p["median"],
-                                             p["lo"], p["hi"])
+                     ["%d %.3f %.3f %.3f" % (p.clients, p.median,
+                                             p.lo, p.hi)
                       for p in mine])
         if s != variants[0]:
             _write_lines(directory, "ratio-%s.dat" % s,
-                         ["%d %.6f %.6f %.6f" % (p["clients"], p["ratio"],
-                                                 p["ci_low"], p["ci_high"])
-                          for p in mine if p["ratio"] is not None])
+                         ["%d %.6f %.6f %.6f" % (p.clients, p.ratio,
+                                                 p.ci_low, p.ci_high)
+                          for p in mine if p.ratio is not None])
 
 
 def _write_lines(directory: str, name: str, lines: Sequence[str]) -> None:

@@ -4,9 +4,10 @@ of the plots (locks-<variant>.dat), from locks.csv and spins.csv.
 
 (m) compares each variant's LWLock and spin-wait counts per 1000
 transactions with the baseline's; lockstudy.mechanism holds its
-statistics.  (b), (c) and the lock shares were SQL queries printed by
-psql; they are computed here as PostgreSQL computed them (see "SQL's
-arithmetic" below) and printed as psql printed them, byte for byte.
+statistics, and mechanism_result() fills the model with them.  (b), (c)
+and the lock shares are lockstudy.locktables' model.LockTables, which
+top_tables() and lock_shares() render: their tables are laid out as
+table (a) is (tables.table).
 
 A variant of the unpatched server has no pg_lockstat counts: where its
 (m), (b) and (c) would be, one line says "not available: <variant> runs
@@ -15,31 +16,29 @@ locks-<variant>.dat, as a comment; with an unpatched baseline, (m) is one
 such line for the whole study.
 
 The public API:
-    mechanism_report(runs, locks_path, spins_path, variants=None,
-                     confidence=0.95, top=10, csv_name=None,
-                     runs_path="runs.csv", unpatched=()) -> (text,
-        points): reads locks.csv and spins.csv, checks the options and
+    mechanism_result(runs, locks_path, spins_path, variants=None,
+                     confidence=0.95, runs_path="runs.csv", unpatched=(),
+                     kinds_path=None) -> model.MechanismResult: reads
+        locks.csv (or kinds.csv) and spins.csv, checks the options and
         the variants
+    mechanism_report_text(result, top=10, csv_name=None) -> its text
+    mechanism_report(...) -> (text, points): both
     mechanism_text(points, base, confidence, top, csv_name, variants=None,
-                   unpatched=()) -> its text
+                   unpatched=()) -> the text of the tables (m)
     write_mechanism(points, path): mechanism.csv
-    read_locks(path), read_spins(path) -> rows for the functions below
-    top_locks(locks_rows, variant, clients, rounds, top=10) -> (b)
-    top_spins(spins_rows, variant, clients, rounds, top=10) -> (c)
-    top_tables(locks_rows, spins_rows, variants, clients, rounds,
-               unpatched=()) -> the (b) of every variant, then the (c)
-        of every variant
-    lock_shares(locks_rows, variant, top=5) -> locks-<variant>.dat
+    top_locks(tables) -> (b), top_spins(tables) -> (c)
+    top_tables(tables) -> the (b) of every variant, then the (c) of every
+        variant
+    lock_shares(tables) -> locks-<variant>.dat
     not_available(variant) -> the line of an unpatched variant
 
-Calls lockstudy.mechanism, lockstudy.sqlnum (PostgreSQL's arithmetic),
-lockstudy.tables (table, psql_aligned, psql_unaligned) and
-lockstudy.data.
+Calls lockstudy.mechanism, lockstudy.model, lockstudy.tables (table,
+half_up) and lockstudy.data.
 """
 
 import csv
+import dataclasses
 import math
-from decimal import Decimal
 from typing import (Any, Dict, Iterable, List, Optional, Sequence,
                     Tuple)
 
@@ -48,10 +47,8 @@ from .data import (InputError, Run, RunKey, index_runs, number,
 from .mechanism import (COLUMNS, MAX_EXACT_ROUNDS, MONTE_CARLO_FLIPS,
                         Q_MARK, Counts, Point, Row, analyse,
                         min_mark_rounds)
-from .sqlnum import (coalesce0, descending, float_round, group_by,
-                     numeric_text, percent, quotient, sql_add, sql_max,
-                     sql_sum)
-from .tables import psql_aligned, psql_unaligned, table
+from .model import LockTables, MechanismResult
+from .tables import half_up, table
 
 # The rows of (m), per kind: the columns that name a row, and each measure
 # with the columns summed into it.
@@ -72,27 +69,12 @@ MECHANISM_KINDS = (
 # transaction only mirror the tps.
 WORKLOAD_KINDS = ("client backend", "parallel worker")
 
-# The columns of locks.csv and spins.csv that (b), (c) and the lock shares
-# read: text, bigint (read as Decimal: sums of bigint are numeric) and
-# double precision (read as float).
-LOCK_COLUMNS = (("tranche",),
-                ("sh_acquires", "ex_acquires", "blocks", "spin_delays",
-                 "sh_hold_samples", "ex_hold_samples"),
-                ("wait_time", "sh_hold_time", "ex_hold_time",
-                 "max_ex_hold_time", "max_sh_hold_time"))
-SPIN_COLUMNS = (("func", "file", "line"),
-                ("contended", "spins", "delays", "tas_attempts",
-                 "unlocked_skips"),
-                ("wait_time",))
 # the column names of (b) and (c)
 LOCK_HEADER = ("lock", "acquires", "Blk", "SpinDelay", "Blk %",
                "SpinDelay %", "wait ms", "hold samples", "mean hold us",
                "max hold us")
 SPIN_HEADER = ("func", "site", "contended", "spins", "delays", "wait ms",
                "TAS attempts", "unlocked skips", "skips/contended")
-
-StatRows = List[Tuple[RunKey, Dict[str, Any]]]
-
 
 def not_available(variant: str) -> str:
     """What the lock tables say of a variant of the unpatched server."""
@@ -178,29 +160,42 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
                      runs_path: str = "runs.csv",
                      unpatched: Sequence[str] = (),
                      kinds_path: Optional[str] = None
-                     ) -> Tuple[str, List[Point]]:
-    """Table (m) of a study: its text (every line ended by a newline) and
-    its points (for write_mechanism).  runs: the runs of runs.csv, read
-    with need_transactions (runs_path names the file in messages);
-    variants: the option --variants as a list (None: the order of first
-    appearance); top: rows shown per table; csv_name: the name of the CSV
-    of every row, for the line under a table cut short; unpatched: the
-    variants of the unpatched server, which have no points (an unpatched
-    baseline: no points at all; locks.csv and spins.csv are then not
-    read); kinds_path: kinds.csv, the pg_lwlock_backend_type_stats rows
-    of each run, from which the LWLock rows count the WORKLOAD_KINDS only
-    (None: the LWLock rows count every process, from locks.csv).  The
-    line under the tables says which.  InputError on bad options or
-    files."""
-    if not 0 < confidence < 1:
-        raise InputError("--confidence must lie between 0 and 1")
+                     ) -> Tuple[str, Tuple[Point, ...]]:
+    """Table (m) of a study (mechanism_result): its text (every line ended
+    by a newline, mechanism_report_text) and its points (for
+    write_mechanism).  top: rows shown per table; csv_name: the name of
+    the CSV of every row, for the line under a table cut short.
+    InputError on bad options or files."""
     if top < 1:
         raise InputError("--top must be at least 1")
+    m = mechanism_result(runs, locks_path, spins_path, variants, confidence,
+                         runs_path, unpatched, kinds_path)
+    return mechanism_report_text(m, top, csv_name), m.points
+
+
+def mechanism_result(runs: Sequence[Run], locks_path: str, spins_path: str,
+                     variants: Optional[Sequence[str]] = None,
+                     confidence: float = 0.95, runs_path: str = "runs.csv",
+                     unpatched: Sequence[str] = (),
+                     kinds_path: Optional[str] = None
+                     ) -> MechanismResult:
+    """The model of table (m).  runs: the runs of runs.csv, read with
+    need_transactions (runs_path names the file in messages); variants:
+    the option --variants as a list (None: the order of first
+    appearance); unpatched: the variants of the unpatched server, which
+    have no points (an unpatched baseline: no points at all; locks.csv and
+    spins.csv are then not read); kinds_path: kinds.csv, the
+    pg_lwlock_backend_type_stats rows of each run, from which the LWLock
+    rows count the WORKLOAD_KINDS only (None: the LWLock rows count every
+    process, from locks.csv).  InputError on bad options or files."""
+    if not 0 < confidence < 1:
+        raise InputError("--confidence must lie between 0 and 1")
     transactions = run_transactions(runs, runs_path)
     names = mechanism_variants(runs, variants, runs_path)
+    unpatched = tuple(v for v in names if v in unpatched)
     if names[0] in unpatched:
-        return mechanism_text([], names[0], confidence, top, csv_name,
-                              names, unpatched), []
+        return MechanismResult(tuple(names), unpatched, confidence,
+                               kinds_path is not None, ())
     counts: Counts = {}
     if kinds_path is not None:
         read_counts(kinds_path, "lwlock", transactions, counts,
@@ -210,11 +205,19 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
     read_counts(spins_path, "spin", transactions, counts)
     points = analyse(transactions, counts,
                      [v for v in names if v not in unpatched], confidence)
-    text = mechanism_text(points, names[0], confidence, top, csv_name,
-                          names, unpatched)
-    if points:
-        text += counted_line(kinds_path is not None)
-    return text, points
+    return MechanismResult(tuple(names), unpatched, confidence,
+                           kinds_path is not None, tuple(points))
+
+
+def mechanism_report_text(m: MechanismResult, top: int = 10,
+                          csv_name: Optional[str] = None) -> str:
+    """The text of table (m) (mechanism_text) and the line under it that
+    says whose counts it shows."""
+    text = mechanism_text(m.points, m.variants[0], m.confidence, top,
+                          csv_name, m.variants, m.unpatched)
+    if m.points:
+        text += counted_line(m.by_kind)
+    return text
 
 
 def counted_line(by_kind: bool) -> str:
@@ -355,188 +358,63 @@ def write_mechanism(points: Sequence[Point], path: str) -> None:
         for p in points:
             for q in p.rows:
                 w.writerow(["%.6g" % x if isinstance(x, float) else x
-                            for x in q])
+                            for x in dataclasses.astuple(q)])
 
 
 # --- (b), (c) and the lock shares ------------------------------------------
 
-def _read_stats(path: str, columns: Tuple[Tuple[str, ...], ...]) -> StatRows:
-    """The rows of locks.csv or spins.csv as (run, fields): the text
-    columns as they are, the bigint ones as Decimal, the double precision
-    ones as float, an empty field NULL (None)."""
-    texts, bigints, floats = columns
-    out = []
-    for line, run, r in read_rows(path, texts + bigints + floats):
-        fields: Dict[str, Any] = {c: r[c] for c in texts}
-        for c in bigints + floats:
-            x = number(r[c]) if r[c] != "" else None
-            if r[c] != "" and x is None:
-                raise InputError("%s line %d: %s %s: not a number"
-                                 % (path, line, c, r[c]))
-            fields[c] = x if x is None or c in floats else Decimal(r[c])
-        out.append((run, fields))
-    return out
+def _cells(values: Sequence[Any], digits: Sequence[int]) -> List[str]:
+    """The cells of a row of (b) or (c): a count as it is, a float with
+    digits[i] decimals (rounded half away from zero), nothing for None."""
+    return [half_up(x, d) if isinstance(x, float) else
+            "" if x is None else str(x) for x, d in zip(values, digits)]
 
 
-def read_locks(path: str) -> StatRows:
-    """The rows of locks.csv, for top_locks and lock_shares."""
-    return _read_stats(path, LOCK_COLUMNS)
-
-
-def read_spins(path: str) -> StatRows:
-    """The rows of spins.csv, for top_spins."""
-    return _read_stats(path, SPIN_COLUMNS)
-
-
-def _of(rows: StatRows, variant: str, clients: int) -> List[Dict[str, Any]]:
-    """WHERE variant = ... AND clients = ...: the rows' fields."""
-    return [r for (v, c, _), r in rows if v == variant and c == clients]
-
-
-def _lock_sums(g: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """The sums of one tranche's rows of (b)."""
-    return {
-        "acquires": sql_sum(sql_add(r["sh_acquires"], r["ex_acquires"])
-                            for r in g),
-        "blocks": sql_sum(r["blocks"] for r in g),
-        "spins": sql_sum(r["spin_delays"] for r in g),
-        "wait": sql_sum(r["wait_time"] for r in g),
-        "samples": sql_sum(sql_add(r["sh_hold_samples"],
-                                   r["ex_hold_samples"]) for r in g),
-        "hold": sql_sum(sql_add(r["sh_hold_time"], r["ex_hold_time"])
-                        for r in g),
-        "longest": sql_max(sql_max((r["max_ex_hold_time"],
-                                    r["max_sh_hold_time"])) for r in g),
-    }
-
-
-def _lock_cells(name: str, s: Dict[str, Any], blocks: Optional[Decimal],
-                spins: Optional[Decimal]) -> List[Optional[str]]:
-    """The cells of one tranche of (b); blocks and spins are the sums
-    over every tranche (the window sums of the query)."""
-    mean = longest = None
-    if s["hold"] is not None and s["samples"]:
-        # float8 * float8 / numeric: the numeric is cast to float8
-        mean = float_round(1000 * s["hold"] / float(s["samples"]), 2)
-    if s["samples"] is not None and s["samples"] > 0 \
-            and s["longest"] is not None:
-        longest = float_round(1000 * s["longest"], 1)
-    return [name, numeric_text(s["acquires"]), numeric_text(s["blocks"]),
-            numeric_text(s["spins"]),
-            numeric_text(percent(s["blocks"], blocks)),
-            numeric_text(percent(s["spins"], spins)),
-            float_round(s["wait"], 1), numeric_text(s["samples"]), mean,
-            longest]
-
-
-def top_locks(locks_rows: StatRows, variant: str, clients: int, rounds: int,
-              top: int = 10) -> str:
-    """Table (b) of a variant at a client count, its heading first (rounds
-    is only named there): per tranche the sums over the rounds of its
-    acquires, blocks, spin delays, their shares of all tranches', the wait
-    time and the sampled holds, the top tranches by blocks, then spin
-    delays, then acquires (ties, which the query left in no order: by
-    name)."""
-    groups = group_by(_of(locks_rows, variant, clients),
-                      lambda r: r["tranche"])
-    sums = {name: _lock_sums(g) for name, g in groups.items()}
-    blocks = sql_sum(s["blocks"] for s in sums.values())
-    spins = sql_sum(s["spins"] for s in sums.values())
-    order = sorted(sums, key=lambda n: (descending(sums[n]["blocks"]),
-                                        descending(sums[n]["spins"]),
-                                        descending(sums[n]["acquires"]), n))
-    rows = [_lock_cells(n, sums[n], blocks, spins) for n in order[:top]]
+def top_locks(t: LockTables) -> str:
+    """Table (b) of a variant, its heading first, then an empty line."""
     return ("(b) top %d LWLocks by blocks: variant %s, %d clients, sum of %d "
-            "rounds\n" % (top, variant, clients, rounds)
-            + psql_aligned(LOCK_HEADER, rows, [False] + [True] * 9))
+            "rounds\n" % (t.top, t.variant, t.clients, t.rounds)
+            + table(LOCK_HEADER,
+                    [_cells(dataclasses.astuple(r),
+                            (0, 0, 0, 0, 2, 2, 1, 0, 2, 1)) for r in t.locks],
+                    [False] + [True] * 9) + "\n\n")
 
 
-def _spin_sums(g: List[Dict[str, Any]]) -> Dict[str, Any]:
-    """The sums of one call site's rows of (c)."""
-    return {c: sql_sum(r[c] for r in g) for c in SPIN_COLUMNS[1]
-            + SPIN_COLUMNS[2]}
-
-
-def _spin_cells(site: Tuple[str, str, str],
-                s: Dict[str, Any]) -> List[Optional[str]]:
-    """The cells of one call site (func, file, line) of (c)."""
-    per = quotient(s["unlocked_skips"], s["contended"])
-    return [site[0], site[1] + ":" + site[2], numeric_text(s["contended"]),
-            numeric_text(s["spins"]), numeric_text(s["delays"]),
-            float_round(s["wait_time"], 1), numeric_text(s["tas_attempts"]),
-            numeric_text(s["unlocked_skips"]), numeric_text(per)]
-
-
-def top_spins(spins_rows: StatRows, variant: str, clients: int, rounds: int,
-              top: int = 10) -> str:
-    """Table (c) of a variant at a client count, its heading first: per
-    spin-wait call site with contended waits the sums over the rounds of
-    its contended waits, spins, delays, wait time, TAS attempts and
-    unlocked skips, and skips per contended wait, the top sites by
-    contended waits, then spins, then "file:line" (ties, which the query
-    left in no order: by function); "no contended spin waits" if none."""
-    mine = _of(spins_rows, variant, clients)
+def top_spins(t: LockTables) -> str:
+    """Table (c) of a variant, its heading first, then an empty line; "no
+    contended spin waits" if none."""
     heading = ("(c) top %d spin-wait call sites by contended waits: variant "
                "%s, %d clients, sum of %d rounds\n"
-               % (top, variant, clients, rounds))
-    if not any(r["contended"] is not None and r["contended"] > 0
-               for r in mine):
+               % (t.top, t.variant, t.clients, t.rounds))
+    if not t.spins:
         return heading + "no contended spin waits\n"
-    groups = group_by(mine, lambda r: (r["func"], r["file"], r["line"]))
-    sums = {k: _spin_sums(g) for k, g in groups.items()}
-    shown = sorted((k for k in sums if (sums[k]["contended"] or 0) > 0),
-                   key=lambda k: (descending(sums[k]["contended"]),
-                                  descending(sums[k]["spins"]),
-                                  k[1] + ":" + k[2], k[0]))
-    return heading + psql_aligned(
-        SPIN_HEADER, [_spin_cells(k, sums[k]) for k in shown[:top]],
-        [False, False] + [True] * 7)
+    return heading + table(
+        SPIN_HEADER, [_cells(dataclasses.astuple(r),
+                             (0, 0, 0, 0, 0, 1, 0, 0, 2)) for r in t.spins],
+        [False, False] + [True] * 7) + "\n\n"
 
 
-def top_tables(locks_rows: StatRows, spins_rows: StatRows,
-               variants: Sequence[str], clients: int, rounds: int,
-               unpatched: Sequence[str] = ()) -> str:
+def top_tables(tables: Sequence[LockTables]) -> str:
     """What the report prints after (m): the (b) of every variant, then
     the (c) of every variant, each after an empty line; for a variant of
-    unpatched, one line in place of each."""
-    def locks(v: str) -> str:
-        if v in unpatched:
-            return "(b) top LWLocks: %s\n" % not_available(v)
-        return top_locks(locks_rows, v, clients, rounds)
-
-    def spins(v: str) -> str:
-        if v in unpatched:
-            return "(c) top spin-wait call sites: %s\n" % not_available(v)
-        return top_spins(spins_rows, v, clients, rounds)
-    return ("".join("\n" + locks(v) for v in variants)
-            + "".join("\n" + spins(v) for v in variants))
+    the unpatched server, one line in place of each."""
+    return ("".join("\n" + (top_locks(t) if t.available else
+                            "(b) top LWLocks: %s\n" % not_available(t.variant))
+                    for t in tables)
+            + "".join("\n" + (top_spins(t) if t.available else
+                              "(c) top spin-wait call sites: %s\n"
+                              % not_available(t.variant))
+                      for t in tables))
 
 
-def lock_shares(locks_rows: StatRows, variant: str, top: int = 5) -> str:
-    """locks-<variant>.dat, the data of the lock-share plot: for each of
-    the variant's top tranches by blocks plus spin delays over the whole
-    study (ties by name, in the order of the C collation, the study
-    cluster's C.UTF-8), and each client count it has rows at, "rank
-    clients name blk% spin%", the name's blanks made _, its shares of all
-    blocks and spin delays at that client count in percent, 2 decimals, 0
-    where there are none."""
-    mine = [dict(r, clients=c) for (v, c, _), r in locks_rows if v == variant]
-    per = {k: (sql_sum(r["blocks"] for r in g),
-               sql_sum(r["spin_delays"] for r in g))
-           for k, g in group_by(mine, lambda r: (r["clients"],
-                                                 r["tranche"])).items()}
-    score = group_by(({"name": n, "x": sql_add(b, s)}
-                      for (_, n), (b, s) in per.items()),
-                     lambda r: r["name"])
-    ranked = sorted(score, key=lambda n: (
-        descending(sql_sum(r["x"] for r in score[n])), n))
-    totals = {c: [sql_sum(per[k][i] for k in per if k[0] == c)
-                  for i in (0, 1)] for c, _ in per}
-    rows = []
-    for rank, name in enumerate(ranked[:top], start=1):
-        for c in sorted(c for (c, n) in per if n == name):
-            rows.append([str(rank), str(c), name.replace(" ", "_")]
-                        + [numeric_text(coalesce0(percent(per[(c, name)][i],
-                                                          totals[c][i])))
-                           for i in (0, 1)])
-    return psql_unaligned(rows, " ")
+def lock_shares(t: LockTables) -> str:
+    """locks-<variant>.dat, the data of the lock-share plot: "rank clients
+    name blk% spin%" per line, the name's blanks made _, the shares with 2
+    decimals; for a variant of the unpatched server a comment to gnuplot
+    saying so (and plots.lock_plots draws nothing)."""
+    if not t.available:
+        return "# %s\n" % not_available(t.variant)
+    return "".join("%d %d %s %s %s\n" % (
+        x.rank, x.clients, x.name.replace(" ", "_"),
+        half_up(x.blocks_pct, 2), half_up(x.spin_delays_pct, 2))
+        for x in t.shares)

@@ -1,60 +1,135 @@
 """The whole report of a finished study, from the files in its directory.
 
-Prints, in order: table (a) with the comparisons, the collapse, noise,
-drift and position tables; (m) the mechanism, when there are two variants
-or more; (b) the top LWLocks and (c) the top spin-wait call sites of each
-variant at the highest client count.  Writes points.csv, mechanism.csv and
-the plot data (tps-, ratio-, bimodal- and locks-<variant>.dat).  The study
-runs it at its end; "python3 -m lockstudy report DIR" runs it again on a
-saved study, without a server.  The variants that versions.txt names as
-running the unpatched server get table (a) as any other, and in place of
-(m), (b), (c) and their lock shares a line saying that these are not
-available.
+analyse() reads the study's files (runs.csv, locks.csv, kinds.csv,
+spins.csv and the text files) and returns what the study found, a
+model.StudyResult; save() writes it as results.json and the files drawn
+from it: points.csv, mechanism.csv and the plot data (tps-, ratio-,
+bimodal- and locks-<variant>.dat); report_text() renders it.  Printed,
+in order: table (a) with the comparisons, the collapse, noise, drift and
+position tables; (m) the mechanism, when there are two variants or more;
+(b) the top LWLocks and (c) the top spin-wait call sites of each variant
+at the highest client count.  The study runs it at its end; "python3 -m
+lockstudy report DIR" runs it again on a saved study, without a server.
+The variants that versions.txt names as running the unpatched server get
+table (a) as any other, and in place of (m), (b), (c) and their lock
+shares a line saying that these are not available.
 
-Calls report, report_locks and data.
+show_study() is what a study shows at its end: the report, the plots
+and the line that names its files.
+
+Calls report, report_locks, locktables, plots, model, spec and data.
 """
 
 import os
-from typing import List, Optional, TextIO
+from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import data, report, report_locks
+from . import data, locktables, model, plots, report, report_locks, spec
+
+# the text files of a study, and the field of StudyMeta each fills
+META_FILES = (("machine.txt", "machine"), ("versions.txt", "versions"),
+              ("commands.txt", "commands"), ("settings.txt", "settings"))
+RESULTS = "results.json"
+
+
+def _lines(path: str) -> Tuple[str, ...]:
+    """The lines of a text file; none if it is missing."""
+    try:
+        with open(path, errors="replace") as f:
+            return tuple(f.read().splitlines())
+    except OSError:
+        return ()
+
+
+def read_meta(directory: str) -> model.StudyMeta:
+    """The study's text files and its unpatched variants."""
+    return model.StudyMeta(
+        **{field: _lines(os.path.join(directory, name))
+           for name, field in META_FILES},
+        unpatched=tuple(data.read_unpatched(
+            os.path.join(directory, "versions.txt"))))
+
+
+def analyse(directory: str, variants: Optional[List[str]],
+            threshold_pct: float) -> model.StudyResult:
+    """What the study in directory found; variants in report order (None:
+    their order of first appearance), the verdict threshold in percent."""
+    def path(name: str) -> str:
+        return os.path.join(directory, name)
+
+    runs = data.read_runs(path("runs.csv"), need_transactions=True)
+    meta = read_meta(directory)
+    tps = report.tps_result(runs, variants, threshold_pct)
+    mechanism = None
+    if len(tps.variants) > 1:
+        # studies from before kinds.csv: every process's LWLock counts
+        kinds = path("kinds.csv")
+        mechanism = report_locks.mechanism_result(
+            runs, path("locks.csv"), path("spins.csv"), tps.variants,
+            unpatched=meta.unpatched,
+            kinds_path=kinds if os.path.exists(kinds) else None)
+    locks = locktables.lock_tables(
+        path("locks.csv"), path("spins.csv"), tps.variants,
+        max(r.clients for r in runs), max(r.round for r in runs),
+        meta.unpatched)
+    return model.StudyResult(meta, tuple(runs), tps, mechanism, locks)
+
+
+def save(result: model.StudyResult, directory: str) -> None:
+    """results.json, points.csv, mechanism.csv and the plot data."""
+    def path(name: str) -> str:
+        return os.path.join(directory, name)
+
+    model.save(result, path(RESULTS))
+    report.write_points(result.tps.points, path("points.csv"))
+    report.write_dat(result.tps.points, result.tps.variants, directory)
+    if result.mechanism is not None:
+        report_locks.write_mechanism(result.mechanism.points,
+                                     path("mechanism.csv"))
+    for t in result.locks:
+        with open(path("locks-%s.dat" % t.variant), "w") as f:
+            f.write(report_locks.lock_shares(t))
+
+
+def render(result: model.StudyResult) -> str:
+    """The text of the report."""
+    parts = [report.tps_text(result.tps)]
+    if result.mechanism is not None:
+        parts.append(report_locks.mechanism_report_text(
+            result.mechanism, csv_name="mechanism.csv"))
+    return "\n".join(parts) + report_locks.top_tables(result.locks)
 
 
 def report_text(directory: str, variants: Optional[List[str]],
                 threshold_pct: float) -> str:
     """The report of the study in directory, and its files written."""
-    def path(name: str) -> str:
-        return os.path.join(directory, name)
+    result = analyse(directory, variants, threshold_pct)
+    save(result, directory)
+    return render(result)
 
-    runs = data.read_runs(path("runs.csv"), need_transactions=True)
-    tps = report.tps_report(runs, variants, threshold_pct)
-    report.write_points(tps.points, path("points.csv"))
-    report.write_dat(tps.points, tps.variants, directory)
-    parts = [tps.text]
-    names = tps.variants
-    unpatched = data.read_unpatched(path("versions.txt"))
-    if len(names) > 1:
-        # studies from before kinds.csv: every process's LWLock counts
-        kinds = path("kinds.csv")
-        text, points = report_locks.mechanism_report(
-            runs, path("locks.csv"), path("spins.csv"), names,
-            csv_name="mechanism.csv", unpatched=unpatched,
-            kinds_path=kinds if os.path.exists(kinds) else None)
-        report_locks.write_mechanism(points, path("mechanism.csv"))
-        parts.append(text)
-    locks = report_locks.read_locks(path("locks.csv"))
-    spins = report_locks.read_spins(path("spins.csv"))
-    clients = max(r.clients for r in runs)
-    rounds = max(r.round for r in runs)
-    for v in names:
-        with open(path("locks-%s.dat" % v), "w") as f:
-            if v in unpatched:
-                # a comment to gnuplot, and no plot (plots.lock_plots)
-                f.write("# %s\n" % report_locks.not_available(v))
-            else:
-                f.write(report_locks.lock_shares(locks, v))
-    return "\n".join(parts) + report_locks.top_tables(
-        locks, spins, names, clients, rounds, unpatched)
+
+def listed(result: model.StudyResult, plots: Sequence[str]) -> List[str]:
+    """The files of a study that the line "results:" names."""
+    return (["runs.csv", "points.csv"]
+            + (["mechanism.csv"] if result.mechanism is not None else [])
+            + ["persec.csv", "locks.csv", "spins.csv"] + list(plots)
+            + ["settings.txt", "machine.txt", "versions.txt",
+               "commands.txt", RESULTS])
+
+
+def show_study(directory: str, study: spec.Study, nproc: int,
+               out: TextIO) -> None:
+    """What the end of a study shows (after its runs, given to the
+    runner): analyse it, save results.json and its other files, print
+    the report, draw the plots, and name the files."""
+    out.write("\n")
+    result = analyse(directory, study.names, float(study.threshold))
+    save(result, directory)
+    out.write(render(result))
+    out.flush()
+    made = plots.draw(directory, study, nproc, result)
+    out.write("\nresults: %s/ (%s)\n"
+              % (directory, ", ".join(listed(result, made))))
+    out.flush()
 
 
 def print_report(directory: str, variants: Optional[List[str]],

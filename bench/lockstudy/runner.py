@@ -9,8 +9,10 @@ start the variant's server with its settings, one warm-up pgbench run that
 is not recorded, then for each client count, in the round's shuffled
 order, reset the pg_lockstat counters, run pgbench and record its tps,
 its transactions, its per-second tps and the pg_lwlock_stats and
-pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv,
-the report and the plots.  A sysbench workload's runs are sysbench's, in
+pg_spinlock_stats rows.  Then the files runs.csv, locks.csv, spins.csv;
+then the study hands its directory to the presentation that run() was
+given (the caller's: lockstudy.__main__ analyses, reports and plots), and
+run() returns the directory.  A sysbench workload's runs are sysbench's, in
 the same places (module sysbench), and read the same way.
 
 With SHARED_START=1, variants that differ only in settings a reload
@@ -33,25 +35,28 @@ stop a running pgbench at once.  However the study ends, the server is
 stopped (immediate shutdown after a failure: the data is thrown away) and
 the data directory removed; the logs stay.
 
-Calls results, plots, records, cluster, builds, spec, pgbench, sysbench,
-plan, starts.
+Every file of the study is written through its records.Recorder; the
+driver's errors become StepError in cluster.step() only; the ETA is
+progress.Progress's.
+
+Calls records, progress, interrupts, cluster, builds, spec, pgbench,
+sysbench and plan.
 """
 
 import os
 import pwd
 import random
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from typing import List, Optional, Sequence, TextIO, Tuple
+from typing import (Callable, List, NamedTuple, Optional, Sequence, TextIO,
+                    Tuple)
 
-from . import (builds, cluster, pgbench, plan, plots, records, results,
-               spec, starts, sysbench)
+from . import (builds, cluster, pgbench, plan, progress, records, spec,
+               sysbench)
+from .interrupts import Interrupted, catch_signals, ignore_signals
 
-SIGNALS = {signal.SIGINT: ("INT", 130), signal.SIGTERM: ("TERM", 143),
-           signal.SIGHUP: ("HUP", 129)}
 # the number of the warm-up round, in the runner and in its logs' names
 WARMUP_ROUND = 0
 # the views recorded after each run: (view, file, the columns sorted by,
@@ -61,45 +66,9 @@ VIEWS = (("pg_lwlock_stats", "locks", ("blocks",)),
          ("pg_spinlock_stats", "spins", ("contended", "spins")))
 
 
-class Interrupted(BaseException):
-    """A signal stopped the study: its name and the exit status."""
-
-    def __init__(self, name: str, status: int):
-        super().__init__(name)
-        self.name = name
-        self.status = status
-
-
-def on_signal(signum: int, frame) -> None:
-    name, status = SIGNALS[signum]
-    raise Interrupted(name, status)
-
-
-def catch_signals() -> None:
-    """From now on, a signal raises Interrupted wherever the study is."""
-    for s in SIGNALS:
-        signal.signal(s, on_signal)
-
-
-def ignore_signals() -> None:
-    """A second Ctrl-C must not cut the cleanup short."""
-    for s in SIGNALS:
-        signal.signal(s, signal.SIG_IGN)
-
-
 def round_name(r: int) -> str:
     """Round r in messages: "round 3", or "warm-up round" for round 0."""
     return "warm-up round" if r == WARMUP_ROUND else "round %d" % r
-
-
-def clean_environment(bindir: str) -> None:
-    """libpq settings of the caller's environment (PGUSER, PGOPTIONS,
-    PGSERVICE, ...) must not reach the throwaway cluster; the study's own
-    programs come first on PATH."""
-    for name in list(os.environ):
-        if name.startswith("PG") and name != "PG_CONFIG":
-            del os.environ[name]
-    os.environ["PATH"] = bindir + os.pathsep + os.environ.get("PATH", "")
 
 
 class StudyRun:
@@ -107,48 +76,43 @@ class StudyRun:
     runs, for the messages of failures and interruptions."""
 
     def __init__(self, study: spec.Study, top: str,
-                 variant_builds: Sequence[builds.Build], out: TextIO):
+                 variant_builds: Sequence[builds.Build], out: TextIO,
+                 present: Callable[[str], None] = lambda rundir: None):
         self.study = study
         self.top = top
         self.builds = list(variant_builds)
         self.out = out
+        self.present = present
         self.at = "setting up the study"
         self.nproc = os.cpu_count() or 1
-        self.rundir = ""
         self.cluster: Optional[cluster.Cluster] = None
         self.conn = None
+        # every file of the study is written through it
         self.recorder = records.Recorder()
-        # the variant order and the client order of each recorded round,
-        # and of the warm-up round (empty if there is none)
-        self.rounds: List[List[str]] = []
-        # the same orders as groups of variants that share a server start
-        # (SHARED_START=1; else each a group of one), and the groups
-        self.round_groups: List[List[List[str]]] = []
-        self.warmup_groups: List[List[str]] = []
-        self.groups = starts.singletons(len(study.variants))
+        # the orders of the rounds (module plan), once drawn
+        self.plan: Optional[plan.Plan] = None
         # pg_settings.context of the variants' settings (SHARED_START=1)
         self.contexts: dict = {}
-        self.round_clients: List[List[int]] = []
-        self.warmup_order: List[str] = []
-        self.warmup_clients: List[int] = []
         # the program of the workload: pgbench or sysbench, whose output
         # the functions of its module read
         self.tool = sysbench if study.workload.sysbench else pgbench
         self.tool_name = study.workload.tool
-        # estimated seconds of the whole study, and of what has run
-        self.total = 0
-        self.done = 0
-        self.started = time.monotonic()
+        self.progress = progress.Progress()
+
+    @property
+    def rundir(self) -> str:
+        """The study's directory ("" before it is made)."""
+        return self.recorder.rundir
+
+    @rundir.setter
+    def rundir(self, path: str) -> None:
+        self.recorder.rundir = path
 
     def say(self, text: str) -> None:
         print("%s: %s" % (spec.ME, text), file=sys.stderr, flush=True)
 
     def path(self, name: str) -> str:
         return os.path.join(self.rundir, name)
-
-    def append(self, name: str, lines: Sequence[str]) -> None:
-        with open(self.path(name), "a") as f:
-            f.write("".join(line + "\n" for line in lines))
 
     # --- the cluster ---------------------------------------------------
 
@@ -189,13 +153,9 @@ class StudyRun:
         """Run a query; its rows.  A failure prints the server's error and
         names the step."""
         self.at = what
-        try:
-            with self.conn.cursor() as cur:
-                cur.execute(query, params)
-                return cur.fetchall() if cur.description else []
-        except cluster.psycopg2.Error as e:
-            _print_error(e)
-            raise cluster.StepError("%s failed" % what)
+        with cluster.step(what), self.conn.cursor() as cur:
+            cur.execute(query, params)
+            return cur.fetchall() if cur.description else []
 
     def benchmark(self, what: str, cmd: List[str], out: str) -> str:
         """Run pgbench or sysbench, its output to out; its output."""
@@ -234,13 +194,14 @@ class StudyRun:
     def write_metadata(self) -> None:
         """machine.txt, versions.txt, commands.txt and settings.txt (the
         workload's part)."""
-        self.append("machine.txt", records.machine_lines(self.nproc))
-        self.append("versions.txt", records.versions_lines(
+        self.recorder.append("machine.txt",
+                             records.machine_lines(self.nproc))
+        self.recorder.append("versions.txt", records.versions_lines(
             self.study, self.top, self.builds))
-        self.append("commands.txt", [self.study.parameters()])
+        self.recorder.command(self.study.parameters())
         w = self.study.workload
         if w.settings:
-            self.append("settings.txt", [
+            self.recorder.append("settings.txt", [
                 "-- server-settings of the workload %s (in postgresql.conf)"
                 % w.name] + list(w.settings))
 
@@ -250,14 +211,9 @@ class StudyRun:
         self.sql("CREATE EXTENSION pg_lockstat",
                  "CREATE EXTENSION pg_lockstat")
         self.at = "reading the columns of the pg_lockstat views"
-        try:
-            with self.conn.cursor() as cur:
-                self.recorder.headers(cur, VIEWS)
-        except cluster.psycopg2.Error as e:
-            _print_error(e)
-            raise cluster.StepError("%s failed" % self.at)
-        with open(self.path("persec.csv"), "w") as f:
-            f.write("variant,clients,round,second,tps\n")
+        with cluster.step(self.at), self.conn.cursor() as cur:
+            self.recorder.headers(cur, VIEWS)
+        self.recorder.start_per_second()
         if self.study.shared_start:
             names = sorted({n for v in self.study.variants
                             for n, _ in v.settings})
@@ -285,14 +241,15 @@ class StudyRun:
             sysbench.prepare_threads(s.sysbench_tables, self.nproc))
         self.say("sysbench prepare: %d tables of %d rows"
                  % (s.sysbench_tables, s.sysbench_table_size))
-        self.append("commands.txt", [" ".join(cmd), "VACUUM ANALYZE"])
+        self.recorder.command(" ".join(cmd))
+        self.recorder.command("VACUUM ANALYZE")
         self.benchmark("sysbench prepare", cmd,
                        self.path("sysbench-prepare.log"))
         self.sql("VACUUM ANALYZE (after sysbench prepare)", "VACUUM ANALYZE")
 
     # --- the plan ------------------------------------------------------
 
-    def plan(self) -> None:
+    def draw_plan(self) -> None:
         """Draw the orders of the rounds (module plan) and print the
         plan."""
         s = self.study
@@ -300,32 +257,27 @@ class StudyRun:
         p = plan.draw(s, [b.bindir for b in self.builds], self.contexts)
         if p.warning:
             print("%s: warning: %s" % (spec.ME, p.warning), file=sys.stderr)
-        self.groups, self.round_groups = p.groups, p.round_groups
-        self.rounds, self.round_clients = p.rounds, p.round_clients
-        self.warmup_groups, self.warmup_order = (p.warmup_groups,
-                                                 p.warmup_order)
-        self.warmup_clients = p.warmup_clients
+        self.plan = p
+        self.progress = progress.Progress(p.total)
         print("\n".join(plan.lines(s, p, self.builds, self.nproc)) + "\n",
               file=self.out, flush=True)
-        self.total = p.total
 
     # --- the rounds ----------------------------------------------------
 
     def run_rounds(self) -> None:
         """The warm-up round, if any, then the rounds."""
-        s = self.study
-        self.done = 0
-        self.started = time.monotonic()
-        todo = [(r, groups, self.round_clients[r - 1])
-                for r, groups in enumerate(self.round_groups, start=1)]
-        if s.warmup_round:
-            todo.insert(0, (WARMUP_ROUND, self.warmup_groups,
-                            self.warmup_clients))
+        p = self.plan
+        self.progress.started()
+        todo = [(r, groups, p.round_clients[r - 1])
+                for r, groups in enumerate(p.round_groups, start=1)]
+        if self.study.warmup_round:
+            todo.insert(0, (WARMUP_ROUND, p.warmup_groups,
+                            p.warmup_clients))
         for r, groups, clients in todo:
-            self.append("commands.txt", ["# %s: %s; clients %s%s" % (
+            self.recorder.command("# %s: %s; clients %s%s" % (
                 round_name(r), plan.order_text(groups),
                 " ".join(map(str, clients)),
-                " (not recorded)" if r == WARMUP_ROUND else "")])
+                " (not recorded)" if r == WARMUP_ROUND else ""))
             pos = 1
             for group in groups:
                 self.run_group(r, pos, group, clients)
@@ -359,8 +311,8 @@ class StudyRun:
             cluster.check_settings(cur, label, v, self.cluster.log)
             if r == 1:
                 # the settings each variant's server ran with
-                self.append("settings.txt", ["-- " + label] +
-                            cluster.settings_in_force(cur))
+                self.recorder.append("settings.txt", ["-- " + label] +
+                                     cluster.settings_in_force(cur))
 
     def reload_variant(self, r: int, i: int, group: Sequence[int]) -> None:
         """Put the i-th variant's settings in force on the running server
@@ -373,16 +325,16 @@ class StudyRun:
         label = "variant " + v.name
         conf = ", ".join(v.settings_lines()) or "empty"
         warm = " (warm-up round)" if r == WARMUP_ROUND else ""
-        self.append("commands.txt", [
+        self.recorder.command(
             "[%s] SELECT pg_reload_conf() with variant.conf: %s%s"
-            % (v.name, conf, warm)])
+            % (v.name, conf, warm))
         self.reload(label, i)
         self.check_variant(r, i)
         others = sorted({n for j in group for n, _ in s.variants[j].settings}
                         - {n for n, _ in v.settings})
         with self.conn.cursor() as cur:
             cluster.check_reset(cur, label, others, self.cluster.log)
-        self.done += plan.RELOAD_COST
+        self.progress.ran(plan.RELOAD_COST)
 
     def reload(self, label: str, i: int) -> None:
         """Rewrite variant.conf with the i-th variant's settings, reload,
@@ -402,13 +354,13 @@ class StudyRun:
         self.check_variant(r, i)
         if s.warmup > 0:
             cmd = self.command(s.max_clients, s.warmup, False)
-            self.append("commands.txt", ["[%s] %s (warm-up%s)" % (
-                v.name, " ".join(cmd), ", warm-up round" if warm else "")])
+            self.recorder.command("[%s] %s (warm-up%s)" % (
+                v.name, " ".join(cmd), ", warm-up round" if warm else ""))
             self.benchmark("%s (%s, warm-up, %s)"
                            % (self.tool_name, label, round_name(r)), cmd,
                            self.path("%s-%s-warmup-%d.log"
                                      % (self.tool_name, v.name, r)))
-        self.done += plan.costs(self.study)[0]
+        self.progress.ran(plan.costs(self.study)[0])
 
     def run_point(self, r: int, pos: int, i: int, c: int) -> None:
         """One pgbench (or sysbench) run: variant i, c clients, round r;
@@ -425,8 +377,8 @@ class StudyRun:
             self.sql("pg_lockstat_reset() (%s)" % point,
                      "SELECT pg_lockstat_reset()")
         cmd = self.command(c, s.duration, True)
-        self.append("commands.txt", ["[%s] %s%s" % (
-            name, " ".join(cmd), " (warm-up round)" if warm else "")])
+        self.recorder.command("[%s] %s%s" % (
+            name, " ".join(cmd), " (warm-up round)" if warm else ""))
         tool = self.tool_name
         out = self.path("%s-%s-%d-%d.log" % (tool, name, c, r))
         t0 = time.monotonic()
@@ -441,64 +393,39 @@ class StudyRun:
                                     "transactions in its output; see %s"
                                     % (tool, point, out))
         if not warm:
-            self.append("persec.csv", ["%s,%d,%d,%s,%s" % (name, c, r, sec, t)
-                                       for sec, t in
-                                       self.tool.per_second(text)])
+            self.recorder.per_second((name, c, r),
+                                     self.tool.per_second(text))
             if lockstat:
                 self.record(point, (name, c, r))
             self.recorder.runs.append((name, c, r, pos,
                                        records.pg_float(tps),
                                        records.pg_float("%.3f" % elapsed),
                                        xacts))
-        self.done += plan.costs(self.study)[1]
-        spent = time.monotonic() - self.started
-        left = spent * (self.total - self.done) / max(self.done, 1)
-        print("%s: %s  variant %-9s clients %4d  %6.1f s  %10.1f tps  "
-              "elapsed %s, remaining %s"
-              % (spec.ME, "warm-up round" if warm else "round %d/%d"
-                 % (r, s.repeat), name, c, elapsed, float(tps),
-                 plan.hms(spent), plan.hms(left)), file=sys.stderr,
-              flush=True)
+        self.progress.ran(plan.costs(self.study)[1])
+        self.say(self.progress.line(
+            "warm-up round" if warm else "round %d/%d" % (r, s.repeat),
+            name, c, elapsed, float(tps)))
 
     def record(self, point: str, key: Tuple[str, int, int]) -> None:
         """The counters of the run, as the views show them."""
         self.at = "recording the results (%s)" % point
-        try:
-            with self.conn.cursor() as cur:
-                for view, kind, order in VIEWS:
-                    self.recorder.copy(cur, view, kind, key, order)
-        except cluster.psycopg2.Error as e:
-            _print_error(e)
-            raise cluster.StepError("%s failed" % self.at)
+        with cluster.step(self.at), self.conn.cursor() as cur:
+            for view, kind, order in VIEWS:
+                self.recorder.copy(cur, view, kind, key, order)
 
     # --- the end -------------------------------------------------------
 
     def finish(self) -> None:
-        """The files, the report and the plots."""
+        """The CSVs of the runs, then the presentation of the study."""
         self.at = "report"
-        self.recorder.write(self.rundir)
-        print(file=self.out)
-        results.print_report(self.rundir, self.study.names,
-                             float(self.study.threshold), self.out)
-        self.at = "plots"
-        made = plots.draw(self.rundir, self.study, self.nproc)
-        listed = ["runs.csv", "points.csv"]
-        if len(self.study.variants) > 1:
-            listed.append("mechanism.csv")
-        listed += ["persec.csv", "locks.csv", "spins.csv"] + made + [
-            "settings.txt", "machine.txt", "versions.txt", "commands.txt"]
-        print("\nresults: %s/ (%s)" % (self.rundir, ", ".join(listed)),
-              file=self.out, flush=True)
+        self.recorder.write()
+        self.present(self.rundir)
 
     def cleanup(self, failed: bool) -> int:
         """Stop what runs, remove the cluster, keep the logs.  0, or 1 if
         the server could not be stopped."""
-        status = 0
         if self.conn is not None:
-            try:
-                self.conn.close()
-            except cluster.psycopg2.Error:
-                pass
+            cluster.close(self.conn)
         c = self.cluster
         if c is not None and c.running and not c.stop_immediate():
             print("%s: error: could not stop the server of %s (see %s); stop "
@@ -510,27 +437,30 @@ class StudyRun:
         if failed and self.rundir:
             print("%s: no server left running; data directory removed; logs "
                   "in %s/" % (spec.ME, self.rundir), file=sys.stderr)
-        return status
+        return 0
 
 
 def _user() -> str:
     return pwd.getpwuid(os.geteuid()).pw_name
 
 
-def _print_error(e: Exception) -> None:
-    """The server's error as psql prints it."""
-    text = getattr(e, "pgerror", None) or str(e)
-    sys.stderr.write(text if text.endswith("\n") else text + "\n")
+class Outcome(NamedTuple):
+    """How a study ended: its exit status (0 on success) and its
+    directory ("" if none was made)."""
+    status: int
+    rundir: str
 
 
 def run(study: spec.Study, top: str, variant_builds: Sequence[builds.Build],
-        out: TextIO = sys.stdout) -> int:
-    """Run the study: 0 on success; 1 after a failure, with "lockstudy:
-    error: <step> failed ..." on stderr; 130, 143 or 129 after SIGINT,
-    SIGTERM or SIGHUP."""
+        out: TextIO = sys.stdout,
+        present: Callable[[str], None] = lambda rundir: None) -> Outcome:
+    """Run the study, record its files and hand its directory to present:
+    status 0 on success; 1 after a failure, with "lockstudy: error: <step>
+    failed ..." on stderr; 130, 143 or 129 after SIGINT, SIGTERM or
+    SIGHUP; and the study's directory."""
     catch_signals()
-    clean_environment(study.bindir)
-    s = StudyRun(study, top, variant_builds, out)
+    cluster.clean_environment(study.bindir)
+    s = StudyRun(study, top, variant_builds, out, present)
     status = 0
     lock = None
     try:
@@ -543,7 +473,7 @@ def run(study: spec.Study, top: str, variant_builds: Sequence[builds.Build],
         s.make_cluster()
         s.write_metadata()
         s.setup()
-        s.plan()
+        s.draw_plan()
         s.run_rounds()
         s.finish()
     except (cluster.StepError, records.LockError) as e:
@@ -564,4 +494,4 @@ def run(study: spec.Study, top: str, variant_builds: Sequence[builds.Build],
         status = s.cleanup(status != 0) or status
         if lock is not None:
             lock.close()
-    return status
+    return Outcome(status, s.rundir)

@@ -7,13 +7,13 @@ coefficient of variation and the ratio noise, the collapse test on
 round-adjusted data (do a point's runs fall into a good and a bad group,
 beyond what each round's effect on every variant explains?), the verdict
 on a ratio interval and the rounds that would give one with 80 % power,
-and over a whole study: the points of table (a), the number of
-comparisons, the drift of each point and the ratio to the baseline by
-position in the round, each with the range chance gives it.
+and over a whole study: the points of table (a) and the number of
+comparisons.  The drift and position tables' numbers are lockstudy.drift's.
 
 A study's tps are given as a mapping (variant, clients, round) -> tps, one
-run per key: the caller (report) has read and checked the runs.  Calls
-lockstudy.collapse (the split test on round-adjusted runs) only.
+run per key: the caller (report) has read and checked the runs.  The
+points are model.PointResult.  Calls lockstudy.collapse (the split test on
+round-adjusted runs) and lockstudy.model.
 """
 
 import functools
@@ -25,8 +25,9 @@ import numpy
 from scipy import stats as scipy_stats
 
 from .collapse import collapse, point_residuals
+from .model import PointResult, RunKey
 
-RunKey = Tuple[str, int, int]		# (variant, clients, round)
+# a point while it is computed: the fields of PointResult
 Point = Dict[str, Any]
 
 # the level of Fisher's test below which two sides' counts of bad runs
@@ -39,13 +40,6 @@ RATIO_VERDICTS = ("faster", "slower", "no difference")
 POWER = 0.8
 POWER_SIMULATED = 60
 POWER_DRAWS = 1000
-# the level of the drift and position tables' null ranges, over all the
-# cells of one table together (Bonferroni), and the draws they are
-# simulated from
-RANGE_CONFIDENCE = 0.95
-RANGE_DRAWS = 4000
-# the mark of a number outside the range chance gives it
-MARK = "*"
 
 
 @functools.lru_cache(maxsize=None)
@@ -249,8 +243,9 @@ def comparisons(keys: Iterable[RunKey], variants: Sequence[str]) -> int:
 
 def analyse(tps: Mapping[RunKey, float], variants: Sequence[str],
             threshold: float, confidence: float,
-            ratio_confidence: Optional[float] = None) -> List[Point]:
-    """One dict per point, in the order of variants, then clients.  The tps
+            ratio_confidence: Optional[float] = None
+            ) -> Tuple[PointResult, ...]:
+    """The points, in the order of variants, then clients.  The tps
     intervals are at confidence, the ratio intervals at ratio_confidence
     (default: the same); threshold is a fraction (0.02 for 2%)."""
     if ratio_confidence is None:
@@ -262,7 +257,7 @@ def analyse(tps: Mapping[RunKey, float], variants: Sequence[str],
             points.append(_point(runs, s, c, threshold, confidence,
                                  ratio_confidence, variants[0]))
     _collapse(points, runs, variants)
-    return points
+    return tuple(PointResult(**p) for p in points)
 
 
 def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
@@ -273,16 +268,12 @@ def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
     rounds = sorted(mine)
     v = [mine[r] for r in rounds]
     med, lo, hi, cov = median_ci(v, confidence)
-    p = {
-        "variant": s, "clients": c, "n": len(v), "median": med,
-        "lo": min(v), "hi": max(v), "bifurcated": False,
-        "bad_runs": 0, "fisher_p": None,
-        "cv": cv(v), "tps_ci_low": lo, "tps_ci_high": hi,
-        "coverage": cov, "ratio": None, "ci_low": None,
-        "ci_high": None, "pairs": 0, "verdict": "",
-        "rounds_needed": None, "base_bad_runs": None,
-        "ratio_noise": float("nan"),
-    }
+    p = dict(variant=s, clients=c, n=len(v), median=med, lo=min(v),
+             hi=max(v), bifurcated=False, bad_runs=0, fisher_p=None,
+             cv=cv(v), tps_ci_low=lo, tps_ci_high=hi, coverage=cov,
+             ratio=None, ci_low=None, ci_high=None, pairs=0, verdict="",
+             rounds_needed=None, base_bad_runs=None,
+             ratio_noise=float("nan"))
     if s == base:
         p["verdict"] = "baseline"
         return p
@@ -353,159 +344,3 @@ def _collapse(points: List[Point],
         if pval < COLLAPSE_ALPHA and p["verdict"] in RATIO_VERDICTS:
             p["verdict"] = "bimodal"
             p["rounds_needed"] = None
-
-
-def successive_noise(values: Sequence[float]) -> float:
-    """The noise of a series of log tps from its successive differences,
-    sqrt(sum (x[i+1] - x[i])^2 / (2 (n - 1))): a slow drift barely moves
-    it; nan below 2 values."""
-    x = numpy.asarray(values, dtype=float)
-    if len(x) < 2:
-        return float("nan")
-    return float(math.sqrt(numpy.sum(numpy.diff(x) ** 2)
-                           / (2 * (len(x) - 1))))
-
-
-@functools.lru_cache(maxsize=None)
-def drift_quantile(k: int, level: float) -> float:
-    """The level quantile of |median(last k) - median(first k)| of 3k
-    values of standard normal noise, scaled by their successive_noise:
-    the null distribution of a point's log drift over its noise.
-    Simulated with a fixed seed."""
-    rng = numpy.random.default_rng(7000 + k)
-    x = rng.standard_normal((RANGE_DRAWS, 3 * k))
-    d = numpy.abs(numpy.median(x[:, -k:], axis=1)
-                  - numpy.median(x[:, :k], axis=1))
-    s = numpy.sqrt(numpy.sum(numpy.diff(x, axis=1) ** 2, axis=1)
-                   / (2 * (3 * k - 1)))
-    return float(numpy.quantile(d / s, level))
-
-
-def drift(tps: Mapping[RunKey, float],
-          variants: Sequence[str]) -> Dict[Tuple[str, int], float]:
-    """Per point (variant, clients) of the variants, the median tps of the
-    last third of its rounds over that of the first third: far from 1, the
-    machine drifted during the study.  Points of fewer than 3 rounds, or
-    whose first third's median is not positive, are left out."""
-    out = {}
-    for (s, c), mine in by_point(tps).items():
-        rounds = sorted(mine)
-        k = len(rounds) // 3
-        if s not in variants or k == 0:
-            continue
-        first = numpy.median([mine[r] for r in rounds[:k]])
-        last = numpy.median([mine[r] for r in rounds[-k:]])
-        if first > 0:
-            out[(s, c)] = float(last / first)
-    return out
-
-
-def drift_ranges(tps: Mapping[RunKey, float], variants: Sequence[str]
-                 ) -> Dict[Tuple[str, int], Tuple[float, float]]:
-    """Per point of drift(), the range of its drift under no drift at the
-    point's noise (successive_noise of its log tps in round order), at
-    RANGE_CONFIDENCE over the table's points together (Bonferroni): a
-    drift outside it is not chance.  Points with a run at 0 tps are left
-    out."""
-    d = drift(tps, variants)
-    if not d:
-        return {}
-    level = 1 - (1 - RANGE_CONFIDENCE) / len(d)
-    runs = by_point(tps)
-    out = {}
-    for key in d:
-        mine = runs[key]
-        values = [mine[r] for r in sorted(mine)]
-        if min(values) <= 0:
-            continue
-        s = successive_noise(numpy.log(values))
-        q = drift_quantile(len(values) // 3, level) * s
-        out[key] = (math.exp(-q), math.exp(q))
-    return out
-
-
-def _ratios_by_position(tps: Mapping[RunKey, float],
-                        positions: Mapping[RunKey, int],
-                        variants: Sequence[str]
-                        ) -> Dict[str, Dict[int, Dict[int, List[float]]]]:
-    """The ratios of position_ratios, by variant, position and round."""
-    base = variants[0]
-    out = {}
-    for s in variants[1:]:
-        by: Dict[int, Dict[int, List[float]]] = {}
-        for (s2, c, r), t in sorted(tps.items()):
-            b = tps.get((base, c, r))
-            if s2 != s or not b or (s, c, r) not in positions:
-                continue
-            by.setdefault(positions[(s, c, r)], {}).setdefault(
-                r, []).append(t / b)
-        out[s] = by
-    return out
-
-
-def position_ratios(tps: Mapping[RunKey, float],
-                    positions: Mapping[RunKey, int],
-                    variants: Sequence[str]
-                    ) -> Dict[str, Dict[int, Tuple[float, int]]]:
-    """For each variant but the baseline (the first), by the position it
-    ran in within its round: the median ratio of its tps to the baseline's
-    of the same round and client count, over all client counts, and the
-    number of ratios.  A trend over the positions means drift within
-    rounds.  Runs without a position, or whose baseline run is missing or
-    at 0 tps, are left out."""
-    out = {}
-    for s, by in _ratios_by_position(tps, positions, variants).items():
-        out[s] = {}
-        for q, rounds in by.items():
-            x = [v for r in sorted(rounds) for v in rounds[r]]
-            out[s][q] = (float(numpy.median(x)), len(x))
-    return out
-
-
-@functools.lru_cache(maxsize=None)
-def median_quantile(n: int, level: float) -> float:
-    """The level quantile of |median| of n values of standard normal
-    noise: the null spread of a median of n, in units of the noise.
-    Simulated with a fixed seed."""
-    rng = numpy.random.default_rng(9000 + n)
-    x = rng.standard_normal((RANGE_DRAWS, n))
-    return float(numpy.quantile(numpy.abs(numpy.median(x, axis=1)), level))
-
-
-def position_ranges(tps: Mapping[RunKey, float],
-                    positions: Mapping[RunKey, int],
-                    variants: Sequence[str]
-                    ) -> Dict[str, Dict[int, Tuple[float, float]]]:
-    """For each entry of position_ratios, the range of its median under no
-    effect of the position, at the variant's noise: about the median of
-    all its ratios M, exp(log M +- q s), s the standard deviation of its
-    log ratios about their median at each client count and q the
-    median_quantile of as many values as the entry has, at
-    RANGE_CONFIDENCE over the table's entries together (Bonferroni).  An
-    entry outside it is not chance."""
-    by = _ratios_by_position(tps, positions, variants)
-    entries = sum(len(x) for x in by.values())
-    if not entries:
-        return {}
-    level = 1 - (1 - RANGE_CONFIDENCE) / entries
-    base = variants[0]
-    out: Dict[str, Dict[int, Tuple[float, float]]] = {}
-    for s, mine in by.items():
-        logs: Dict[int, List[float]] = {}
-        for (s2, c, r), t in tps.items():
-            b = tps.get((base, c, r))
-            if s2 == s and b and t > 0 and (s, c, r) in positions:
-                logs.setdefault(c, []).append(math.log(t / b))
-        every = [x for c in logs for x in logs[c]]
-        centred = [x - float(numpy.median(logs[c])) for c in logs
-                   for x in logs[c]]
-        if len(every) < 2:
-            continue
-        centre = float(numpy.median(every))
-        sd = float(numpy.std(centred, ddof=1))
-        out[s] = {}
-        for q, rounds in mine.items():
-            n = sum(len(x) for x in rounds.values())
-            half = median_quantile(n, level) * sd
-            out[s][q] = (math.exp(centre - half), math.exp(centre + half))
-    return out

@@ -145,7 +145,7 @@ def _study(study, low, rounds=12, noise=0.01, slow=(), seed=5,
 
 
 def _points(tps, variants=("tas", "ttas")):
-    return {p["variant"]: p for p in stats.analyse(tps, list(variants),
+    return {p.variant: p for p in stats.analyse(tps, list(variants),
                                                    0.02, 0.95)}
 
 
@@ -154,10 +154,10 @@ def test_a_variants_collapse_by_one_rule(study, exact):
     # the same boundary; Fisher's p under 0.05: bimodal
     p = _points(_study(study, {"ttas": (1, 3, 5, 7, 9)}))
     t = p["ttas"]
-    assert (t["bifurcated"], t["bad_runs"], t["base_bad_runs"],
-            t["verdict"], t["rounds_needed"]) == (True, 5, 0, "bimodal", None)
-    assert t["fisher_p"] == pytest.approx(float(exact.fisher_p(5, 7, 0, 12)))
-    assert not p["tas"]["bifurcated"]
+    assert (t.bifurcated, t.bad_runs, t.base_bad_runs,
+            t.verdict, t.rounds_needed) == (True, 5, 0, "bimodal", None)
+    assert t.fisher_p == pytest.approx(float(exact.fisher_p(5, 7, 0, 12)))
+    assert not p["tas"].bifurcated
 
 
 def test_a_collapse_that_does_not_differ_keeps_the_verdict(study, exact):
@@ -166,11 +166,11 @@ def test_a_collapse_that_does_not_differ_keeps_the_verdict(study, exact):
     # bad runs
     p = _points(_study(study, {"ttas": (2, 6, 10)}))
     t = p["ttas"]
-    assert (t["bifurcated"], t["bad_runs"], t["base_bad_runs"]) == \
+    assert (t.bifurcated, t.bad_runs, t.base_bad_runs) == \
         (True, 3, 0)
-    assert t["fisher_p"] == pytest.approx(float(exact.fisher_p(3, 9, 0, 12)))
+    assert t.fisher_p == pytest.approx(float(exact.fisher_p(3, 9, 0, 12)))
     assert exact.fisher_p(3, 9, 0, 12) > Fraction(1, 20)
-    assert t["verdict"] in stats.RATIO_VERDICTS
+    assert t.verdict in stats.RATIO_VERDICTS
 
 
 def test_the_baselines_collapse(study):
@@ -178,11 +178,11 @@ def test_the_baselines_collapse(study):
     # each variant counts 0 below the baseline's boundary
     p = _points(_study(study, {"tas": (1, 5, 9)},
                        variants=("tas", "ttas", "x")), ("tas", "ttas", "x"))
-    assert (p["tas"]["bifurcated"], p["tas"]["bad_runs"]) == (True, 3)
+    assert (p["tas"].bifurcated, p["tas"].bad_runs) == (True, 3)
     for s in ("ttas", "x"):
-        assert (p[s]["bifurcated"], p[s]["bad_runs"],
-                p[s]["base_bad_runs"]) == (False, 0, 3)
-        assert p[s]["verdict"] in stats.RATIO_VERDICTS
+        assert (p[s].bifurcated, p[s].bad_runs,
+                p[s].base_bad_runs) == (False, 0, 3)
+        assert p[s].verdict in stats.RATIO_VERDICTS
 
 
 def test_same_collapse_on_both_sides(study):
@@ -190,8 +190,8 @@ def test_same_collapse_on_both_sides(study):
     # round's effect removes it, nothing is flagged
     low = (1, 4, 7, 8, 11)
     p = _points(_study(study, {"tas": low, "ttas": low}))
-    assert not p["tas"]["bifurcated"] and not p["ttas"]["bifurcated"]
-    assert p["ttas"]["verdict"] == "no difference"
+    assert not p["tas"].bifurcated and not p["ttas"].bifurcated
+    assert p["ttas"].verdict == "no difference"
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -201,5 +201,5 @@ def test_slow_rounds_for_everyone_are_no_collapse(study, seed):
     variants = ("tas", "ttas", "x")
     p = _points(_study(study, {}, slow=(3, 9), seed=seed,
                        variants=variants), variants)
-    assert not any(q["bifurcated"] for q in p.values())
-    assert all(q["verdict"] != "bimodal" for q in p.values())
+    assert not any(q.bifurcated for q in p.values())
+    assert all(q.verdict != "bimodal" for q in p.values())

@@ -39,6 +39,7 @@ The class Synth, the studies and expect() serve test_report_locks.py too,
 which writes the studies as files (the variants, the CSV, bad input).
 """
 
+import dataclasses
 import importlib.util
 import itertools
 import math
@@ -234,13 +235,13 @@ def expect_row(tx, count, base, v, c, rounds, key):
 def assert_points(points, want) -> None:
     """The package's points are the expected ones: the same points, rows
     and order, words equal, numbers to 1e-12."""
-    assert [(p.variant, p.clients, p.rounds) for p in points] == \
+    assert [(p.variant, p.clients, list(p.rounds)) for p in points] == \
         [w[:3] for w in want]
     for p, w in zip(points, want):
         assert [(q.kind, q.name, q.measure) for q in p.rows] == \
             [(q["kind"], q["name"], q["measure"]) for q in w[3]]
         for q, e in zip(p.rows, w[3]):
-            got = q._asdict()
+            got = dataclasses.asdict(q)
             assert set(got) == set(e)
             for k, x in e.items():
                 if isinstance(x, float):

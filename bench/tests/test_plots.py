@@ -1,7 +1,7 @@
 """Tests of lockstudy.plots: the gnuplot images of a finished study.
 
 On a small study directory written here (tps-, ratio-, bimodal- and
-locks-<variant>.dat, points.csv with a split point, persec.csv), draw()
+locks-<variant>.dat, persec.csv) and its model (a split point), draw()
 with the real gnuplot makes ratio.png, tps.png, collapse-<v>-<c>.png and
 locks-<v>.png, in run-study.sh's order, each a PNG (its signature) of the
 size the script asks for (900x600, 900x800 for the lock shares), and
@@ -21,7 +21,7 @@ import struct
 
 import pytest
 
-from lockstudy import plots, spec
+from lockstudy import model, plots, spec
 
 PNG = b"\x89PNG\r\n\x1a\n"
 GNUPLOT = shutil.which("gnuplot")
@@ -83,6 +83,30 @@ def _study_dir(d, names=("tas", "ttas")):
     _write(d, "persec.csv", "\n".join(lines) + "\n")
 
 
+def _result(names=("tas", "ttas"), split=True, shares=True,
+            unavailable=()):
+    """The model of the study of _study_dir: what to draw.  split: ttas's
+    runs at 8 clients split (a bimodal verdict); shares: the lock shares
+    of locks-<v>.dat, but for the variants unavailable."""
+    nan = float("nan")
+    points = tuple(model.PointResult(
+        v, c, 4, 1000.0, 900.0, 1100.0, split and (v, c) == (names[-1], 8),
+        0.01, nan, nan, 4, 1.0, 0.9, 1.1, 0.95,
+        "bimodal" if split and (v, c) == (names[-1], 8) else
+        "no difference", None, 0, 0.5, None, nan)
+        for v in names for c in (1, 8, 64))
+    tps = model.TpsResult(tuple(names), 0.02, 0.95,
+                          model.Comparisons(0, "bonferroni", 0.95, 0.0, 6),
+                          points, ())
+    locks = tuple(model.LockTables(
+        v, 64, 4, 10, v not in unavailable, shares=tuple(
+            model.LockShare(rank, c, name, 50.0, 50.0)
+            for rank, name in ((1, "BufferMapping"), (2, "ProcArray"))
+            for c in (1, 8, 64)) if shares and v not in unavailable else ())
+        for v in names)
+    return model.StudyResult(model.StudyMeta(), (), tps, None, locks)
+
+
 def _png_size(path):
     with open(path, "rb") as f:
         head = f.read(24)
@@ -99,7 +123,7 @@ def _pngs(d):
 def test_draw_makes_the_pngs(tmp_path, capsys):
     d = str(tmp_path)
     _study_dir(d)
-    made = plots.draw(d, _study(), 4)
+    made = plots.draw(d, _study(), 4, _result())
     assert made == ["ratio.png", "tps.png", "collapse-ttas-8.png",
                     "locks-tas.png", "locks-ttas.png"]
     assert _pngs(d) == sorted(made)
@@ -117,7 +141,8 @@ def test_draw_of_the_baseline_alone(tmp_path):
     _study_dir(d, names=("tas",))
     _write(d, "points.csv", POINTS_HEADER + "\n")
     _write(d, "locks-tas.dat", "")
-    made = plots.draw(d, _study(names=("tas",)), 2)
+    made = plots.draw(d, _study(names=("tas",)), 2,
+                      _result(("tas",), split=False, shares=False))
     assert made == ["tps.png"]
     assert _pngs(d) == ["tps.png"]
 
@@ -130,7 +155,7 @@ def test_no_lock_image_of_an_unpatched_variant(tmp_path, capsys):
     _study_dir(d)
     _write(d, "locks-ttas.dat", "# not available: ttas runs the unpatched "
            "server (no pg_lockstat)\n")
-    made = plots.draw(d, _study(), 4)
+    made = plots.draw(d, _study(), 4, _result(unavailable=("ttas",)))
     assert made == ["ratio.png", "tps.png", "collapse-ttas-8.png",
                     "locks-tas.png"]
     assert _pngs(d) == sorted(made)
@@ -142,7 +167,7 @@ def test_split_point_without_per_second_rows(tmp_path):
     d = str(tmp_path)
     _study_dir(d)
     _write(d, "persec.csv", "variant,clients,round,second,tps\n")
-    made = plots.draw(d, _study(), 4)
+    made = plots.draw(d, _study(), 4, _result())
     assert "collapse-ttas-8.png" not in made
     assert not os.path.exists(os.path.join(d, "collapse-ttas-8.png"))
 
@@ -154,7 +179,7 @@ def test_no_gnuplot_on_path(tmp_path, monkeypatch, capsys):
     empty = tmp_path / "empty-bin"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
-    assert plots.draw(d, _study(), 4) == []
+    assert plots.draw(d, _study(), 4, _result()) == []
     assert capsys.readouterr().err == (
         "lockstudy: warning: gnuplot not found, no plots (apt-get install "
         "gnuplot-nox)\n")
@@ -181,7 +206,7 @@ def test_failing_gnuplot(tmp_path, monkeypatch, capsys):
         f.write(FAILING_GNUPLOT)
     os.chmod(str(fake / "gnuplot"), 0o755)
     monkeypatch.setenv("PATH", "%s:/usr/bin:/bin" % fake)
-    assert plots.draw(d, _study(), 4) == []
+    assert plots.draw(d, _study(), 4, _result()) == []
     log = os.path.join(d, "gnuplot.log")
     images = ["ratio.png", "tps.png", "collapse-ttas-8.png", "locks-tas.png",
               "locks-ttas.png"]
@@ -204,7 +229,8 @@ def test_gnuplot_errors_go_to_the_log(tmp_path, capsys):
     _study_dir(d, names=("tas",))
     _write(d, "points.csv", POINTS_HEADER + "\n")
     _write(d, "tps-tas.dat", "")
-    made = plots.draw(d, _study(names=("tas",)), 4)
+    made = plots.draw(d, _study(names=("tas",)), 4,
+                      _result(("tas",), split=False))
     assert made == ["locks-tas.png"]
     assert _pngs(d) == ["locks-tas.png"]
     log = os.path.join(d, "gnuplot.log")

@@ -357,7 +357,8 @@ def test_recorder_kinds_order(tmp_path):
     none."""
     rec, cur = _recorded()
     assert len(cur.queries) == 3 * len(LOCKS)
-    rec.write(str(tmp_path))
+    rec.rundir = str(tmp_path)
+    rec.write()
     assert _lines(str(tmp_path / "kinds.csv")) == [
         "variant,clients,round,backend_type,tranche,sh_acquires,"
         "ex_acquires,blocks",
@@ -377,7 +378,8 @@ def _lines(path):
 def test_recorder_locks_order(tmp_path):
     rec, cur = _recorded()
     assert len(cur.queries) == 3 * len(LOCKS)
-    rec.write(str(tmp_path))
+    rec.rundir = str(tmp_path)
+    rec.write()
     assert _lines(str(tmp_path / "locks.csv")) == [
         "variant,clients,round,tranche,sh_acquires,ex_acquires,blocks,"
         "spin_delays",
@@ -396,7 +398,8 @@ def test_recorder_locks_order(tmp_path):
 
 def test_recorder_spins_order(tmp_path):
     rec, _ = _recorded()
-    rec.write(str(tmp_path))
+    rec.rundir = str(tmp_path)
+    rec.write()
     assert _lines(str(tmp_path / "spins.csv")) == [
         "variant,clients,round,file,line,func,contended,spins,delays",
         "tas,8,2,lwlock.c,800,LWLockWaitListLock,1,1,0",
@@ -415,7 +418,8 @@ def test_recorder_runs_order(tmp_path):
                 ("ttas", 8, 2, 1, "70", "5", 350),
                 ("tas", 1, 10, 2, "10", "5.003", 50),
                 ("ttas", 1, 1, 2, "11", "5", 55)]
-    rec.write(str(tmp_path))
+    rec.rundir = str(tmp_path)
+    rec.write()
     assert _lines(str(tmp_path / "runs.csv")) == [
         "variant,clients,round,position,tps,seconds,transactions",
         "ttas,1,1,2,11,5,55",
@@ -451,7 +455,8 @@ def test_recorder_headers_without_rows(tmp_path):
         "pg_lwlock_backend_type_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, "
         "HEADER)",
         "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)"]
-    rec.write(str(tmp_path))
+    rec.rundir = str(tmp_path)
+    rec.write()
     assert _lines(str(tmp_path / "locks.csv")) == [
         "variant,clients,round," + ",".join(LOCK_COLUMNS), ""]
     assert _lines(str(tmp_path / "kinds.csv")) == [
@@ -461,3 +466,19 @@ def test_recorder_headers_without_rows(tmp_path):
     # and the same header as the runs' rows give
     other, _ = _recorded()
     assert rec.header == other.header
+
+
+def test_recorder_text_files_and_per_second(tmp_path):
+    """Every file but the CSVs of the views goes through the recorder as
+    the study runs: commands.txt, the metadata files, persec.csv."""
+    rec = records.Recorder(str(tmp_path))
+    rec.command("pgbench -c 1")
+    rec.command("# round 1")
+    rec.append("machine.txt", ["cpus: 2", "ram: 1G"])
+    rec.start_per_second()
+    rec.per_second(("tas", 4, 2), [("1.0", "100.5"), ("2.0", "99.0")])
+    assert (tmp_path / "commands.txt").read_text() == \
+        "pgbench -c 1\n# round 1\n"
+    assert (tmp_path / "machine.txt").read_text() == "cpus: 2\nram: 1G\n"
+    assert (tmp_path / "persec.csv").read_text() == (
+        records.PER_SECOND + "\ntas,4,2,1.0,100.5\ntas,4,2,2.0,99.0\n")

@@ -6,6 +6,7 @@ is test_golden.py's part.  Also: the correction for the number of
 comparisons keeps null studies' false verdicts under its bound, and every
 bad input raises InputError with the old message."""
 
+import dataclasses
 import math
 import re
 import statistics
@@ -39,7 +40,7 @@ def test_table_a_identical_variants(study):
                      r"1\.000-1\.000 \| no difference \|\s+-$", r.text, re.M)
     assert r.variants == THREE
     assert r.text.endswith("\n") and not r.text.endswith("\n\n")
-    assert [p["variant"] for p in r.points] == \
+    assert [p.variant for p in r.points] == \
         [s for s in THREE for _ in CLIENTS]
 
 
@@ -97,7 +98,7 @@ def test_bonferroni(study, exact):
             % (100 * level, 100 * 8 * (1 - coverage))) in r.text
     assert "Hodges-Lehmann estimate, 99.38% interval (Wilcoxon signed " \
         "rank)" in r.text
-    assert [p["coverage"] for p in r.points if p["variant"] != "a"] == \
+    assert [p.coverage for p in r.points if p.variant != "a"] == \
         pytest.approx([float(coverage)] * 8, abs=1e-12)
     k, coverage = _signed_rank_coverage(exact, 12, Fraction(19, 20))
     assert k == 14
@@ -105,7 +106,7 @@ def test_bonferroni(study, exact):
     assert r.ratio_confidence == 0.95
     assert "\ncomparisons: 8; no correction: each ratio interval at 95%, " \
         in r.text
-    assert [p["coverage"] for p in r.points if p["variant"] != "a"] == \
+    assert [p.coverage for p in r.points if p.variant != "a"] == \
         pytest.approx([float(coverage)] * 8, abs=1e-12)
 
 
@@ -127,7 +128,7 @@ def test_null_studies(study):
         tps = _noise_study(study, rng, [1, 8, 64])
         for correction in false:
             r = tps_report(study, tps, None, 0, correction=correction)
-            false[correction] += any(p["verdict"] in ("faster", "slower")
+            false[correction] += any(p.verdict in ("faster", "slower")
                                      for p in r.points)
     assert false["bonferroni"] <= 5
     assert false["none"] > false["bonferroni"]
@@ -237,7 +238,7 @@ def test_drift_and_position_tables():
                      r"\s+1\.000 \[[\d.]+-[\d.]+\]( \*)? \(3\)$", text,
                      re.M)
     # no position column: no position table
-    runs = [r._replace(position=None) for r in _drift_runs()]
+    runs = [dataclasses.replace(r, position=None) for r in _drift_runs()]
     assert "position:" not in report.tps_report(runs, None, 2).text
 
 
@@ -248,7 +249,7 @@ def test_variants(study):
     # a variant listed without runs is left out
     r = tps_report(study, tps, ["c", "x", "a", "b"])
     assert r.variants == ["c", "a", "b"]
-    assert [p["variant"] for p in r.points] == ["c", "a", "b"]
+    assert [p.variant for p in r.points] == ["c", "a", "b"]
     assert "ratio of its tps to c's" in r.text
 
 
@@ -319,13 +320,13 @@ def test_write_dat(study, tmp_path, exact):
     report.write_dat(r.points, r.variants, str(tmp_path))
     assert (tmp_path / "tps-tas.dat").read_text() == \
         "4 1006.500 1001.000 1012.000\n16 1006.500 1001.000 1012.000\n"
-    p = {q["clients"]: q for q in r.points if q["variant"] == "ttas"}
+    p = {q.clients: q for q in r.points if q.variant == "ttas"}
     assert (tmp_path / "ratio-ttas.dat").read_text() == "".join(
-        "%d %.6f %.6f %.6f\n" % (c, p[c]["ratio"], p[c]["ci_low"],
-                                p[c]["ci_high"]) for c in (4, 16))
+        "%d %.6f %.6f %.6f\n" % (c, p[c].ratio, p[c].ci_low,
+                                p[c].ci_high) for c in (4, 16))
     # the collapse that differs from the baseline's makes the ratio bimodal
     assert (tmp_path / "bimodal-ttas.dat").read_text() == \
-        "16 %.6f\n" % p[16]["ratio"]
+        "16 %.6f\n" % p[16].ratio
     assert sorted(f.name for f in tmp_path.iterdir()) == \
         ["bimodal-ttas.dat", "ratio-ttas.dat", "tps-tas.dat", "tps-ttas.dat"]
 
@@ -338,7 +339,7 @@ def test_report_of_data_read(tmp_path):
         for r in range(1, 7) for i, s in enumerate(["x", "y"])))
     r = report.tps_report(data.read_runs(str(path)), None, 2)
     assert r.variants == ["x", "y"]
-    assert r.points[1]["verdict"] == "faster"
+    assert r.points[1].verdict == "faster"
     assert re.search(r"^ y\s+\|\s+\|\s+[\d.]+ \[[\d.]+-[\d.]+\]( \*)? "
                      r"\(6\)$", r.text, re.M)
 

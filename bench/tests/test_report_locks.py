@@ -1,35 +1,27 @@
 """Tests of lockstudy.report_locks: table (m) and mechanism.csv from the
-study's files, tables (b) and (c) and the lock shares.
+study's files (the text of (b), (c) and the lock shares is tested with
+their numbers, in test_locktables.py).
 
-Golden files (golden/locks-*/README says how each was made): a real
-study run with the code of 4e541ba (locks-eviction: its CSVs, mechanism.csv,
-locks-*.dat and stdout, report-study.txt; report.txt is that stdout with
-(b) printed again by psql from the same locks.csv, the lock name added to
-the ORDER BY: the package's tie-break), and a synthetic study with what the
-queries of 4e541ba printed for it in psql (locks-synthetic).  Table (m) of
-that study is no longer the study's own (the rate ratio of sums since
-issue 33 replaced its medians of per-round ratios): m-rates.txt and
-mechanism-rates.csv pin what the package prints and writes, every row
-checked against test_mechanism.py's own computation, the rows the same as
-in the study's mechanism.csv.  The studies of test_mechanism.py give the
-text of (m), its CSV and every bad input's message; (b), (c) and the lock
-shares are also computed here in fractions.  Variants of the unpatched
-server: one "not available" line in place of their (m), (b) and (c), and
-of all (m) when the baseline is one.
+Golden files (golden/locks-eviction/README says how they were made): a
+real study run with the code of 4e541ba.  Table (m) of that study is no
+longer the study's own (the rate ratio of sums since issue 33 replaced
+its medians of per-round ratios): m-rates.txt and mechanism-rates.csv pin
+what the package prints and writes, every row checked against
+test_mechanism.py's own computation, the rows the same as in the study's
+mechanism.csv.  The studies of test_mechanism.py give the text of (m), its
+CSV and every bad input's message.  Variants of the unpatched server: one
+"not available" line in place of their (m), and of all (m) when the
+baseline is one.
 """
 
 import csv
-import math
+import dataclasses
 import os
-import random
 import re
-from decimal import Decimal
-from fractions import Fraction
 
 import pytest
 
 from lockstudy import report_locks as rl
-from lockstudy import sqlnum
 from lockstudy.data import InputError, read_runs
 from test_mechanism import (Synth, assert_points, base_zero_study,
                             empty_points_study, expect, expect_counts,
@@ -91,265 +83,6 @@ def test_golden_mechanism_text_and_csv(tmp_path):
             return {tuple(r[:6]) for r in csv.reader(f)
                     if r[0] != "variant"}
     assert rows("mechanism-rates.csv") == rows("mechanism.csv")
-
-
-def test_golden_top_tables_and_lock_shares():
-    locks = rl.read_locks(os.path.join(EVICTION, "locks.csv"))
-    spins = rl.read_spins(os.path.join(EVICTION, "spins.csv"))
-    _, want = split_report(golden(EVICTION, "report.txt"))
-    assert rl.top_tables(locks, spins, ["tas", "ttas"], 4, 6) == want
-    for v in ("tas", "ttas"):
-        assert rl.lock_shares(locks, v) == golden(EVICTION, "locks-%s.dat" % v)
-
-
-def test_golden_with_the_new_column_name(tmp_path):
-    """The study's files with their first column renamed variant."""
-    for name in ("runs.csv", "locks.csv", "spins.csv"):
-        text = golden(EVICTION, name)
-        assert text.startswith("strategy,")
-        (tmp_path / name).write_text("variant" + text[len("strategy"):])
-    text, _ = mechanism(eviction_paths(str(tmp_path)), ["tas", "ttas"])
-    assert text == golden(EVICTION, "m-rates.txt")
-    locks = rl.read_locks(str(tmp_path / "locks.csv"))
-    assert rl.lock_shares(locks, "ttas") == golden(EVICTION, "locks-ttas.dat")
-
-
-def table_rows(block):
-    """The cells of the rows of a psql table printed after its heading."""
-    lines = block.strip("\n").split("\n")
-    return [[c.strip() for c in line.split("|")] for line in lines[3:]]
-
-
-def test_golden_ties_only():
-    """The study's own stdout differs from report.txt in (b) only, in the
-    last two rows: of the tranches tied there on the ORDER BY (Blk,
-    SpinDelay, acquires), the study's psql kept two of its own choosing,
-    the package the first two by name."""
-    study = golden(EVICTION, "report-study.txt")
-    ours = golden(EVICTION, "report.txt")
-    assert split_report(study)[0] == split_report(ours)[0]
-    assert study[study.index("\n(c) top"):] == ours[ours.index("\n(c) top"):]
-    locks = rl.read_locks(os.path.join(EVICTION, "locks.csv"))
-    for v in ("tas", "ttas"):
-        s_rows, o_rows = (table_rows(t.split("variant %s, 4 clients" % v)[1]
-                                     .split("\n\n")[0])
-                          for t in (study, ours))
-        assert s_rows[:8] == o_rows[:8] and s_rows[8:] != o_rows[8:]
-        assert [r[1:] for r in s_rows[8:]] == [r[1:] for r in o_rows[8:]] \
-            == [o_rows[9][1:]] * 2
-        tied = sorted(n for n in {r["tranche"] for (s, c, _), r in locks
-                                  if s == v and c == 4}
-                      if table_rows(rl.top_locks(
-                          [x for x in locks if x[1]["tranche"] == n],
-                          v, 4, 6))[0][1:4] == o_rows[9][1:4])
-        assert [r[0] for r in o_rows[8:]] == tied[:2]
-        assert {r[0] for r in s_rows[8:]} < set(tied)
-
-
-def test_golden_synthetic():
-    locks = rl.read_locks(os.path.join(SYNTHETIC, "locks.csv"))
-    spins = rl.read_spins(os.path.join(SYNTHETIC, "spins.csv"))
-    variants = ["base", "exp", "calm"]
-    assert rl.top_tables(locks, spins, variants, 16, 4) == \
-        golden(SYNTHETIC, "tables.txt")
-    for v in variants:
-        assert rl.lock_shares(locks, v) == golden(SYNTHETIC,
-                                                  "locks-%s.dat" % v)
-
-
-# --- (b), (c) and the lock shares computed here -----------------------------
-
-def half_away(x, digits):
-    """x (a Fraction) rounded half away from zero to digits decimals, as
-    text with that many decimals."""
-    scaled = abs(x) * 10 ** digits
-    n = math.floor(scaled + Fraction(1, 2))
-    sign = "-" if x < 0 and n else ""
-    text = str(n).rjust(digits + 1, "0")
-    return sign + text[:-digits] + "." + text[-digits:]
-
-
-def from_float8(x, digits):
-    """round(x::numeric, digits) of a float: its 15 digits, rounded."""
-    return half_away(Fraction("%.15g" % x), digits)
-
-
-def float_sum(values):
-    total = 0.0
-    for x in values:
-        total = total + x
-    return total
-
-
-def small_study(rng):
-    """Rows of locks.csv and spins.csv of 2 variants, 2 client counts and
-    3 rounds, as dicts of text fields; tas_attempts sometimes NULL."""
-    locks, spins = [], []
-    for v in ("p", "q"):
-        for c in (1, 8):
-            for r in (1, 2, 3):
-                for t in ("A b", "Cc", "Dd", "Ee", "Ff", "Gg"):
-                    samples = rng.choice((0, 3, 10))
-                    locks.append({
-                        "variant": v, "clients": c, "round": r, "tranche": t,
-                        "sh_acquires": rng.randrange(10 ** 6),
-                        "ex_acquires": rng.randrange(10 ** 3),
-                        "blocks": rng.choice((0, 1, 2, 5, 40)),
-                        "spin_delays": rng.choice((0, 0, 3)),
-                        "wait_time": rng.choice((0.1, 0.25, 0.35, 1e-3)),
-                        "sh_hold_samples": samples, "ex_hold_samples":
-                        1 if samples else 0, "sh_hold_time": rng.choice(
-                            (0.0125, 0.1)) * samples, "ex_hold_time": 0.05,
-                        "max_ex_hold_time": rng.choice((0.00025, 0.35)),
-                        "max_sh_hold_time": 0.001})
-                for line, func in ((10, "f"), (20, "g"), (30, "f")):
-                    spins.append({
-                        "variant": v, "clients": c, "round": r, "file": "x.c",
-                        "line": line, "func": func,
-                        "contended": rng.choice((0, 1, 7)),
-                        "spins": rng.randrange(100), "delays": 1,
-                        "wait_time": rng.choice((0.05, 0.15)),
-                        "tas_attempts": "" if func == "g" or r == 2
-                        else rng.randrange(30),
-                        "unlocked_skips": "" if func == "g" else 5})
-    return locks, spins
-
-
-def write_dicts(path, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
-        w.writeheader()
-        w.writerows(rows)
-    return path
-
-
-def expect_locks(rows, v, c):
-    """(b) computed here: the cells of each tranche, in order."""
-    mine = [r for r in rows if r["variant"] == v and r["clients"] == c]
-    names = sorted({r["tranche"] for r in mine})
-    sums = {}
-    for n in names:
-        g = [r for r in mine if r["tranche"] == n]
-        samples = sum(r["sh_hold_samples"] + r["ex_hold_samples"] for r in g)
-        hold = float_sum(r["sh_hold_time"] + r["ex_hold_time"] for r in g)
-        longest = max(max(r["max_ex_hold_time"], r["max_sh_hold_time"])
-                      for r in g)
-        sums[n] = [sum(r["sh_acquires"] + r["ex_acquires"] for r in g),
-                   sum(r["blocks"] for r in g),
-                   sum(r["spin_delays"] for r in g),
-                   from_float8(float_sum(r["wait_time"] for r in g), 1),
-                   samples,
-                   from_float8(1000 * hold / samples, 2) if samples else "",
-                   from_float8(1000 * longest, 1) if samples else ""]
-    blk = sum(s[1] for s in sums.values())
-    spin = sum(s[2] for s in sums.values())
-    order = sorted(names, key=lambda n: (-sums[n][1], -sums[n][2],
-                                         -sums[n][0], n))[:10]
-    return [[n, str(sums[n][0]), str(sums[n][1]), str(sums[n][2]),
-             half_away(Fraction(100 * sums[n][1], blk), 2) if blk else "",
-             half_away(Fraction(100 * sums[n][2], spin), 2) if spin else "",
-             sums[n][3], str(sums[n][4]), sums[n][5], sums[n][6]]
-            for n in order]
-
-
-def expect_spins(rows, v, c):
-    """(c) computed here: the cells of each call site, in order."""
-    mine = [r for r in rows if r["variant"] == v and r["clients"] == c]
-    out = []
-    for site in sorted({(r["func"], r["file"], r["line"]) for r in mine}):
-        g = [r for r in mine if (r["func"], r["file"], r["line"]) == site]
-        contended = sum(r["contended"] for r in g)
-        tas = [r["tas_attempts"] for r in g if r["tas_attempts"] != ""]
-        skips = [r["unlocked_skips"] for r in g if r["unlocked_skips"] != ""]
-        if contended > 0:
-            out.append([site[0], "%s:%s" % site[1:], str(contended),
-                        str(sum(r["spins"] for r in g)),
-                        str(sum(r["delays"] for r in g)),
-                        from_float8(float_sum(r["wait_time"] for r in g), 1),
-                        str(sum(tas)) if tas else "",
-                        str(sum(skips)) if skips else "",
-                        half_away(Fraction(sum(skips), contended), 2)
-                        if skips else ""])
-    out.sort(key=lambda x: (-int(x[2]), -int(x[3]), x[1], x[0]))
-    return out[:10]
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_top_tables_computed_here(tmp_path, seed):
-    locks, spins = small_study(random.Random(seed))
-    lrows = rl.read_locks(write_dicts(str(tmp_path / "locks.csv"), locks))
-    srows = rl.read_spins(write_dicts(str(tmp_path / "spins.csv"), spins))
-    for v in ("p", "q"):
-        for c in (1, 8):
-            text = rl.top_locks(lrows, v, c, 3)
-            assert text.startswith("(b) top 10 LWLocks by blocks: variant %s,"
-                                   " %d clients, sum of 3 rounds\n" % (v, c))
-            assert table_rows(text) == expect_locks(locks, v, c)
-            text = rl.top_spins(srows, v, c, 3)
-            assert table_rows(text) == expect_spins(spins, v, c)
-            assert text.endswith("rounds\nno contended spin waits\n") == \
-                (expect_spins(spins, v, c) == [])
-
-
-def expect_shares(rows, v):
-    """locks-<v>.dat computed here."""
-    mine = [r for r in rows if r["variant"] == v]
-    per = {}
-    for r in mine:
-        b, s = per.get((r["clients"], r["tranche"]), (0, 0))
-        per[(r["clients"], r["tranche"])] = (b + r["blocks"],
-                                             s + r["spin_delays"])
-    score = {}
-    for (c, n), (b, s) in per.items():
-        score[n] = score.get(n, 0) + b + s
-    top = sorted(score, key=lambda n: (-score[n], n))[:5]
-    lines = []
-    for rank, n in enumerate(top, 1):
-        for c in sorted(c for (c, m) in per if m == n):
-            cells = [str(rank), str(c), n.replace(" ", "_")]
-            for i in (0, 1):
-                total = sum(x[i] for (c2, _), x in per.items() if c2 == c)
-                cells.append(half_away(Fraction(100 * per[(c, n)][i], total),
-                                       2) if total else "0")
-            lines.append(" ".join(cells) + "\n")
-    return "".join(lines)
-
-
-@pytest.mark.parametrize("seed", [1, 2, 3])
-def test_lock_shares_computed_here(tmp_path, seed):
-    locks, _ = small_study(random.Random(seed))
-    lrows = rl.read_locks(write_dicts(str(tmp_path / "locks.csv"), locks))
-    for v in ("p", "q"):
-        assert rl.lock_shares(lrows, v) == expect_shares(locks, v)
-    assert rl.lock_shares(lrows, "absent") == ""
-
-
-def test_sql_arithmetic():
-    assert sqlnum.pg_round(Decimal("0.125"), 2) == Decimal("0.13")
-    assert sqlnum.pg_round(Decimal("-0.125"), 2) == Decimal("-0.13")
-    assert str(sqlnum.pg_round(Decimal(5), 2)) == "5.00"
-    # 2.675 is 2.67499999999999982236431605997495353221893310546875 in
-    # binary; its 15 digits are 2.675, which rounds to 2.68
-    assert sqlnum.float8_numeric(2.675) == Decimal("2.675")
-    assert sqlnum.pg_round(sqlnum.float8_numeric(2.675), 2) == Decimal("2.68")
-    assert sqlnum.float8_numeric(0.1 + 0.2) == Decimal("0.3")
-    assert sqlnum.float8_numeric(1e-5) == Decimal("0.00001")
-    assert sqlnum.float8_numeric(None) is None and sqlnum.pg_round(None, 1) is None
-
-
-def test_stat_rows_errors(tmp_path):
-    locks, spins = small_study(random.Random(4))
-    locks[2]["blocks"] = "x"
-    path = write_dicts(str(tmp_path / "locks.csv"), locks)
-    with pytest.raises(InputError) as e:
-        rl.read_locks(path)
-    assert str(e.value) == "%s line 4: blocks x: not a number" % path
-    for r in spins:
-        del r["delays"]
-    path = write_dicts(str(tmp_path / "spins.csv"), spins)
-    with pytest.raises(InputError) as e:
-        rl.read_spins(path)
-    assert str(e.value) == "%s: missing column delays" % path
 
 
 # --- table (m): the files ---------------------------------------------------
@@ -433,7 +166,7 @@ def test_mechanism_of_an_unpatched_variant(tmp_path):
                                        csv_name="mechanism.csv",
                                        unpatched=["B"])
     a = [p for p in full if p.variant == "A"]
-    assert points == a and len(a) == 2
+    assert list(points) == a and len(a) == 2
     assert text == ("(m) mechanism: B against C: %s\n\n" % (
         NOT_AVAILABLE % "B")) + rl.mechanism_text(a, "C", 0.95, 10,
                                                   "mechanism.csv") + \
@@ -446,7 +179,7 @@ def test_mechanism_of_an_unpatched_variant(tmp_path):
     # every variant but the baseline unpatched: one line each, no points
     text, points = rl.mechanism_report(runs, paths[1], paths[2],
                                        ["C", "B", "A"], unpatched=["A", "B"])
-    assert points == []
+    assert points == ()
     assert text == "".join("(m) mechanism: %s against C: %s\n%s" % (
         v, NOT_AVAILABLE % v, sep) for v, sep in (("B", "\n"), ("A", "")))
 
@@ -473,7 +206,7 @@ def test_mechanism_of_an_unpatched_baseline(tmp_path):
         text, points = rl.mechanism_report(
             runs, "/nowhere/locks.csv", "/nowhere/spins.csv",
             ["C", "B", "A"], unpatched=unpatched)
-        assert points == []
+        assert points == ()
         assert text == ("(m) mechanism: %s; it is the baseline, so no "
                         "variant has a table (m)\n" % (NOT_AVAILABLE % "C"))
     # the options and runs.csv are still checked
@@ -481,22 +214,6 @@ def test_mechanism_of_an_unpatched_baseline(tmp_path):
         rl.mechanism_report(runs, paths[1], paths[2], ["C"],
                             unpatched=["C"])
 
-
-def test_top_tables_of_an_unpatched_variant():
-    locks = rl.read_locks(os.path.join(SYNTHETIC, "locks.csv"))
-    spins = rl.read_spins(os.path.join(SYNTHETIC, "spins.csv"))
-    got = rl.top_tables(locks, spins, ["base", "exp", "calm"], 16, 4,
-                        unpatched=["exp"])
-    assert got == (
-        "\n" + rl.top_locks(locks, "base", 16, 4) +
-        "\n(b) top LWLocks: %s\n" % (NOT_AVAILABLE % "exp") +
-        "\n" + rl.top_locks(locks, "calm", 16, 4) +
-        "\n" + rl.top_spins(spins, "base", 16, 4) +
-        "\n(c) top spin-wait call sites: %s\n" % (NOT_AVAILABLE % "exp") +
-        "\n" + rl.top_spins(spins, "calm", 16, 4))
-    # without unpatched variants, as before
-    assert rl.top_tables(locks, spins, ["base", "exp", "calm"], 16, 4,
-                         ()) == golden(SYNTHETIC, "tables.txt")
 
 
 def test_write_mechanism(tmp_path):
@@ -511,7 +228,7 @@ def test_write_mechanism(tmp_path):
     assert len(rows) == 1 + len(want)
     for got, q in zip(rows[1:], want):  # numbers to 6 significant digits
         assert got == [("%.6g" if isinstance(x, float) else "%s") % x
-                       for x in q]
+                       for x in dataclasses.astuple(q)]
 
 
 @pytest.mark.parametrize("x,sign,want", [

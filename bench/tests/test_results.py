@@ -12,10 +12,14 @@ other variants; an unpatched baseline, or only unpatched variants (files
 of the header only), likewise.  No server.
 """
 
+import dataclasses
+import io
 import os
 import shutil
 
-from lockstudy import data, report, report_locks, results
+import test_plots
+
+from lockstudy import data, locktables, report, report_locks, results
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 EVICTION = os.path.join(GOLDEN, "locks-eviction")
@@ -56,10 +60,9 @@ def _tps_text(d):
 
 
 def _top_tables(d, unpatched):
-    locks = report_locks.read_locks(os.path.join(d, "locks.csv"))
-    spins = report_locks.read_spins(os.path.join(d, "spins.csv"))
-    return report_locks.top_tables(locks, spins, ["tas", "ttas"], 4, 6,
-                                   unpatched)
+    return report_locks.top_tables(locktables.lock_tables(
+        os.path.join(d, "locks.csv"), os.path.join(d, "spins.csv"),
+        ["tas", "ttas"], 4, 6, unpatched))
 
 
 def test_report_without_unpatched_variants(tmp_path):
@@ -160,3 +163,23 @@ def test_report_reads_kinds_csv(tmp_path):
     golden = _read(os.path.join(EVICTION, "report.txt"))
     assert text == (_tps_text(d) + "\n" + m +
                     golden[golden.index("\n(b) top"):])
+
+
+def test_show_study(tmp_path, monkeypatch):
+    """The end of a study: an empty line, the report, the plots of the
+    model, the line that names the files, results.json among them."""
+    d = _study(tmp_path)
+    drawn = []
+    monkeypatch.setattr(results.plots, "draw",
+                        lambda rundir, study, nproc, result:
+                        drawn.append(result) or ["tps.png"])
+    study = dataclasses.replace(test_plots._study(), clients=(1, 4))
+    out = io.StringIO()
+    results.show_study(d, study, 2, out)
+    text = out.getvalue()
+    assert text == ("\n" + results.render(drawn[0]) + "\nresults: %s/ "
+                    "(runs.csv, points.csv, mechanism.csv, persec.csv, "
+                    "locks.csv, spins.csv, tps.png, settings.txt, "
+                    "machine.txt, versions.txt, commands.txt, results.json)"
+                    "\n" % d)
+    assert os.path.exists(os.path.join(d, "results.json"))

@@ -1,8 +1,9 @@
 """Tests of lockstudy.runner, the parts that need no server (the study's
 lock, directory and records are test_records.py's, hms() test_plan.py's).
 
-clean_environment() drops what run-study.sh's loop dropped.  plan() and
-run_rounds() on a fake server (FakeRun): the warm-up round runs every
+cluster.clean_environment() drops what run-study.sh's loop dropped.
+draw_plan() (the plan kept as one object) and run_rounds() (the progress
+of a Progress) on a fake server (FakeRun): the warm-up round runs every
 variant at every client count in round 1's orders before round 1, is
 counted in the plan's server starts and estimate, is marked in
 commands.txt and the progress lines, and leaves nothing in the records;
@@ -16,7 +17,8 @@ unpatched variants.  A sysbench workload on the fake server: its
 prepare, once, then VACUUM ANALYZE; its runs sysbench's, one thread per
 client, in sysbench's logs, recorded from sysbench's output as pgbench's
 are; a run without a summary, and one that dies, fail naming the step
-and the log; versions.txt names sysbench.  No server.
+and the log; versions.txt names sysbench.  finish() writes the CSVs and
+hands the directory to the presentation it was given.  No server.
 """
 
 import dataclasses
@@ -63,7 +65,7 @@ def test_clean_environment_as_the_bash_loop(saved_environ):
     expected = {k: v for k, v in expected.items() if k in given}
     os.environ.clear()
     os.environ.update(given)
-    runner.clean_environment("/pg/bin")
+    runner.cluster.clean_environment("/pg/bin")
     assert dict(os.environ) == expected
     assert sorted(expected) == ["HOME", "MYPG", "PATH", "PG_CONFIG",
                                 "XPGUSER", "pguser"]
@@ -194,7 +196,7 @@ def fake_cluster(monkeypatch):
 
 def _planned(warmup_round, tmp_path, study=None, **kw):
     s = FakeRun(study or _study(warmup_round, **kw), str(tmp_path))
-    s.plan()
+    s.draw_plan()
     return s, s.out.getvalue().split("\n")
 
 
@@ -205,7 +207,7 @@ def test_plan_with_the_warm_up_round(tmp_path):
     # 3 rounds of 2 variants: each start 3 s + its 3 s warm-up, each of
     # the 2 runs 5 s + 1 s
     total = 3 * 2 * (3 + 3 + 2 * (5 + 1))
-    assert s.total == total
+    assert s.plan.total == total
     assert lines[1] == (
         "plan: 2 rounds x 2 variants x 2 client counts (1 8) = 8 runs of "
         "5s, after a warm-up round of 4 runs that are not recorded; 6 "
@@ -221,14 +223,15 @@ def test_plan_with_the_warm_up_round(tmp_path):
         "round 2: %s; clients %s" % (" ".join(order[1]),
                                      " ".join(map(str, clients[1]))),
         "", ""]
-    assert (s.rounds, s.round_clients) == (order, clients)
-    assert (s.warmup_order, s.warmup_clients) == (order[0], clients[0])
+    assert (s.plan.rounds, s.plan.round_clients) == (order, clients)
+    assert (s.plan.warmup_order, s.plan.warmup_clients) == \
+        (order[0], clients[0])
 
 
 def test_plan_without_the_warm_up_round(tmp_path):
     s, lines = _planned(False, tmp_path)
     total = 2 * 2 * (3 + 3 + 2 * (5 + 1))
-    assert s.total == total
+    assert s.plan.total == total
     assert lines[1] == (
         "plan: 2 rounds x 2 variants x 2 client counts (1 8) = 8 runs of "
         "5s, no warm-up round (WARMUP_ROUND=0); 4 server starts, each "
@@ -237,7 +240,7 @@ def test_plan_without_the_warm_up_round(tmp_path):
         % plan.hms(total))
     assert [line.split(":")[0] for line in lines[2:]] == [
         "round 1", "round 2", "", ""]
-    assert (s.warmup_order, s.warmup_clients) == ([], [])
+    assert (s.plan.warmup_order, s.plan.warmup_clients) == ([], [])
 
 
 def test_plan_lists_the_builds_before_the_warm_up_round(tmp_path):
@@ -256,24 +259,25 @@ def _rounds(warmup_round, tmp_path, **kw):
 def test_warm_up_round_runs_like_round_1_and_records_nothing(
         tmp_path, fake_cluster, capsys):
     s = _rounds(True, tmp_path)
-    first = [(name, c) for name in s.rounds[0] for c in s.round_clients[0]]
+    first = [(name, c) for name in s.plan.rounds[0]
+             for c in s.plan.round_clients[0]]
     # the measured pgbench runs, by their log: round 0 is the warm-up round
     runs = [e[2] for e in s.events
             if e[0] == "pgbench" and "-P 1" in e[3]]
     assert runs == (
         ["pgbench-%s-%d-0.log" % p for p in first] +
         ["pgbench-%s-%d-1.log" % p for p in first] +
-        ["pgbench-%s-%d-2.log" % (name, c) for name in s.rounds[1]
-         for c in s.round_clients[1]])
+        ["pgbench-%s-%d-2.log" % (name, c) for name in s.plan.rounds[1]
+         for c in s.plan.round_clients[1]])
     # a server start per variant and round, the warm-up round's included,
     # each followed by its warm-up run
     starts = [i for i, e in enumerate(s.events) if e[0] == "start"]
     assert len(starts) == 3 * 2
     assert [s.events[i + 1][1] for i in starts[:2]] == [
         "pgbench (variant %s, warm-up, warm-up round)" % name
-        for name in s.rounds[0]]
+        for name in s.plan.rounds[0]]
     assert s.events[starts[2] + 1][1] == (
-        "pgbench (variant %s, warm-up, round 1)" % s.rounds[0][0])
+        "pgbench (variant %s, warm-up, round 1)" % s.plan.rounds[0][0])
     # the counters are reset before every run; the warm-up round's steps
     # name it
     warm = s.events[:starts[2]]
@@ -296,7 +300,7 @@ def test_warm_up_round_runs_like_round_1_and_records_nothing(
         [name, str(c), str(r)] for r in (1, 2) for name in ("a", "b")
         for c in (1, 8))
     # the estimate counted it: done reaches the total
-    assert s.done == s.total
+    assert s.progress.done == s.plan.total
     # progress lines: 4 of the warm-up round, then 4 per round
     progress = [line for line in capsys.readouterr().err.splitlines()
                 if "  variant " in line]
@@ -313,12 +317,12 @@ def test_warm_up_round_in_commands_txt(tmp_path, fake_cluster):
     s = _rounds(True, tmp_path)
     lines = [line for line in _lines(str(tmp_path / "commands.txt"))
              if line]
-    order = " ".join(s.rounds[0])
-    clients = " ".join(map(str, s.round_clients[0]))
+    order = " ".join(s.plan.rounds[0])
+    clients = " ".join(map(str, s.plan.round_clients[0]))
     assert lines[0] == "# warm-up round: %s; clients %s (not recorded)" % (
         order, clients)
     # then per variant its warm-up run and its runs, all marked
-    v, c = s.rounds[0][0], s.round_clients[0][0]
+    v, c = s.plan.rounds[0][0], s.plan.round_clients[0][0]
     assert lines[1] == ("[%s] pgbench -n -S -M prepared -c 8 -j %d -T 3 "
                         "postgres (warm-up, warm-up round)"
                         % (v, min(8, s.nproc)))
@@ -340,7 +344,7 @@ def test_without_the_warm_up_round(tmp_path, fake_cluster, capsys):
     assert len([e for e in s.events if e[0] == "start"]) == 2 * 2
     assert not any("warm-up round" in e[1] for e in s.events
                    if e[0] in ("sql", "pgbench"))
-    assert s.done == s.total
+    assert s.progress.done == s.plan.total
     lines = _lines(str(tmp_path / "commands.txt"))
     assert lines[0].startswith("# round 1: ")
     assert not any("warm-up round" in line for line in lines)
@@ -355,8 +359,9 @@ def test_settings_txt_from_round_1_only(tmp_path, fake_cluster):
         d.mkdir()
         s = _rounds(warm, d)
         assert _lines(str(d / "settings.txt")) == [
-            "-- variant " + s.rounds[0][0], "work_mem|4096|kB|default",
-            "-- variant " + s.rounds[0][1], "work_mem|4096|kB|default", ""]
+            "-- variant " + s.plan.rounds[0][0], "work_mem|4096|kB|default",
+            "-- variant " + s.plan.rounds[0][1], "work_mem|4096|kB|default",
+            ""]
 
 
 def test_no_warm_up_runs_at_warmup_0(tmp_path, fake_cluster):
@@ -382,17 +387,17 @@ def _shared(warmup_round, tmp_path, repeat=2):
     s = FakeRun(study, str(tmp_path))
     s.contexts = {"pg_lockstat.track": "superuser",
                   "shared_buffers": "postmaster"}
-    s.plan()
+    s.draw_plan()
     return s, s.out.getvalue().split("\n")
 
 
 def test_shared_start_plan(tmp_path):
     s, lines = _shared(True, tmp_path)
-    assert s.groups == [(0, 1), (2,)]
+    assert s.plan.groups == [(0, 1), (2,)]
     # 3 rounds: 2 starts, each 3 s + its 3 s warm-up, one reload of 1 s,
     # 3 variants at 2 client counts of 5 s + 1 s
     total = 3 * (2 * (3 + 3) + 1 + 3 * 2 * (5 + 1))
-    assert s.total == total
+    assert s.plan.total == total
     assert lines[1] == (
         "plan: 2 rounds x 3 variants x 2 client counts (1 8) = 12 runs of "
         "5s, after a warm-up round of 6 runs that are not recorded; 6 "
@@ -404,7 +409,7 @@ def test_shared_start_plan(tmp_path):
                         "reload")
     orders, _ = starts.round_orders(7, 2, ["a", "b", "c"],
                                            [(0, 1), (2,)])
-    assert s.round_groups == orders
+    assert s.plan.round_groups == orders
     rounds = [line for line in lines if line.startswith("round ")]
     assert len(rounds) == 2
     for line, groups in zip(rounds, orders):
@@ -421,9 +426,9 @@ def test_shared_start_without_it_plans_as_before(tmp_path):
     study = dataclasses.replace(s.study, shared_start=False)
     plain = FakeRun(study, str(tmp_path))
     plain.contexts = s.contexts
-    plain.plan()
-    assert plain.groups == [(0,), (1,), (2,)]
-    assert plain.rounds == design.variant_order(7, 2, ["a", "b", "c"])[0]
+    plain.draw_plan()
+    assert plain.plan.groups == [(0,), (1,), (2,)]
+    assert plain.plan.rounds == design.variant_order(7, 2, ["a", "b", "c"])[0]
     assert "; 9 server starts" in plain.out.getvalue()
     assert "SHARED_START" not in plain.out.getvalue()
 
@@ -445,7 +450,7 @@ def test_shared_start_rounds(tmp_path, fake_cluster):
             cur = None
         else:
             cur.append(e)
-    flat = [g for r in [s.warmup_groups] + s.round_groups for g in r]
+    flat = [g for r in [s.plan.warmup_groups] + s.plan.round_groups for g in r]
     assert len(spans) == len(flat)
     for span, group in zip(spans, flat):
         assert span[0][1:] == ("variant " + group[0], "/pg/bin")
@@ -473,13 +478,13 @@ def test_shared_start_rounds(tmp_path, fake_cluster):
         sum(1 for g in flat if g == ["b", "a"]) +
         [("variant b", [])] * sum(1 for g in flat if g == ["a", "b"]))
     # the positions recorded are those of the round's order
-    for r, groups in enumerate(s.round_groups, start=1):
+    for r, groups in enumerate(s.plan.round_groups, start=1):
         order = [n for g in groups for n in g]
         for run in s.recorder.runs:
             if run[2] == r:
                 assert run[3] == order.index(run[0]) + 1
     assert len(s.recorder.runs) == 2 * 3 * 2
-    assert s.done == s.total
+    assert s.progress.done == s.plan.total
     # commands.txt: each round's order with the groups, each reload
     lines = _lines(str(tmp_path / "commands.txt"))
     reloads = [line for line in lines if "pg_reload_conf" in line]
@@ -493,8 +498,8 @@ def test_shared_start_rounds(tmp_path, fake_cluster):
     assert sum(line.endswith("(warm-up round)") for line in reloads) == 1
     assert [line for line in lines if line.startswith("# round 1: ")] == [
         "# round 1: %s; clients %s" % (
-            plan.order_text(s.round_groups[0]),
-            " ".join(map(str, s.round_clients[0])))]
+            plan.order_text(s.plan.round_groups[0]),
+            " ".join(map(str, s.plan.round_clients[0])))]
     # settings.txt: each variant once, from round 1
     assert sorted(line for line in _lines(str(tmp_path / "settings.txt"))
                   if line.startswith("-- ")) == [
@@ -533,7 +538,7 @@ def test_unpatched_variant_runs_without_counters(tmp_path, fake_cluster):
               _lines(str(tmp_path / "persec.csv")) if line]
     assert sorted(persec) == sorted([v, str(c), str(r)] for v in "ab"
                                     for c in (1, 8) for r in (1, 2))
-    assert s.done == s.total
+    assert s.progress.done == s.plan.total
 
 
 def test_unpatched_baseline(tmp_path, fake_cluster):
@@ -630,7 +635,7 @@ def test_sysbench_rounds(tmp_path, fake_cluster):
                                SYSBENCH_CONNECTION + " --tables=4 "
                                "--table-size=25000 --threads=")
                for e in runs)
-    v, c = s.rounds[0][0], s.round_clients[0][0]
+    v, c = s.plan.rounds[0][0], s.plan.round_clients[0][0]
     assert runs[0][1:] == (
         "sysbench (variant %s, warm-up, warm-up round)" % v,
         "sysbench-%s-warmup-0.log" % v,
@@ -657,7 +662,7 @@ def test_sysbench_rounds(tmp_path, fake_cluster):
     # the counters as under pgbench
     assert sorted(e[1] for e in s.events if e[0] == "record") == sorted(
         (v, c, r) for v in "ab" for c in (1, 8) for r in (1, 2))
-    assert s.done == s.total
+    assert s.progress.done == s.plan.total
     commands = _lines(str(tmp_path / "commands.txt"))
     assert "[%s] %s (warm-up, warm-up round)" % (v, runs[0][3]) in commands
 
@@ -671,10 +676,10 @@ class _NoSummary(FakeRun):
 
 def test_sysbench_run_without_summary_fails(tmp_path, fake_cluster):
     s = _NoSummary(_sysbench_study(False), str(tmp_path))
-    s.plan()
+    s.draw_plan()
     with pytest.raises(runner.cluster.StepError) as e:
         s.run_rounds()
-    v, c = s.rounds[0][0], s.round_clients[0][0]
+    v, c = s.plan.rounds[0][0], s.plan.round_clients[0][0]
     assert str(e.value) == (
         "sysbench (variant %s, %d clients, round 1) failed: no tps in its "
         "output; see %s/sysbench-%s-%d-1.log" % (v, c, tmp_path, v, c))
@@ -713,3 +718,15 @@ def test_versions_txt_names_sysbench(monkeypatch):
                          "sysbench: sysbench 1"]
     lines = records.versions_lines(_study(True), "/top", [b, b])
     assert not any(line.startswith("sysbench") for line in lines)
+
+
+def test_finish_records_then_hands_the_directory_over(tmp_path):
+    """finish() writes the CSVs through the recorder and hands the study's
+    directory to the presentation it was given; it prints nothing."""
+    s = FakeRun(_study(False), str(tmp_path))
+    shown = []
+    s.present = lambda rundir: shown.append(
+        (rundir, os.path.exists(os.path.join(rundir, "runs.csv"))))
+    s.finish()
+    assert shown == [(str(tmp_path), True)]
+    assert s.out.getvalue() == ""

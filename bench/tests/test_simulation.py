@@ -17,6 +17,7 @@ that passes proves the new rule and not the data.
     about 80% power.
 """
 
+import dataclasses
 import importlib.util
 import math
 import os
@@ -89,8 +90,10 @@ def _studies(module, kind, n, seed):
     rng = numpy.random.default_rng(seed)
     bimodal = found = 0
     for _ in range(n):
-        points = module.analyse(_study(kind, rng), VARIANTS, 0.02, 0.95,
-                                LEVEL)
+        # the old module's points are dicts, the package's PointResult
+        points = [p if isinstance(p, dict) else dataclasses.asdict(p)
+                  for p in module.analyse(_study(kind, rng), VARIANTS, 0.02,
+                                          0.95, LEVEL)]
         bimodal += any(p["verdict"] == "bimodal" for p in points)
         found += any(p["bifurcated"] for p in points
                      if (p["variant"], p["clients"]) == ("b", 8))

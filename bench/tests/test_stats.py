@@ -118,20 +118,20 @@ def test_ranks_and_coverage_3_to_30(exact):
             tps[("ttas", n, r + 1)] = float((100 + 2 * j[r]) * (1000 + i[r]))
         ratios[n] = [tps[("ttas", n, r + 1)] / tps[("tas", n, r + 1)]
                      for r in range(n)]
-    points = {(p["variant"], p["clients"]): p
+    points = {(p.variant, p.clients): p
               for p in stats.analyse(tps, ["tas", "ttas"], 0, 0.95)}
     for n in range(3, 31):
         k, coverage, enough = exact.order_ci(n)
         base, other = points[("tas", n)], points[("ttas", n)]
-        assert (base["median"], base["tps_ci_low"], base["tps_ci_high"]) == \
+        assert (base.median, base.tps_ci_low, base.tps_ci_high) == \
             (1000 * (100 + n + 1), 1000 * (100 + 2 * k),
              1000 * (100 + 2 * (n + 1 - k))), n
-        assert base["coverage"] == pytest.approx(float(coverage), abs=1e-12)
+        assert base.coverage == pytest.approx(float(coverage), abs=1e-12)
         ratio, lo, hi, cov, enough = _expected_ratio(exact, ratios[n])
-        assert (other["ratio"], other["ci_low"], other["ci_high"]) == \
+        assert (other.ratio, other.ci_low, other.ci_high) == \
             pytest.approx((ratio, lo, hi), rel=1e-12), n
-        assert other["coverage"] == pytest.approx(cov, abs=1e-12)
-        assert other["verdict"] == ("faster" if enough else "no difference")
+        assert other.coverage == pytest.approx(cov, abs=1e-12)
+        assert other.verdict == ("faster" if enough else "no difference")
         assert enough == (n >= 6)
 
 
@@ -150,10 +150,10 @@ def test_null_false_verdict_rate(exact):
            for i, s in enumerate(("tas", "ttas"))
            for c in range(sets) for r in range(rounds)}
     points = [p for p in stats.analyse(tps, ["tas", "ttas"], 0, 0.95)
-              if p["variant"] == "ttas"]
+              if p.variant == "ttas"]
     # counted by interval: a collapse may change the verdict
-    faster = sum(p["ci_low"] > 1 for p in points)
-    slower = sum(p["ci_high"] < 1 for p in points)
+    faster = sum(p.ci_low > 1 for p in points)
+    slower = sum(p.ci_high < 1 for p in points)
     counts = exact.signed_rank_counts(rounds)
     k = 1
     while 1 - Fraction(2 * sum(counts[:k + 1]), 2 ** rounds) >= \
@@ -192,21 +192,21 @@ def test_random_points(exact, threshold):
                 values.setdefault((s, c), []).append(t)
     seen = {}
     for p in stats.analyse(tps, THREE, threshold / 100, 0.95):
-        mine = values[(p["variant"], p["clients"])]
-        if p["variant"] == "tas":
+        mine = values[(p.variant, p.clients)]
+        if p.variant == "tas":
             med, lo, hi, cov, _ = exact.expect_ci(mine)
-            assert (p["median"], p["tps_ci_low"], p["tps_ci_high"],
-                    p["coverage"]) == pytest.approx((med, lo, hi, cov),
+            assert (p.median, p.tps_ci_low, p.tps_ci_high,
+                    p.coverage) == pytest.approx((med, lo, hi, cov),
                                                     rel=1e-12)
             continue
-        base = values[("tas", p["clients"])]
+        base = values[("tas", p.clients)]
         ratio, lo, hi, cov, enough = _expected_ratio(
             exact, [a / b for a, b in zip(mine, base)])
-        assert (p["ratio"], p["ci_low"], p["ci_high"], p["coverage"]) == \
+        assert (p.ratio, p.ci_low, p.ci_high, p.coverage) == \
             pytest.approx((ratio, lo, hi, cov), rel=1e-12)
         want = exact.verdict(lo, hi, threshold / 100, enough)
-        assert p["verdict"] in (want, "bimodal")
-        seen[p["verdict"]] = seen.get(p["verdict"], 0) + 1
+        assert p.verdict in (want, "bimodal")
+        seen[p.verdict] = seen.get(p.verdict, 0) + 1
     # the data sets span all verdicts
     assert seen.get("faster", 0) > 5 and seen.get("slower", 0) > 5
     assert seen.get("no difference", 0) > 20
@@ -222,18 +222,18 @@ def test_drift_cancels(study):
     effect = dict(tas=1, ttas_spin=0.95, ttas=1.05)
     tps = study.grid(THREE, CLIENTS, 9, lambda s, c, r: 1000 * c * effect[s]
                      * drift[(c, r)] * (1 + 0.003 * rng.standard_normal()))
-    p = {(q["variant"], q["clients"]): q
+    p = {(q.variant, q.clients): q
          for q in stats.analyse(tps, THREE, 0.02, 0.95)}
     for c in CLIENTS:
         base = p[("tas", c)]
-        assert p[("ttas", c)]["tps_ci_low"] < base["tps_ci_high"]
-        assert p[("ttas_spin", c)]["tps_ci_high"] > base["tps_ci_low"]
-        assert p[("ttas", c)]["verdict"] == "faster"
-        assert p[("ttas_spin", c)]["verdict"] == "slower"
-        assert 1.04 <= p[("ttas", c)]["ci_low"] <= p[("ttas", c)]["ci_high"] \
+        assert p[("ttas", c)].tps_ci_low < base.tps_ci_high
+        assert p[("ttas_spin", c)].tps_ci_high > base.tps_ci_low
+        assert p[("ttas", c)].verdict == "faster"
+        assert p[("ttas_spin", c)].verdict == "slower"
+        assert 1.04 <= p[("ttas", c)].ci_low <= p[("ttas", c)].ci_high \
             <= 1.06
-        assert 0.94 <= p[("ttas_spin", c)]["ci_low"] \
-            <= p[("ttas_spin", c)]["ci_high"] <= 0.96
+        assert 0.94 <= p[("ttas_spin", c)].ci_low \
+            <= p[("ttas_spin", c)].ci_high <= 0.96
 
 
 @pytest.mark.parametrize("permille, want", [
@@ -257,16 +257,16 @@ def test_ties(exact, permille, want):
         tps[("tas", 1, r + 1)] = 1000.0 * (100 + 3 * j[r])
         tps[("ttas", 1, r + 1)] = float((100 + 3 * j[r]) * q[r])
     p = stats.analyse(tps, ["tas", "ttas"], 0, 0.95)[1]
-    assert "%.3f %.3f %s" % (p["ci_low"], p["ci_high"], p["verdict"]) == want
+    assert "%.3f %.3f %s" % (p.ci_low, p.ci_high, p.verdict) == want
 
 
 def test_all_equal(study):
     tps = study.grid(["tas", "ttas"], [5], 9, lambda s, c, r: 1000)
     base, other = stats.analyse(tps, ["tas", "ttas"], 0, 0.95)
-    assert (base["median"], base["tps_ci_low"], base["tps_ci_high"],
-            base["cv"], base["bifurcated"]) == (1000, 1000, 1000, 0, False)
-    assert (other["ratio"], other["ci_low"], other["ci_high"],
-            other["verdict"], other["ratio_noise"]) == \
+    assert (base.median, base.tps_ci_low, base.tps_ci_high,
+            base.cv, base.bifurcated) == (1000, 1000, 1000, 0, False)
+    assert (other.ratio, other.ci_low, other.ci_high,
+            other.verdict, other.ratio_noise) == \
         (1, 1, 1, "no difference", 0)
 
 
@@ -278,12 +278,12 @@ def test_identical_variants(study):
     tps = study.grid(THREE, CLIENTS, 9,
                      lambda s, c, r: 1000 * c * drift[(c, r)])
     points = stats.analyse(tps, THREE, 0.02, 0.95)
-    assert [(p["variant"], p["verdict"]) for p in points] == \
+    assert [(p.variant, p.verdict) for p in points] == \
         [("tas", "baseline")] * 4 + \
         [(s, "no difference") for s in THREE[1:] for _ in CLIENTS]
-    assert all((p["ratio"], p["ci_low"], p["ci_high"], p["rounds_needed"])
+    assert all((p.ratio, p.ci_low, p.ci_high, p.rounds_needed)
                == pytest.approx((1, 1, 1, None)) for p in points[4:])
-    assert not any(p["bifurcated"] for p in points)
+    assert not any(p.bifurcated for p in points)
 
 
 @pytest.mark.parametrize("rounds", [6, 9, 15])
@@ -297,12 +297,12 @@ def test_clear_difference(study, rounds):
                      * effect[s] * drift[(c, r)]
                      * (1 + 0.01 * rng.standard_normal()))
     for p in stats.analyse(tps, THREE, 0.02, 0.95):
-        if p["variant"] == "tas":
+        if p.variant == "tas":
             continue
-        want = effect[p["variant"]]
-        assert p["verdict"] == ("faster" if want > 1 else "slower")
-        assert abs(p["ratio"] - want) <= 0.03
-        assert p["ci_low"] <= want * 1.01 and p["ci_high"] >= want * 0.99
+        want = effect[p.variant]
+        assert p.verdict == ("faster" if want > 1 else "slower")
+        assert abs(p.ratio - want) <= 0.03
+        assert p.ci_low <= want * 1.01 and p.ci_high >= want * 0.99
 
 
 def test_too_few_rounds(study):
@@ -311,11 +311,11 @@ def test_too_few_rounds(study):
                      lambda s, c, r: (1000 if s == "tas" else 1300) + r)
     p = stats.analyse(tps, THREE, 0.02, 0.95)[1]
     # the ratios 1 + 300 / (1000 + r) fall with the round
-    assert (p["ci_low"], p["ci_high"]) == pytest.approx((1305 / 1005,
+    assert (p.ci_low, p.ci_high) == pytest.approx((1305 / 1005,
                                                          1301 / 1001))
-    assert p["coverage"] == pytest.approx(1 - 2 / 2 ** 5, abs=1e-12)
-    assert p["verdict"] == "no difference"
-    assert p["rounds_needed"] == 6
+    assert p.coverage == pytest.approx(1 - 2 / 2 ** 5, abs=1e-12)
+    assert p.verdict == "no difference"
+    assert p.rounds_needed == 6
 
 
 def test_threshold(study):
@@ -323,8 +323,8 @@ def test_threshold(study):
     tps = study.grid(["tas", "ttas"], [2], 9, lambda s, c, r: (
         1000 if s == "tas" else 1015) * (1 + r / 1000))
     p = stats.analyse(tps, ["tas", "ttas"], 0.02, 0.95)[1]
-    assert (p["verdict"], p["rounds_needed"]) == ("no difference", None)
-    assert stats.analyse(tps, ["tas", "ttas"], 0.01, 0.95)[1]["verdict"] \
+    assert (p.verdict, p.rounds_needed) == ("no difference", None)
+    assert stats.analyse(tps, ["tas", "ttas"], 0.01, 0.95)[1].verdict \
         == "faster"
 
 
@@ -369,8 +369,8 @@ def test_rounds_needed_beyond_the_study(study):
     tps = study.grid(["tas", "ttas"], [2], 9, lambda s, c, r: 1000 * (
         1 if s == "tas" else 1.05) * (1 + 0.2 * rng.standard_normal()))
     p = stats.analyse(tps, ["tas", "ttas"], 0.02, 0.95)[1]
-    assert p["verdict"] == "no difference"
-    assert p["rounds_needed"] > 9
+    assert p.verdict == "no difference"
+    assert p.rounds_needed > 9
 
 
 def test_pairs(study):
@@ -378,14 +378,14 @@ def test_pairs(study):
     tps[("a", 2, 4)] = 0.0          # a baseline run at 0 tps pairs nothing
     del tps[("a", 1, 9)]            # nor does a missing one
     tps.update({("b", 64, r): 5000.0 for r in (1, 2)})
-    p = {(q["variant"], q["clients"]): q
+    p = {(q.variant, q.clients): q
          for q in stats.analyse(tps, ["a", "b"], 0.02, 0.95)}
-    assert p[("b", 1)]["pairs"] == 8 and p[("b", 2)]["pairs"] == 8
-    assert p[("b", 1)]["n"] == 9
-    assert (p[("b", 64)]["verdict"], p[("b", 64)]["pairs"],
-            p[("b", 64)]["ratio"], p[("b", 64)]["fisher_p"]) == \
+    assert p[("b", 1)].pairs == 8 and p[("b", 2)].pairs == 8
+    assert p[("b", 1)].n == 9
+    assert (p[("b", 64)].verdict, p[("b", 64)].pairs,
+            p[("b", 64)].ratio, p[("b", 64)].fisher_p) == \
         ("no pairs", 0, None, None)
-    assert [(q["variant"], q["clients"]) for q in p.values()] == \
+    assert [(q.variant, q.clients) for q in p.values()] == \
         [("a", 1), ("a", 2), ("b", 1), ("b", 2), ("b", 64)]
 
 
@@ -398,10 +398,10 @@ def test_variant_at_zero_tps(study):
         tps[("b", 1, r)] = 0.0
     for r in range(1, 10):
         tps[("c", 1, r)] = 0.0
-    p = {q["variant"]: q for q in stats.analyse(tps, ["a", "b", "c"],
+    p = {q.variant: q for q in stats.analyse(tps, ["a", "b", "c"],
                                                 0.02, 0.95)}
-    assert p["b"]["pairs"] == 7 and p["b"]["ratio"] == pytest.approx(1)
-    assert (p["c"]["pairs"], p["c"]["verdict"]) == (0, "no pairs")
+    assert p["b"].pairs == 7 and p["b"].ratio == pytest.approx(1)
+    assert (p["c"].pairs, p["c"].verdict) == (0, "no pairs")
 
 
 def test_comparisons():
@@ -411,76 +411,6 @@ def test_comparisons():
     # a variant of the study
     assert stats.comparisons(keys, ["a", "b", "c"]) == 2
     assert stats.comparisons(keys, ["a"]) == 0
-
-
-def _drift_study():
-    """tas flat, ttas rising 20% from the first third to the last, 1%
-    noise, 12 rounds."""
-    rng = numpy.random.default_rng(14)
-    tps = {}
-    for r in range(1, 13):
-        tps[("tas", 1, r)] = 1000 * (1 + 0.01 * rng.standard_normal())
-        tps[("ttas", 1, r)] = 1000 * (1 + 0.2 * (r > 8)) * (
-            1 + 0.01 * rng.standard_normal())
-    return tps
-
-
-def test_drift_and_its_range():
-    tps = _drift_study()
-    d = stats.drift(tps, ["tas", "ttas"])
-    assert d[("tas", 1)] == pytest.approx(1, abs=0.02)
-    assert d[("ttas", 1)] == pytest.approx(1.2, abs=0.03)
-    ranges = stats.drift_ranges(tps, ["tas", "ttas"])
-    lo, hi = ranges[("tas", 1)]
-    assert lo < d[("tas", 1)] < hi and lo > 0.9 and hi < 1.1
-    # ttas's jump is one step in its successive differences: its noise
-    # stays small, so its drift is outside its range
-    lo, hi = ranges[("ttas", 1)]
-    assert not lo <= d[("ttas", 1)] <= hi
-    # fewer than 3 rounds: no drift, no range
-    short = {k: v for k, v in tps.items() if k[2] <= 2}
-    assert stats.drift(short, ["tas", "ttas"]) == {}
-    assert stats.drift_ranges(short, ["tas", "ttas"]) == {}
-
-
-def test_drift_range_covers_null_drift():
-    # under no drift, a point's drift falls outside its range at a
-    # single-cell level of 5% in about 5% of the cases (the table corrects
-    # for its cells): 400 points of 12 rounds, 10% noise
-    rng = numpy.random.default_rng(15)
-    out = 0
-    for i in range(400):
-        tps = {("a", 1, r): float(1000 * numpy.exp(
-            0.1 * rng.standard_normal())) for r in range(1, 13)}
-        lo, hi = stats.drift_ranges(tps, ["a"])[("a", 1)]
-        out += not lo <= stats.drift(tps, ["a"])[("a", 1)] <= hi
-    assert 6 <= out <= 36
-
-
-def test_position_ratios_and_ranges(study):
-    # 12 rounds, ttas 10% slow in position 1 and on par elsewhere, 1%
-    # noise; x on par everywhere
-    rng = numpy.random.default_rng(16)
-    tps, positions = {}, {}
-    for r in range(1, 13):
-        for c in (1, 8):
-            tps[("tas", c, r)] = 1000.0
-            q = 1 + (r % 3)
-            tps[("ttas", c, r)] = 1000 * (0.9 if q == 1 else 1) * (
-                1 + 0.01 * rng.standard_normal())
-            tps[("x", c, r)] = 1000 * (1 + 0.01 * rng.standard_normal())
-            positions[("ttas", c, r)] = q
-            positions[("x", c, r)] = 1 + (r + 1) % 3
-    by = stats.position_ratios(tps, positions, ["tas", "ttas", "x"])
-    assert sorted(by["ttas"]) == [1, 2, 3]
-    assert by["ttas"][1][0] == pytest.approx(0.9, abs=0.02)
-    assert by["ttas"][1][1] == 8
-    ranges = stats.position_ranges(tps, positions, ["tas", "ttas", "x"])
-    lo, hi = ranges["ttas"][1]
-    assert not lo <= by["ttas"][1][0] <= hi
-    for q in (1, 2, 3):
-        lo, hi = ranges["x"][q]
-        assert lo <= by["x"][q][0] <= hi
 
 
 def test_no_mutable_module_globals():

@@ -1,0 +1,331 @@
+"""What a study found, as one typed model: the data that the statistics
+fill and that the report, the tables, the CSVs and the plots only render.
+
+pyperf's split is the pattern: this module holds the data (pyperf's
+_bench), stats, mechanism and analysis compute it (_compare), report,
+report_locks, results and plots show it (_cli).  Every class is a frozen
+dataclass; a study's StudyResult is saved as results.json in its run
+directory (save(), load()), with SCHEMA_VERSION, so that a saved study can
+be rendered again, or read by other tools, without parsing text tables.
+
+In results.json a float that is not finite is written as the string
+"nan", "inf" or "-inf" (JSON has no such numbers); tuples are lists.
+
+Calls no other module of the package.
+"""
+
+import dataclasses
+import json
+import math
+import typing
+from dataclasses import dataclass
+from typing import Any, Optional, Tuple
+
+# the version of results.json's layout: raised when a field changes its
+# meaning or goes; a reader refuses another version
+SCHEMA_VERSION = 1
+
+RunKey = Tuple[str, int, int]		# (variant, clients, round)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One run of runs.csv.  position and transactions are None when the
+    file has no such column (or, for position, an empty field)."""
+    variant: str
+    clients: int
+    round: int
+    tps: float
+    position: Optional[int] = None
+    transactions: Optional[float] = None
+
+    @property
+    def key(self) -> RunKey:
+        return (self.variant, self.clients, self.round)
+
+
+@dataclass(frozen=True)
+class PointResult:
+    """One point (variant, clients) of table (a) and points.csv: its tps
+    over the rounds and, for a variant but the baseline, its comparison
+    with the baseline in the same rounds.  The fields are the columns of
+    points.csv, in order."""
+    variant: str
+    clients: int
+    n: int					# rounds
+    median: float			# tps
+    lo: float				# the smallest and largest tps
+    hi: float
+    bifurcated: bool		# the collapse test split its runs
+    cv: float				# coefficient of variation of tps
+    tps_ci_low: float		# the interval of the median tps
+    tps_ci_high: float
+    pairs: int				# rounds paired with the baseline
+    ratio: Optional[float]	# Hodges-Lehmann ratio to the baseline
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    coverage: float			# exact coverage of the ratio's interval
+    # (the tps interval's for the baseline)
+    verdict: str			# baseline, faster, slower, no difference,
+    # not resolved, bimodal, no pairs
+    rounds_needed: Optional[int]
+    bad_runs: int
+    fisher_p: Optional[float]
+    base_bad_runs: Optional[int]
+    ratio_noise: float		# nan for the baseline
+
+
+# the columns of points.csv, in order
+POINT_COLUMNS = tuple(f.name for f in dataclasses.fields(PointResult))
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    """The comparisons of a study's ratios together: their number, the
+    correction and the level each ratio interval was taken at, the bound
+    on the chance of a false verdict (the sum of the non-coverage of the
+    intervals that gave a verdict), and the fewest rounds whose interval
+    reaches that level."""
+    count: int
+    correction: str			# bonferroni or none
+    ratio_confidence: float
+    false_verdict_bound: float
+    min_rounds: int
+
+
+@dataclass(frozen=True)
+class ChanceRange:
+    """The range that chance gives a number of the drift or position
+    table, and whether the number is outside it (not chance)."""
+    low: float
+    high: float
+    outside: bool
+
+
+@dataclass(frozen=True)
+class DriftCell:
+    """The drift of a point: median tps of the last third of the rounds
+    over the first third, and its range (None when none was taken)."""
+    variant: str
+    clients: int
+    drift: float
+    chance: Optional[ChanceRange] = None
+
+
+@dataclass(frozen=True)
+class PositionCell:
+    """The median ratio to the baseline of a variant's runs at one position
+    in their round, over all client counts, the number of ratios and the
+    range of the median."""
+    variant: str
+    position: int
+    median: float
+    n: int
+    chance: Optional[ChanceRange] = None
+
+
+@dataclass(frozen=True)
+class TpsResult:
+    """The tps side of a study: tables (a), collapse, noise, drift and
+    position.  variants in report order, the first the baseline."""
+    variants: Tuple[str, ...]
+    threshold: float		# a fraction (0.02 for 2 %)
+    confidence: float		# of each tps interval
+    comparisons: Comparisons
+    points: Tuple[PointResult, ...]
+    drift: Tuple[DriftCell, ...]
+    positions: Tuple[PositionCell, ...] = ()
+    # the positions of the position table, 0 for none (runs without
+    # positions, or a study of one variant)
+    npos: int = 0
+
+
+@dataclass(frozen=True)
+class MechanismRow:
+    """One row of table (m) and of mechanism.csv, its columns in order."""
+    variant: str
+    clients: int
+    kind: str				# lwlock or spin
+    name: str				# tranche, or "func file:line"
+    measure: str
+    rounds: int				# the rounds paired
+    base_rate: float		# per 1000 transactions, over the paired rounds
+    variant_rate: float
+    ratio: float			# variant_rate / base_rate, inf if base 0
+    ci_low: float			# the bootstrap interval of the ratio
+    ci_high: float
+    p: float				# the sign-flip test
+    q: float				# Benjamini-Hochberg over the point's rows
+    change: float			# the sort key
+    marker: str				# "*" or ""
+
+
+# the columns of mechanism.csv
+MECHANISM_COLUMNS = tuple(f.name for f in dataclasses.fields(MechanismRow))
+
+
+@dataclass(frozen=True)
+class MechanismPoint:
+    """A variant other than the baseline at one client count: the rounds
+    paired with the baseline's and the rows, sorted by the change."""
+    variant: str
+    clients: int
+    rounds: Tuple[int, ...]
+    rows: Tuple[MechanismRow, ...]
+
+
+@dataclass(frozen=True)
+class MechanismResult:
+    """Table (m): the points of the variants of the patched server;
+    variants in report order, the first the baseline; by_kind: the LWLock
+    rows count the workload's processes only (kinds.csv)."""
+    variants: Tuple[str, ...]
+    unpatched: Tuple[str, ...]
+    confidence: float
+    by_kind: bool
+    points: Tuple[MechanismPoint, ...]
+
+
+@dataclass(frozen=True)
+class LockRow:
+    """One tranche of table (b): sums over the rounds; the shares are of
+    every tranche's blocks and spin delays, in percent (None where there
+    are none); times in milliseconds and microseconds (None where the
+    view had none)."""
+    name: str
+    acquires: Optional[int]
+    blocks: Optional[int]
+    spin_delays: Optional[int]
+    blocks_pct: Optional[float]
+    spin_delays_pct: Optional[float]
+    wait_ms: Optional[float]
+    hold_samples: Optional[int]
+    mean_hold_us: Optional[float]
+    max_hold_us: Optional[float]
+
+
+@dataclass(frozen=True)
+class SpinRow:
+    """One spin-wait call site of table (c): sums over the rounds."""
+    func: str
+    site: str				# file:line
+    contended: Optional[int]
+    spins: Optional[int]
+    delays: Optional[int]
+    wait_ms: Optional[float]
+    tas_attempts: Optional[int]
+    unlocked_skips: Optional[int]
+    skips_per_contended: Optional[float]
+
+
+@dataclass(frozen=True)
+class LockShare:
+    """One line of a variant's lock-share plot: a top tranche's share of
+    the blocks and spin delays of every tranche at a client count."""
+    rank: int
+    clients: int
+    name: str
+    blocks_pct: float
+    spin_delays_pct: float
+
+
+@dataclass(frozen=True)
+class LockTables:
+    """Tables (b) and (c) of a variant at the study's highest client
+    count, and the lock shares of its plot; available False for a variant
+    of the unpatched server, which has none of them."""
+    variant: str
+    clients: int
+    rounds: int
+    top: int
+    available: bool
+    locks: Tuple[LockRow, ...] = ()
+    spins: Tuple[SpinRow, ...] = ()
+    shares: Tuple[LockShare, ...] = ()
+
+
+@dataclass(frozen=True)
+class StudyMeta:
+    """What the study's text files say: the machine, the versions, the
+    commands and the settings, each a tuple of its lines (empty when the
+    file is missing), and the variants of the unpatched server."""
+    machine: Tuple[str, ...] = ()
+    versions: Tuple[str, ...] = ()
+    commands: Tuple[str, ...] = ()
+    settings: Tuple[str, ...] = ()
+    unpatched: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """All a study found: its metadata, its runs, the tps side, table (m)
+    (None with one variant) and the lock tables of each variant."""
+    meta: StudyMeta
+    runs: Tuple[RunRecord, ...]
+    tps: TpsResult
+    mechanism: Optional[MechanismResult]
+    locks: Tuple[LockTables, ...]
+    schema: int = SCHEMA_VERSION
+
+
+class SchemaError(Exception):
+    """A results.json this version cannot read."""
+
+
+def _encode(x: Any) -> Any:
+    """A value as results.json holds it."""
+    if dataclasses.is_dataclass(x):
+        return {f.name: _encode(getattr(x, f.name))
+                for f in dataclasses.fields(x)}
+    if isinstance(x, (tuple, list)):
+        return [_encode(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return repr(x)
+    return x
+
+
+def _decode(kind: Any, x: Any) -> Any:
+    """The value of type kind that _encode wrote as x."""
+    if x is None:
+        return None
+    origin = typing.get_origin(kind)
+    if origin is typing.Union:
+        return _decode([a for a in typing.get_args(kind)
+                        if a is not type(None)][0], x)
+    if origin is tuple:
+        return tuple(_decode(typing.get_args(kind)[0], v) for v in x)
+    if dataclasses.is_dataclass(kind):
+        hints = typing.get_type_hints(kind)
+        return kind(**{f.name: _decode(hints[f.name], x[f.name])
+                       for f in dataclasses.fields(kind) if f.name in x})
+    if kind is float:
+        return float(x)
+    return x
+
+
+def to_json(result: StudyResult) -> str:
+    """The text of results.json."""
+    return json.dumps(_encode(result), indent=1, allow_nan=False) + "\n"
+
+
+def from_json(text: str) -> StudyResult:
+    """The StudyResult of a results.json's text; SchemaError for another
+    schema version."""
+    x = json.loads(text)
+    if not isinstance(x, dict) or x.get("schema") != SCHEMA_VERSION:
+        raise SchemaError("results.json: schema %r, this version reads %d"
+                          % (x.get("schema") if isinstance(x, dict)
+                             else None, SCHEMA_VERSION))
+    return _decode(StudyResult, x)
+
+
+def save(result: StudyResult, path: str) -> None:
+    """Write results.json."""
+    with open(path, "w") as f:
+        f.write(to_json(result))
+
+
+def load(path: str) -> StudyResult:
+    """Read results.json."""
+    with open(path) as f:
+        return from_json(f.read())
