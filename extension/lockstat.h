@@ -396,6 +396,7 @@ extern void lockstat_query_init(void);
 extern void lockstat_query_attach(int slot);
 extern void lockstat_query_detach(void);
 extern void lockstat_query_note_woken(struct LWLock *lock);
+extern void lockstat_query_forget_waits(void);
 extern void lockstat_query_record_wait(struct LWLock *lock, int stats_row,
 									   uint64 wait_ns);
 extern void lockstat_query_record_hold(int stats_row, int mode,

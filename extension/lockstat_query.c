@@ -739,6 +739,21 @@ lockstat_query_note_woken(LWLock *lock)
 }
 
 /*
+ * Forget the notes of this process's blocked calls that are not counted
+ * yet: called when pg_lockstat.track changes, since a call that took its
+ * lock while counting was on is not counted if counting is off at its
+ * release (the core counts nothing then), and its note would otherwise
+ * stay, to be taken for a later call's.  A GUC's assign hook runs with no
+ * LWLock held, so no call that would be counted is pending then (if one
+ * were, it would only lose its holder: its counts stay exact).
+ */
+void
+lockstat_query_forget_waits(void)
+{
+	query_my_nwaits = 0;
+}
+
+/*
  * Count one blocked call that waited wait_ns nanoseconds on "lock", of
  * counter row stats_row: under the running query, database, role, the
  * lock's tranche and the holder whose release ended the wait and its root

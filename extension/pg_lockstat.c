@@ -448,6 +448,8 @@ lockstat_assign_track(bool newval, void *extra)
 	/* the GUC variable is updated after this hook returns */
 	lockstat_track = newval;
 	lockstat_track_changed();
+	/* blocked calls left uncounted when counting stopped stay uncounted */
+	lockstat_query_forget_waits();
 }
 
 /*
