@@ -82,12 +82,15 @@ sub gdb_wait
 	for (;;)
 	{
 		$g->{out} =~ s/\bBreakpoint (\d+)\.\d+,/Breakpoint $1,/g;
-		last if $g->{out} =~ $re;
+		if ($g->{out} =~ $re)
+		{
+			# @+ is the match's, within this block only
+			my $seen = substr($g->{out}, 0, $+[0]);
+			$g->{out} = substr($g->{out}, $+[0]);
+			return $seen;
+		}
 		$g->{run}->pump;
 	}
-	my $seen = substr($g->{out}, 0, $+[0]);
-	$g->{out} = substr($g->{out}, $+[0]);
-	return $seen;
 }
 
 # Give gdb a command, and wait for output matching $re if given; returns
