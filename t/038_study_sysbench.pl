@@ -41,9 +41,11 @@ foreach my $dir (split /:/, $ENV{PATH} // '')
 		last;
 	}
 }
-plan skip_all => 'no sysbench on PATH (apt-get install sysbench; scripts/deps.sh installs it)'
+plan skip_all => LockStatTest::tool_missing(
+	'no sysbench on PATH (apt-get install sysbench; scripts/deps.sh installs it)')
   unless $sysbench;
-plan skip_all => "$sysbench has no PostgreSQL driver"
+plan skip_all =>
+  LockStatTest::tool_missing("$sysbench has no PostgreSQL driver")
   unless `$sysbench --help 2>&1` =~ /^\s+pgsql - /m;
 
 my @study = LockStatTest::study_command();

@@ -282,6 +282,19 @@ WHERE a.reset_before = a.reset_after AND b.reset_before = b.reset_after
 # A started node that preloads pg_lockstat and lockstat_test, with both
 # extensions created in database "postgres".  $extra_conf is appended to
 # postgresql.conf before the start.
+# A test that needs a tool this machine lacks (gdb, sysbench, the
+# Prometheus exporter) skips with $why, which says how to install it; with
+# LOCKSTAT_REQUIRE_ALL set, as .ci/run sets it (CI installs every tool as
+# root), it fails instead, so that no check passes there by being skipped.
+# Returns $why (undef: nothing missing).
+sub tool_missing
+{
+	my ($why) = @_;
+	die "$why; LOCKSTAT_REQUIRE_ALL is set, so a missing tool fails the test\n"
+	  if defined $why && $ENV{LOCKSTAT_REQUIRE_ALL};
+	return $why;
+}
+
 sub new_node
 {
 	my ($name, $extra_conf) = @_;

@@ -32,7 +32,8 @@ sub gdb_path
 # the emulator rather than the guest's code.
 sub gdb_unavailable
 {
-	return 'gdb is not installed (as root: apt-get install gdb)'
+	return LockStatTest::tool_missing(
+		'gdb is not installed (as root: apt-get install gdb)')
 	  unless gdb_path();
 	my $arch = LockStatTest::Arch::guest_arch();
 	return "the server runs under qemu-user emulation ($arch): gdb would attach to the emulator, not to the guest's server code"

@@ -19,6 +19,8 @@ use JSON::PP ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils ();
 
+use LockStatTest ();
+
 our $exporter_bin = '/usr/bin/prometheus-postgres-exporter';
 our $query_file = 'integrations/prometheus/pg_lockstat.yaml';
 
@@ -105,8 +107,8 @@ sub exporter_missing
 	  && IPC::Run::run([ $python, '-c', 'import prometheus_client.parser' ],
 		'<', \undef, '>', \$out, '2>', \$err);
 	return undef unless @missing;
-	return "Debian packages missing: @missing; "
-	  . "run as root: apt-get install -y @missing";
+	return LockStatTest::tool_missing("Debian packages missing: @missing; "
+		  . "run as root: apt-get install -y @missing");
 }
 
 # The exporter's version line ("postgres_exporter, version 0.11.1 ...").
