@@ -122,13 +122,13 @@
  *	 the resetting process on query_lock or on the "pg_lockstat" lock is
  *	 counted when it releases that lock, after the reset in both (its own
  *	 cut, taken while the block was not counted anywhere yet, holds as any
- *	 other).  A process that sleeps
- *	 for query_lock counts that block like any other, when it releases
- *	 query_lock, into its table, after what it changed; the hook itself
- *	 never takes it.  The hook may wait for a reset's cut of its own slot
- *	 (a few loads), never holding the LWLock it waited for (the core calls
- *	 it once that lock is released), perhaps holding others: the reset
- *	 takes no LWLock while it takes cuts, so it never waits for them.
+ *	 other).  A process that sleeps for query_lock counts that block like
+ *	 any other, when it releases query_lock, into its table, after what it
+ *	 changed; the hook itself never takes it.  The hook may wait for a
+ *	 reset's cut of its own slot (a few loads), never holding the LWLock it
+ *	 waited for (the core calls it once that lock is released), perhaps
+ *	 holding others: the reset takes no LWLock while it takes cuts, so it
+ *	 never waits for them.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
