@@ -68,12 +68,40 @@ extern int	lockstat_hold_sample_every;
 #define LOCKSTAT_HOLD_SAMPLE_EVERY_DEFAULT	4999
 
 /*
- * The core patch's interface (storage/lwlockstats.h), looked up once when
- * the library is preloaded; on a server without the patch, a stand-in whose
- * variables have no effect, and lockstat_inactive_reason says why (it is
- * NULL while counting is possible).
+ * The core patch's counting points (storage/lwlockstats.h, storage/s_lock.h),
+ * each looked up by name once when the library is preloaded, so that this
+ * library never links against them; on a server without the patch, or with
+ * another version of it, stand-ins whose variables have no effect, and
+ * lockstat_inactive_reason says why (it is NULL while counting is possible).
  */
-extern const LockStatsCoreInterface *lockstat_core;
+typedef struct LockStatCoreLink
+{
+	int			version;		/* LWLockStatsVersion, or 0 if inactive */
+
+	/* spin strategy and limits (s_lock.h) */
+	int		   *spin_strategy;
+	int		   *spin_min_spins_per_delay;
+	int		   *spin_max_spins_per_delay;
+	int		   *spin_min_delay_usec;
+	int		   *spin_max_delay_usec;
+	int		   *spin_backoff_max_pauses;
+
+	/* LWLock counting points (lwlockstats.h) */
+	LWLockStatsCounters **my_lwlock_stats;
+	int		   *overflow_tranche;
+	bool	   *main_array_rows;
+	lwlock_stats_attach_hook_type *attach_hook;
+	lwlock_stats_wait_hook_type *wait_hook;
+	lwlock_stats_wake_hook_type *wake_hook;
+	uint32	   *hold_every;		/* read only: set it with set_hold_every */
+	void		(*set_hold_every) (uint32 every);
+	lwlock_stats_hold_hook_type *hold_hook;
+
+	/* spin-wait counting points (s_lock.h) */
+	spin_stats_site_hook_type *spin_site_hook;
+} LockStatCoreLink;
+
+extern const LockStatCoreLink *lockstat_core;
 extern const char *lockstat_inactive_reason;
 extern void lockstat_link_core(void);
 

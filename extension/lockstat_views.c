@@ -901,7 +901,7 @@ lockstat_query_ids_available(void)
  *							variable spin_strategy (s_lock.c)
  *	track bool				pg_lockstat.track in this session
  *	stats_reset timestamptz last pg_lockstat_reset(), or server start
- *	core_patch_version text	LockStatsCore.version as "major.minor"
+ *	core_patch_version text	the core patch's LWLockStatsVersion
  *	max_tranches int4		rows counted separately (pg_lockstat.max_tranches)
  *	process_slots int4		per-process counter slots (MaxBackends plus
  *							auxiliary processes)
@@ -964,9 +964,7 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
 														false, false)));
 	values[i++] = BoolGetDatum(lockstat_track);
 	STATUS_IN_FORCE(TimestampTzGetDatum(lockstat_last_reset()));
-	STATUS_IN_FORCE(CStringGetTextDatum(psprintf("%d.%d",
-												 lockstat_core->version / 100,
-												 lockstat_core->version % 100)));
+	STATUS_IN_FORCE(CStringGetTextDatum(psprintf("%d", lockstat_core->version)));
 	values[i++] = Int32GetDatum(lockstat_max_tranches);
 	STATUS_IN_FORCE(Int32GetDatum(lockstat_num_slots()));
 	STATUS_IN_FORCE(Int32GetDatum(*lockstat_core->spin_min_spins_per_delay));

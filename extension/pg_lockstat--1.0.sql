@@ -648,7 +648,7 @@ COMMENT ON COLUMN pg_lockstat_status.track IS
 COMMENT ON COLUMN pg_lockstat_status.stats_reset IS
 'time of the last pg_lockstat_reset(), or when shared memory was initialised (server start or crash restart)';
 COMMENT ON COLUMN pg_lockstat_status.core_patch_version IS
-'version of the core patch interface, LockStatsCore.version as major.minor; NULL while counting is inactive';
+'version of the core patch interface, the server''s LWLockStatsVersion; NULL while counting is inactive';
 COMMENT ON COLUMN pg_lockstat_status.max_tranches IS
 'pg_lockstat.max_tranches in force: tranche IDs counted separately (count)';
 COMMENT ON COLUMN pg_lockstat_status.process_slots IS

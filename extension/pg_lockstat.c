@@ -5,10 +5,9 @@
  *
  * pg_lockstat counts when it is loaded with shared_preload_libraries into a
  * server built with the pg_lockstat core patch (patches/pg<major>).  The patch
- * adds counting points to lwlock.c and s_lock.c, a run-time spin strategy,
- * and one exported struct, LockStatsCore, with the addresses of all of them.
- * This library does not link against the patch's symbols: it looks up that
- * one struct by name when it is preloaded.  On a server without the patch
+ * adds counting points to lwlock.c and s_lock.c and a run-time spin
+ * strategy.  This library does not link against the patch's symbols: it
+ * looks each of them up by name when it is preloaded (lockstat_core.c).  On a server without the patch
  * (or with an incompatible version of it) the server starts all the same:
  * one WARNING at start-up says why counting is inactive, the GUCs are still
  * defined (bound to local variables, with no effect), pg_lockstat_status

@@ -4,10 +4,10 @@
 # starts, with one WARNING at start-up that names the missing patch (not a
 # dynamic-linker "undefined symbol" error); CREATE EXTENSION works; the views
 # fail with SQLSTATE 55000 and the same hint; pg_lockstat_status says that
-# counting is inactive and why.  Likewise with a core patch of another major
-# version, whose message names both versions, and with one whose interface
-# is shorter than the library's (a series without its last counting
-# points), whose message names both sizes.  Needs an unpatched build of
+# counting is inactive and why.  Likewise with a core patch of another
+# version, whose message names both versions, with one whose LWLock counter
+# rows have another size, whose message names both sizes, and with one
+# that lacks a counting point the library looks up, whose message names it.  Needs an unpatched build of
 # the same PostgreSQL version (STOCK_PG_CONFIG, set by "make test").
 
 use strict;
@@ -98,22 +98,25 @@ sub check_inactive
 }
 
 check_inactive('no core patch',
-	qr/built without the pg_lockstat core patch: it does not export the symbol "LockStatsCore"/
+	qr/built without the pg_lockstat core patch: it does not export the symbol "LWLockStatsVersion"/
 );
 
 # Core patches that this library cannot use.  Stand in for each with a
 # library, loaded into the unpatched server with LD_PRELOAD, that exports
-# only the head of an interface struct: version and size.
+# the interface version, the counter row size and, for the last case, the
+# first counting points the library looks up.
 my $fake_dir = PostgreSQL::Test::Utils::tempdir;
 my $cc = `pg_config --cc`;
 chomp $cc;
 sub fake_core
 {
-	my ($name, $init) = @_;
+	my ($name, $version, $row_size, $more) = @_;
 	open(my $fh, '>', "$fake_dir/$name.c")
 	  or die "could not write $name.c: $!";
 	print $fh "#include <stddef.h>\n"
-	  . "const struct { int version; size_t size; } LockStatsCore = $init;\n";
+	  . "const int LWLockStatsVersion = $version;\n"
+	  . "const size_t LWLockStatsRowSize = $row_size;\n"
+	  . ($more // '');
 	close $fh;
 	system_or_bail(split(/ /, $cc), '-shared', '-fPIC', '-o',
 		"$fake_dir/$name.so", "$fake_dir/$name.c");
@@ -126,33 +129,35 @@ sub fake_core
 my $asan_options = join(':',
 	grep { length } ($ENV{ASAN_OPTIONS} // ''), 'verify_asan_link_order=0');
 
-# another major version
+# another version: the series before its counting points were looked up one
+# by one (6, which exported one struct, LockStatsCore, and does not export
+# LWLockStatsVersion, is refused above as "no core patch"), or a later one
 {
-	local $ENV{LD_PRELOAD} = fake_core('other_major', '{ 9900, 16 }');
+	local $ENV{LD_PRELOAD} = fake_core('other_version', 99, 64);
 	local $ENV{ASAN_OPTIONS} = $asan_options;
 	check_inactive('another core patch version',
-		qr/The server has core patch version 99\.0, but this pg_lockstat library was built for version 6\.x\./
+		qr/The server has core patch version 99, but this pg_lockstat library was built for version 7\./
 	);
 }
 
-# the series before its counting points stopped running inside contended
-# locks (5.x), whose wait hook has another signature: refused, whatever its
-# size
+# this version, but counter rows of another size (a row layout this
+# library would misread)
 {
-	local $ENV{LD_PRELOAD} = fake_core('older_major', '{ 500, 4096 }');
+	local $ENV{LD_PRELOAD} = fake_core('row_size', 7, 56);
 	local $ENV{ASAN_OPTIONS} = $asan_options;
-	check_inactive('the core patch version before the wait hook changed',
-		qr/The server has core patch version 5\.0, but this pg_lockstat library was built for version 6\.x\./
+	check_inactive('a core patch with other counter rows',
+		qr/The server's core patch \(version 7\) has LWLock counter rows of 56 bytes, but this pg_lockstat library was built for rows of 64 bytes\./
 	);
 }
 
-# this major, but a series without the counting points that came after the
-# interface struct (hold times, wake-ups): a shorter struct
+# this version and row size, but without a counting point that the library
+# looks up (here everything after the spin strategy)
 {
-	local $ENV{LD_PRELOAD} = fake_core('short', '{ 600, 16 }');
+	local $ENV{LD_PRELOAD} =
+	  fake_core('missing_point', 7, 64, "int spin_strategy = 0;\n");
 	local $ENV{ASAN_OPTIONS} = $asan_options;
 	check_inactive('a core patch without some counting points',
-		qr/The server's core patch \(version 6\.0\) lacks counting points that this pg_lockstat library uses: its interface has 16 bytes, this library needs \d+\./
+		qr/The server's core patch \(version 7\) does not export the symbol "spin_min_spins_per_delay", which this pg_lockstat library uses\./
 	);
 }
 

@@ -264,7 +264,7 @@ is( $standby->safe_psql(
 		'postgres',
 		q{SELECT spin_strategy || ' ' || track || ' ' || core_patch_version
 		  FROM pg_lockstat_status}),
-	'default true 6.0',
+	'default true 7',
 	'pg_lockstat_status works on the standby');
 cmp_ok(
 	$standby->safe_psql(

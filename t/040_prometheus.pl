@@ -497,7 +497,7 @@ is( scalar(grep { /^pg_lockstat_spin_tas_attempts_total/ } keys %$scraped),
 my ($info) = grep { $_->{name} eq 'pg_lockstat_info' } @$samples;
 is_deeply(
 	[ $info->{labels}{spin_strategy}, $info->{labels}{core_patch_version}, 0 + $info->{value} ],
-	[ 'ttas', '6.0', 1 ],
+	[ 'ttas', '7', 1 ],
 	'pg_lockstat_info: strategy and core patch version as labels, value 1');
 
 # --- roles: pg_read_all_stats alone, beside the default metrics; none -------
