@@ -59,7 +59,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock server-lwlock-stats install installcheck test-module test test-plan test-all test-cassert \
-	test-exec-backend test-asan test-disable-spinlocks test-arch run bench-cost check-series clean distclean
+	test-exec-backend test-asan test-disable-spinlocks test-arch run bench-cost bench-observer check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -243,6 +243,11 @@ bench-cost: all server-stock server-lwlock-stats
 		LWLOCK_STATS_PG_CONFIG=$(BUILD_DIR)-lwlock-stats/bin/pg_config \
 		bench-cost
 
+# throughput with pg_lockstat.track on and off on one contended lock, in
+# ABBA pairs within one server start (bench/observer.sh)
+bench-observer: all
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) bench-observer
+
 # A study with an unpatched variant ("name: unpatched" in VARIANTS) runs
 # the stock build of the same source beside the base: built first (cached),
 # with the base's CASSERT and EXTRA_CFLAGS, unless STOCK_PG_CONFIG names
@@ -284,7 +289,7 @@ include $(PGXS)
 # that no object keeps an old struct layout.
 $(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h
 
-.PHONY: test test-module run bench-cost
+.PHONY: test test-module run bench-cost bench-observer
 
 # The client pg_lockstat_top has a Makefile of its own (PGXS takes PROGRAM
 # and MODULE_big from the same OBJS); it is built by "all" and installed
@@ -327,6 +332,11 @@ bench-cost: all install
 	PG_CONFIG=$(PG_CONFIG) STOCK_PG_CONFIG=$(STOCK_PG_CONFIG) \
 	LWLOCK_STATS_PG_CONFIG=$(LWLOCK_STATS_PG_CONFIG) \
 	bench/callgrind-cost.sh
+
+# throughput with counting on and off on one contended lock
+bench-observer: all install test-module
+	PG_CONFIG=$(PG_CONFIG) WORKLOAD="$(OBSERVER_WORKLOAD)" \
+	CLIENTS="$(OBSERVER_CLIENTS)" PAIRS="$(OBSERVER_PAIRS)" bench/observer.sh
 
 # the study: the Python package bench/lockstudy, run by Debian's python3
 # (numpy, scipy, psycopg2), its parameters from the make variables
