@@ -14,7 +14,7 @@
 # s_lock(), a breakpoint hit, a statement ended), never for a time.
 #
 # The end of a wait is core code (finish_spin_delay() in s_lock.c, patch
-# 0005), so the debugger stops the waiter at lines of the patched s_lock.c,
+# 0004), so the debugger stops the waiter at lines of the patched s_lock.c,
 # found in the patch.
 
 use strict;
