@@ -45,6 +45,10 @@
 #   - the index of doc/tests.md ("What each test proves") has one row for
 #     each TAP file of t/, each pg_regress test of REGRESS and each pytest
 #     module of bench/tests, and no row for a file that does not exist;
+#   - README's example of the study's verdict table is what the shipped
+#     files give: the block that shows "$ PYTHONPATH=bench python3 -m
+#     lockstudy ..." is run (with /usr/bin/python3, as make run does), and
+#     each line it quotes is a line of the output;
 #   - the study's modules: the module table of doc/study.md and the list
 #     in doc/layout.md name exactly the modules of bench/lockstudy (the
 #     layout's list leaves out __main__).
@@ -521,6 +525,20 @@ ok(scalar(keys %rows) > 0, 'doc/tests.md has an index of the tests (' . scalar(k
 is_deeply(\@index_problems, [],
 	"doc/tests.md's index has one row for each TAP file, pg_regress test and pytest module")
   or diag(join("\n", @index_problems));
+
+# --- README's verdict line, from the shipped files ---------------------------
+
+my ($example) = $text{'README.md'} =~
+  /^```\n(\$ PYTHONPATH=bench python3 -m lockstudy [^\n]*\n.*?)^```$/ms;
+ok(defined $example, "README shows a verdict line with the command that gives it");
+my ($command, @quoted) = split /\n/, ($example // "\$ true");
+$command =~ s/^\$ PYTHONPATH=bench python3 /\/usr\/bin\/python3 /;
+my $output = `PYTHONPATH=bench $command 2>&1`;
+is($?, 0, "README's command runs: $command") or diag($output);
+my %printed = map { $_ => 1 } split /\n/, $output;
+is_deeply([ grep { !$printed{$_} } @quoted ], [],
+	"README's quoted lines are lines of the command's output")
+  or diag($output);
 
 # --- the study's modules ---------------------------------------------------
 
