@@ -23,6 +23,7 @@ MODULE_big = pg_lockstat
 OBJS = \
 	$(WIN32RES) \
 	extension/pg_lockstat.o \
+	extension/lockstat_guc.o \
 	extension/lockstat_lwlock.o \
 	extension/lockstat_views.o \
 	extension/lockstat_spin.o \

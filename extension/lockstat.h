@@ -8,8 +8,9 @@
  * increment (struct LWLockStatsCounters in storage/lwlockstats.h).  The
  * pieces are:
  *
- *	pg_lockstat.c		_PG_init, GUCs, hooks, and the life cycle of the
- *						counter tables in each process
+ *	pg_lockstat.c		_PG_init, hooks, and the life cycle of the counter
+ *						tables in each process
+ *	lockstat_guc.c		the GUCs: definitions, checks, assign hooks
  *	lockstat_views.c	the SQL-callable functions behind the views; the one
  *						place that checks that counting works
  *	lockstat_reset.c	pg_lockstat_reset()'s sequence over the counters
@@ -49,7 +50,12 @@
 #include "lockstat_compat.h"
 
 /*
- * lockstat_core.c: the variables of our own GUCs, which pg_lockstat.c
+ * lockstat_guc.c: defines the GUCs; _PG_init calls it once.
+ */
+extern void lockstat_define_gucs(void);
+
+/*
+ * lockstat_core.c: the variables of our own GUCs, which lockstat_guc.c
  * defines; the spin strategy and limits are bound to the core's variables,
  * read through lockstat_core.
  */

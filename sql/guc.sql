@@ -13,6 +13,12 @@ FROM pg_settings
 WHERE name LIKE 'pg_lockstat.%'
 ORDER BY name;
 
+-- the spin strategy's description says how to change it: the refusal of
+-- SET below says only that a restart is needed
+SELECT short_desc LIKE '%set at server start%' AS short_says_start,
+       extra_desc LIKE 'Takes effect at server start: set it in postgresql.conf or with ALTER SYSTEM, then restart.%' AS extra_says_how
+FROM pg_settings WHERE name = 'pg_lockstat.spin_strategy';
+
 -- postmaster settings cannot change at run time, reloadable ones only by
 -- reloading
 SET pg_lockstat.spin_strategy = 'tas';

@@ -28,12 +28,8 @@
 #     PostgreSQL layout, its name at the start of a line; a call is the
 #     name followed by "(" outside comments and strings), so that no file
 #     calls back into a file that calls it.
-#   - the counts the docs state: "N pg_regress tests" is the Makefile's
-#     REGRESS, "the N TAP files of `ARCH_TESTS`" its ARCH_TESTS, and the
-#     series' commits in words ("nine commits") the patches of each of
-#     patches/pg* ("the seven-commit series", a past state that a
-#     measurement names, is not a count); each such statement found is
-#     checked, and at least one of each kind is found.
+# What the docs state beyond these (counts, privileges, the index of the
+# tests, examples) is t/071's.
 
 use strict;
 use warnings FATAL => 'all';
@@ -44,6 +40,7 @@ use PostgreSQL::Test::Utils;
 use Test::More;
 
 use LockStatTest;
+use LockStatTest::Docs;
 
 # Makefile targets that are steps of other targets, not commands of their
 # own
@@ -61,19 +58,10 @@ my %helpers = (
 	'clean-test-module' =>
 	  'the part of "make clean" (PGXS) that cleans the test module',);
 
-sub read_utf8
-{
-	my ($path) = @_;
-	open(my $fh, '<:encoding(UTF-8)', $path) or die "cannot read $path: $!";
-	local $/;
-	my $text = <$fh>;
-	close($fh);
-	return $text;
-}
-
-my @docs = ('README.md', sort glob('doc/*.md'));
+my ($docs, $text) = LockStatTest::Docs::docs();
+my @docs = @$docs;
+my %text = %$text;
 ok(scalar(grep { m{^doc/} } @docs) > 0, 'doc/ has Markdown files');
-my %text = map { $_ => read_utf8($_) } @docs;
 
 # the text outside fenced code blocks, with inline code spans blanked
 sub prose
@@ -129,7 +117,7 @@ foreach my $doc (@docs)
 			push @link_problems, "$doc: $target: an anchor into a file that is not Markdown";
 			next;
 		}
-		my $headings = anchors($text{$file} // read_utf8($file));
+		my $headings = anchors($text{$file} // LockStatTest::Docs::read_utf8($file));
 		push @link_problems, "$doc: $target: $file has no heading with anchor #$anchor"
 		  unless $headings->{$anchor};
 	}
@@ -145,7 +133,7 @@ is_deeply(\@link_problems, [], 'every relative link resolves to a file and headi
 sub c_code
 {
 	my ($path) = @_;
-	my $code = read_utf8($path);
+	my $code = LockStatTest::Docs::read_utf8($path);
 	$code =~ s{/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"|'(?:\\.|[^'\\\n])*'}
 		{ my $m = $&; $m =~ s/[^\n]/ /g; $m }gse;
 	return $code;
@@ -156,7 +144,7 @@ foreach my $layers (
 	[ 'tools/pg_lockstat_top/pg_lockstat_top.h', 'tools/pg_lockstat_top' ])
 {
 	my ($header, $dir) = @$layers;
-	my ($list) = read_utf8($header) =~ m{\A/\*(.*?)\*/}s;
+	my ($list) = LockStatTest::Docs::read_utf8($header) =~ m{\A/\*(.*?)\*/}s;
 	my @order = $list =~ /^ \*\t(\w+\.c)\b/mg;
 	is_deeply([ sort @order ], [ map { s{.*/}{}r } sort glob("$dir/*.c") ],
 		"$header lists every .c file of $dir, once");
@@ -193,49 +181,6 @@ foreach my $layers (
 		"$dir: every file calls only files below it in ${header}'s list")
 	  or diag(join("\n", @upward));
 }
-
-# --- counts stated in the docs ---------------------------------------------
-
-my $makefile = read_utf8('Makefile');
-my ($regress_line) = $makefile =~ /^REGRESS = (.*)$/m;
-my $n_regress = () = $regress_line =~ /\S+/g;
-my ($arch_line) = $makefile =~ /^ARCH_TESTS := ((?:.*\\\n)*.*)$/m;
-my $n_arch = () = $arch_line =~ m{t/\w+\.pl}g;
-my @series = map { scalar(() = glob("$_/*.patch")) } sort glob('patches/pg*');
-my %words = (
-	seven => 7, eight => 8, nine => 9, ten => 10, eleven => 11, twelve => 12);
-my (@count_problems, %count_kinds);
-foreach my $doc (@docs)
-{
-	my $text = $text{$doc};
-	while ($text =~ /\b(\d+) pg_regress tests\b/g)
-	{
-		$count_kinds{regress}++;
-		push @count_problems, "$doc: $1 pg_regress tests, REGRESS has $n_regress"
-		  if $1 != $n_regress;
-	}
-	while ($text =~ /\bthe (\d+) TAP files of `ARCH_TESTS`/g)
-	{
-		$count_kinds{arch}++;
-		push @count_problems, "$doc: $1 TAP files of ARCH_TESTS, it has $n_arch"
-		  if $1 != $n_arch;
-	}
-	while ($text =~ /\b(seven|eight|nine|ten|eleven|twelve) commits?\b/gi)
-	{
-		my $n = $words{ lc $1 };
-		$count_kinds{series}++;
-		push @count_problems,
-		  "$doc: $1 commits, the series have " . join(' and ', @series)
-		  if grep { $_ != $n } @series;
-	}
-}
-ok($n_regress > 0 && $n_arch > 0 && @series > 0,
-	"counts to check against: $n_regress pg_regress tests, $n_arch TAP files in ARCH_TESTS, series of @series patches");
-is_deeply([ sort keys %count_kinds ], [qw(arch regress series)],
-	'the docs state each kind of count that is checked');
-is_deeply(\@count_problems, [],
-	'every count of pg_regress tests, ARCH_TESTS files and series commits the docs state is true')
-  or diag(join("\n", @count_problems));
 
 # --- make targets --------------------------------------------------------
 
