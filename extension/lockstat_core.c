@@ -12,7 +12,7 @@
  * bound to its variables either way, and lockstat_inactive_reason says why
  * counting is inactive.
  *
- * The variables of pg_lockstat's own GUCs are here too: pg_lockstat.c
+ * The variables of pg_lockstat's own GUCs are here too: lockstat_guc.c
  * defines the GUCs, and the counter modules read the values.  This file
  * calls nothing in the others.
  *
