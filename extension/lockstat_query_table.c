@@ -402,11 +402,11 @@ lockstat_query_read(LockStatQueryCounts *residual, bool holders)
  * residual rows are emptied here, and empty the shared table.  The process
  * tables move to the new generation one by one, as lockstat_reset() takes
  * each slot's cut (lockstat_query_slot_release()), and readers skip the
- * tables of an older one.  Part of pg_lockstat_reset(): called by lockstat_reset()
- * before it takes the cuts, and returns with query_lock held exclusively,
- * until lockstat_query_reset_finish(), so that no reader or fold sees a
- * reset half done and no reader sees the empty counts before the new
- * stats_reset.  Returns the new generation.  Cannot fail.
+ * tables of an older one.  Part of pg_lockstat_reset(): called by
+ * lockstat_reset() before it takes the cuts, and returns with query_lock
+ * held exclusively, until lockstat_query_reset_finish(), so that no reader
+ * or fold sees a reset half done and no reader sees the empty counts
+ * before the new stats_reset.  Returns the new generation.  Cannot fail.
  */
 uint64
 lockstat_query_reset_start(void)
