@@ -25,10 +25,15 @@ OBJS = \
 	extension/pg_lockstat.o \
 	extension/lockstat_guc.o \
 	extension/lockstat_lwlock.o \
+	extension/lockstat_lwlock_sum.o \
+	extension/lockstat_hist.o \
+	extension/lockstat_rows.o \
 	extension/lockstat_views.o \
 	extension/lockstat_spin.o \
 	extension/lockstat_reset.o \
 	extension/lockstat_query.o \
+	extension/lockstat_query_slots.o \
+	extension/lockstat_query_table.o \
 	extension/lockstat_core.o \
 	extension/lockstat_util.o
 DATA = extension/pg_lockstat--1.0.sql
@@ -287,8 +292,11 @@ include $(PGXS)
 
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend: rebuild every object when the shared header changes, so
-# that no object keeps an old struct layout.
-$(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h
+# that no object keeps an old struct layout.  The internal headers of the
+# per-query and LWLock modules too: their objects are few, and a list per
+# header would be one more thing to keep in step.
+$(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h \
+	extension/lockstat_lwlock_internal.h extension/lockstat_query_internal.h
 
 .PHONY: test test-module run bench-cost bench-observer
 

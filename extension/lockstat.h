@@ -13,19 +13,26 @@
  *	lockstat_guc.c		the GUCs: definitions, checks, assign hooks
  *	lockstat_views.c	the SQL-callable functions behind the views; the one
  *						place that checks that counting works
- *	lockstat_reset.c	pg_lockstat_reset()'s sequence over the counters
- *	lockstat_query.c	blocked LWLock calls per query, database, role and
- *						tranche: per-process tables and the shared table
- *	lockstat_lwlock.c	the LWLock counters and their wait distribution:
- *						attach/detach, read, the reset's steps
+ *	lockstat_reset.c	pg_lockstat_reset()'s sequence over the counters, and
+ *						the cut that keeps the LWLock views in step
+ *	lockstat_query_table.c	blocked LWLock calls per query, database, role
+ *						and tranche: the shared table, folds, reads
+ *	lockstat_query.c	counting them from the hooks into a process's table
+ *	lockstat_query_slots.c	their shared memory: process tables, residual
+ *						rows
+ *	lockstat_rows.c		counter rows and the tranches they count for
+ *	lockstat_lwlock_sum.c	the LWLock counters summed, and the reset baseline
+ *	lockstat_lwlock.c	the LWLock counter array: layout, process slots
+ *	lockstat_hist.c		the wait and hold distributions, the hold table
  *	lockstat_counters.h	the LWLock counters, one line each
  *	lockstat_spin.c		the spin-wait counters per call site, the same steps
  *	lockstat_core.c		the link to the core patch, and the GUC variables
  *	lockstat_util.c		primitives the counter modules share
  *
  * Each file calls only files below it in this list (lockstat_query.c calls
- * lockstat_lwlock.c's lockstat_record_wait(), not the reverse); t/070
- * checks it.
+ * lockstat_hist.c's lockstat_record_wait(), not the reverse); t/070
+ * checks it.  lockstat_query_internal.h and lockstat_lwlock_internal.h
+ * hold the structures that the files of one module share.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -132,7 +139,7 @@ typedef struct LockStatRetry
  * A reader of counters that other processes fold or move (the totals of
  * exited processes, the shared per-query table) tries this many times
  * without holding off the folds, and then once holding them off; see the
- * locking rules of lockstat_lwlock.c and lockstat_query.c.
+ * locking rules of lockstat_lwlock_sum.c and lockstat_query_table.c.
  */
 #define LOCKSTAT_OPTIMISTIC_READS	3
 
@@ -274,24 +281,30 @@ extern void lockstat_detach_process(void);
 extern void lockstat_track_changed(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
+
+/* lockstat_lwlock_sum.c */
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals,
 										 bool by_kind);
 extern bool lockstat_read_process(int slot, LockStatProcess *process,
 								  LockStatTrancheTotals *totals);
 typedef struct LockStatLWLockCut LockStatLWLockCut;
 extern LockStatLWLockCut *lockstat_lwlock_reset_begin(uint64 generation);
-extern bool lockstat_lwlock_cut_rows(int slot, void *arg, uint64 *blocks,
-									 uint64 *wait_ns);
+extern bool lockstat_lwlock_cut_rows(int slot, LockStatLWLockCut *cut,
+									 uint64 *blocks, uint64 *wait_ns);
 extern void lockstat_lwlock_cut_add(LockStatLWLockCut *cut);
 extern TimestampTz lockstat_lwlock_reset_finish(LockStatLWLockCut *cut,
 												uint64 generation);
 extern TimestampTz lockstat_last_reset(void);
+
+/* lockstat_hist.c */
 extern void lockstat_record_wait(int row, uint64 wait_ns, uint64 generation);
 extern void lockstat_record_hold(int row, int mode, uint64 hold_ns,
 								 uint64 generation);
 extern void lockstat_read_hist(LockStatHist which, uint64 *counts,
 							   uint64 *max_ns);
 extern uint64 lockstat_wait_bucket_lower_us(int bucket);
+
+/* lockstat_rows.c */
 extern int	lockstat_overflow_row(void);
 extern int	lockstat_row_tranche(int row, int *partition);
 extern int	lockstat_tranche_row(int row);
@@ -423,12 +436,15 @@ typedef struct LockStatQueryStatus
 								 * because a process's table was full */
 } LockStatQueryStatus;
 
-/* lockstat_query.c */
+/* lockstat_query_slots.c */
 extern void lockstat_query_shmem_request(void);
 extern void lockstat_query_shmem_startup(void);
-extern void lockstat_query_init(void);
+extern bool lockstat_query_slot_hold(int slot, uint64 *hooked_blocks,
+									 uint64 *hooked_wait_ns);
+extern void lockstat_query_slot_release(int slot, bool cut);
+
+/* lockstat_query.c */
 extern void lockstat_query_attach(int slot);
-extern void lockstat_query_detach(void);
 extern void lockstat_query_note_woken(struct LWLock *lock);
 extern void lockstat_query_forget_waits(void);
 extern void lockstat_query_record_wait(struct LWLock *lock, int stats_row,
@@ -437,18 +453,12 @@ extern void lockstat_query_record_hold(int stats_row, int mode,
 									   uint64 hold_ns);
 extern void lockstat_query_note_waker(struct LWLock *lock,
 									  struct PGPROC *waiter, int mode);
+
+/* lockstat_query_table.c */
+extern void lockstat_query_init(void);
+extern void lockstat_query_detach(void);
 extern HTAB *lockstat_query_read(LockStatQueryCounts *residual, bool holders);
 extern uint64 lockstat_query_reset_start(void);
-
-/*
- * For lockstat_query_cut_slot(): read the counters of process slot "slot"
- * into arg; return false if no process owns the slot, else set *blocks and
- * *wait_ns to the sums of its rows' blocks and wait time in ns.
- */
-typedef bool (*lockstat_cut_reader) (int slot, void *arg, uint64 *blocks,
-									 uint64 *wait_ns);
-extern void lockstat_query_cut_slot(int slot, lockstat_cut_reader read_rows,
-									void *arg);
 extern void lockstat_query_reset_finish(void);
 extern void lockstat_query_status(LockStatQueryStatus *status);
 

@@ -3,13 +3,13 @@
  * lockstat_util.c
  *	  Primitives shared by the counter modules of pg_lockstat
  *
- * Each counter module (lockstat_lwlock.c, lockstat_spin.c, lockstat_query.c)
- * keeps per-process tables that only their owner writes and that readers
- * copy while the owner goes on.  The small steps they have in common are
- * written once here: how many process slots there are, the largest value
- * kept by an atomic maximum, the kind of a process, the retry loop of a
- * reader that waits for an owner to finish a write, and the layout of a
- * struct in shared memory.
+ * Each counter module (lockstat_lwlock.c, lockstat_spin.c,
+ * lockstat_query_slots.c) keeps per-process tables that only their owner
+ * writes and that readers copy while the owner goes on.  The small steps
+ * they have in common are written once here: how many process slots there
+ * are, the largest value kept by an atomic maximum, the kind of a process,
+ * the retry loop of a reader that waits for an owner to finish a write, and
+ * the layout of a struct in shared memory.
  * This file calls nothing in the others.
  *
  * Copyright (c) 2026, pg_lockstat developers

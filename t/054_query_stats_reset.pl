@@ -95,7 +95,7 @@ LockStatTest::query_tranches_add_up($node, 'after a reset that blocked on pg_loc
 
 # 2. the reset blocks on the pg_lockstat lock
 my $line;
-open(my $fh, '<', 'extension/lockstat_lwlock.c') or die $!;
+open(my $fh, '<', 'extension/lockstat_lwlock_sum.c') or die $!;
 while (<$fh>)
 {
 	if (/result = lockstat_state->stats_reset;/) { $line = $.; last; }
@@ -103,7 +103,7 @@ while (<$fh>)
 close $fh;
 die 'lockstat_last_reset() not found' unless $line;
 $reader = $node->background_psql('postgres');
-$g = stop_reader($reader, "lockstat_lwlock.c:$line",
+$g = stop_reader($reader, "lockstat_lwlock_sum.c:$line",
 	'SELECT stats_reset FROM pg_lockstat_status');
 $reset = blocked_reset('pg_lockstat');
 LockStatTest::Gdb::gdb_detach($g);

@@ -10,7 +10,7 @@
 # query (since the series counts a blocked LWLockAcquire at its release,
 # the store comes just before the hook).  The reset now takes each
 # process's cut at a moment when the process writes nothing and its
-# counters agree with its hook's (lockstat_query_cut_slot()).  gdb
+# counters agree with its hook's (lockstat_reset.c).  gdb
 # (installed by scripts/deps.sh) makes each of the two interleavings that
 # broke it happen for sure:
 # 1. the waiter stops after the core stored the block and before its hook
@@ -113,7 +113,8 @@ $waiter->query_until(qr/started/,
 	"\\echo started\nSELECT lockstat_test_lwlock('shared', 1);\n\\echo done\n");
 LockStatTest::wait_for_waiters($node, 1);
 $resetter = $node->background_psql('postgres');
-$g = LockStatTest::Gdb::gdb_attach($resetter, 'lockstat_query_cut_slot');
+# the first slot's cut starts by holding its owner off
+$g = LockStatTest::Gdb::gdb_attach($resetter, 'lockstat_query_slot_hold');
 $resetter->query_until(qr/started/,
 	"\\echo started\nSELECT pg_lockstat_reset() IS NOT NULL;\n\\echo done\n");
 LockStatTest::Gdb::gdb_wait($g, qr/Breakpoint 1,/);
