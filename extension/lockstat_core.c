@@ -124,10 +124,11 @@ lockstat_core_symbol(const char *name)
 static bool
 lockstat_core_compatible(void)
 {
-	const int  *version = lockstat_core_symbol("LWLockStatsVersion");
-	const Size *row_size = lockstat_core_symbol("LWLockStatsRowSize");
+	const int  *version;
+	const Size *row_size;
 
-	if (version == NULL || row_size == NULL)
+	if ((version = lockstat_core_symbol("LWLockStatsVersion")) == NULL ||
+		(row_size = lockstat_core_symbol("LWLockStatsRowSize")) == NULL)
 		return false;
 	if (*version != LWLOCK_STATS_VERSION)
 		snprintf(lockstat_inactive_reason_buf,
