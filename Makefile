@@ -25,6 +25,10 @@ OBJS = \
 	extension/pg_lockstat.o \
 	extension/lockstat_lwlock.o \
 	extension/lockstat_views.o \
+	extension/lockstat_views_lwlock.o \
+	extension/lockstat_views_query.o \
+	extension/lockstat_views_spin.o \
+	extension/lockstat_srf.o \
 	extension/lockstat_spin.o \
 	extension/lockstat_reset.o \
 	extension/lockstat_query.o \
@@ -280,9 +284,9 @@ endif
 include $(PGXS)
 
 # PGXS tracks no header dependencies unless the server was configured with
-# --enable-depend: rebuild every object when the shared header changes, so
+# --enable-depend: rebuild every object when a shared header changes, so
 # that no object keeps an old struct layout.
-$(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h
+$(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h extension/lockstat_srf.h
 
 .PHONY: test test-module run bench-cost
 
