@@ -186,7 +186,7 @@ lockstat_counters_value(TupleDesc desc, const LockStatTrancheTotals *t,
 		else if (lockstat_counter_columns[c].unit == LOCKSTAT_UNIT_COUNT)
 			values[c] = lockstat_counter_datum(t->counts[c]);
 		else
-			values[c] = Float8GetDatum((double) t->counts[c] / 1000000.0);
+			values[c] = lockstat_ns_as_ms(t->counts[c]);
 	}
 	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
 }

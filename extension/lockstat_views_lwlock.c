@@ -111,7 +111,7 @@ pg_lwlock_stats(PG_FUNCTION_ARGS)
 		i = lockstat_put_tranche(values, nulls, i, row, overflow);
 		values[i++] = lockstat_counters_value(counters_desc, t, true);
 		for (int h = 0; h < LOCKSTAT_NUM_HISTS; h++)
-			values[i++] = Float8GetDatum((double) max_ns[h][row] / 1000000.0);
+			values[i++] = lockstat_ns_as_ms(max_ns[h][row]);
 		Assert(i == PG_LWLOCK_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -424,7 +424,7 @@ pg_lwlock_instance_stats(PG_FUNCTION_ARGS)
 			nulls[i++] = true;
 		values[i++] = Int32GetDatum(row - overflow_row - 1);
 		values[i++] = lockstat_counters_value(counters_desc, t, true);
-		values[i++] = Float8GetDatum((double) max_ns[row] / 1000000.0);
+		values[i++] = lockstat_ns_as_ms(max_ns[row]);
 		Assert(i == PG_LWLOCK_INSTANCE_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -26,9 +26,11 @@
 PG_FUNCTION_INFO_V1(pg_spinlock_stats);
 PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram);
 
-/* result columns of each function, as pg_lockstat--1.0.sql declares them */
+/*
+ * result columns of pg_spinlock_wait_histogram(), as pg_lockstat--1.0.sql
+ * declares them; those of pg_spinlock_stats() follow the table below
+ */
 #define PG_SPINLOCK_WAIT_HISTOGRAM_COLS	6
-
 
 /* the spin-wait lines of lockstat_counters.h: offset in LockStatSpinTotals */
 typedef struct LockStatSpinColumn
@@ -101,7 +103,7 @@ lockstat_put_spin_counters(Datum *values, bool *nulls, int i,
 		uint64		value = *(const uint64 *) ((const char *) t + col->offset);
 
 		if (col->unit == LOCKSTAT_UNIT_NS_AS_MS)
-			values[i++] = Float8GetDatum((double) value / 1000000.0);
+			values[i++] = lockstat_ns_as_ms(value);
 		else if (col->unit == LOCKSTAT_UNIT_S_LOCK_COUNT && !s_lock_counted)
 			nulls[i++] = true;
 		else
@@ -156,7 +158,7 @@ pg_spinlock_stats(PG_FUNCTION_ARGS)
 		values[i++] = Int32GetDatum(entry->key.line);
 		values[i++] = CStringGetTextDatum(entry->key.func);
 		i = lockstat_put_spin_counters(values, nulls, i, c);
-		values[i++] = Float8GetDatum((double) c->max_wait_ns / 1000000.0);
+		values[i++] = lockstat_ns_as_ms(c->max_wait_ns);
 		Assert(i == PG_SPINLOCK_STATS_COLS);
 
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
