@@ -11,8 +11,16 @@
  *	pg_lockstat.c		_PG_init, hooks, and the life cycle of the counter
  *						tables in each process
  *	lockstat_guc.c		the GUCs: definitions, checks, assign hooks
- *	lockstat_views.c	the SQL-callable functions behind the views; the one
- *						place that checks that counting works
+ *	lockstat_views.c	pg_lockstat_status() and pg_lockstat_reset()
+ *	lockstat_views_lwlock.c	the SQL-callable functions behind the LWLock
+ *						views: per tranche, lock, process, kind of process,
+ *						and the wait and hold histograms
+ *	lockstat_views_query.c	those behind pg_lwlock_query_stats and
+ *						pg_lwlock_blockers
+ *	lockstat_views_spin.c	those behind the spinlock views
+ *	lockstat_srf.c		what those functions share (lockstat_srf.h): the
+ *						one place that checks that counting works, the
+ *						start of a set-returning function, shared columns
  *	lockstat_reset.c	pg_lockstat_reset()'s sequence over the counters, and
  *						the cut that keeps the LWLock views in step
  *	lockstat_query_table.c	blocked LWLock calls per query, database, role

@@ -23,7 +23,12 @@ The modules, each calling only those below it:
     cluster     the throwaway cluster: initdb, start, stop, settings in
                 force, connections (psycopg2, whose errors it translates)
     builds      the variants' servers: patch check, scripts/build-server.sh
-    spec        the study's parameters, VARIANTS and STRATEGIES, checked
+    params      the study's parameters from the environment, checked: the
+                numbers, the servers, sysbench's tables
+    variants    VARIANTS and STRATEGIES, checked
+    workloads   WORKLOAD, checked: pgbench's, bench/workloads/, sysbench's
+    spec        what the checked parameters become (Study, Variant,
+                Workload), and SpecError
     pgbench     pgbench's command lines and output
     sysbench    sysbench's command lines and output (the sysbench-*
                 workloads)

@@ -17,8 +17,8 @@ builds.  Exit status: 0; 1 on a refused parameter or a failed step; 130,
 hands its directory to results.show_study; "report DIR" is analyse ->
 render on the saved files (results.json written again).
 
-Calls runner, results, report, report_locks, builds, spec, design, data,
-interrupts.
+Calls runner, results, report, report_locks, builds, params, spec, design,
+data, interrupts.
 """
 
 import argparse
@@ -34,8 +34,8 @@ NEEDS = ("the study needs /usr/bin/python3 with numpy, scipy and psycopg2 "
          "installs them)")
 
 try:
-    from . import (builds, data, design, interrupts, report, report_locks,
-                   results, runner, spec)
+    from . import (builds, data, design, interrupts, params, report,
+                   report_locks, results, runner, spec)
 except ModuleNotFoundError as e:
     if (e.name or "").split(".")[0] not in ("numpy", "scipy", "psycopg2"):
         raise
@@ -76,8 +76,8 @@ def cmd_run(a: argparse.Namespace) -> int:
     for s in interrupts.SIGNALS:
         signal.signal(s, before_study)
     try:
-        study = spec.from_environment(os.environ, TOP, caller_pwd,
-                                      check_patches=a.builds is None)
+        study = params.from_environment(os.environ, TOP, caller_pwd,
+                                        check_patches=a.builds is None)
         if a.builds is not None:
             variant_builds = builds.load(a.builds, len(study.variants))
             os.remove(a.builds)

@@ -8,6 +8,8 @@ order-statistics interval of a median by exact integer binomials
 the Walsh averages and an integer count of the signed-rank statistic's
 distribution, binomial acceptance bounds, Fisher's exact test, the split
 statistic by brute force.  The fixture study builds synthetic studies.
+The fixtures site and stock are the fake checkout and servers of the
+parameter tests (fakesite.py).
 """
 
 import math
@@ -23,6 +25,8 @@ BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH)
 
 from lockstudy import data  # noqa: E402  (needs the path above)
+
+import fakesite  # noqa: E402  (imports lockstudy)
 
 GOLDEN = os.path.join(BENCH, "tests", "golden")
 
@@ -215,3 +219,17 @@ class Study:
 @pytest.fixture
 def study() -> type:
     return Study
+
+
+@pytest.fixture
+def site(tmp_path) -> fakesite.Site:
+    """The throwaway checkout, caller's directory and fake server of the
+    parameter tests (fakesite.py)."""
+    return fakesite.Site(tmp_path)
+
+
+@pytest.fixture
+def stock(site) -> str:
+    """The site's stock server, where the Makefile puts it: beside the
+    base's build, <build>-stock.  Its pg_config."""
+    return fakesite.fake_server(os.path.join(site.tmp, "pg-stock"))
