@@ -20,7 +20,11 @@
 # - the spinlock call-site section of pg_spinlock_stats: a contended wait
 #   for the test spinlock in every interval;
 # - on a terminal (a pty): keys change the sort, "q" and Ctrl-C restore the
-#   terminal.
+#   terminal;
+# - on terminals of 80x24 and 160x50: every section keeps its heading and a
+#   share of the rows, nothing goes past the window, and a section cut
+#   short says how many rows it left out; "?" shows a legend of every
+#   column and key, which fits 80x24.
 
 use strict;
 use warnings FATAL => 'all';
@@ -83,7 +87,9 @@ sub rate_columns
 		  && $_->{top_name} !~ /^hold_(?:samples|time)$/
 	  } @counters;
 }
-my @tranche_columns = (rate_columns('lwlock'), 'Blk %', 'SpinDelay %');
+# the shares of all tranches' blocks and spin delays, headed so that they do
+# not read as blocks per acquisition
+my @tranche_columns = (rate_columns('lwlock'), 'Blk share', 'Delay share');
 my @site_columns = rate_columns('spin');
 my $columns_1_0 = qr{^(?:Acq/s|Blk/s|SpinDelay/s|Wait ms/s|Contended/s|Spins/s|Delays/s)$};
 is( join(' ', grep { /$columns_1_0/ } @tranche_columns),
@@ -160,8 +166,8 @@ is($with_rates, 3,
 is($with_active, 3,
 	'the holder and the waiter count as active backends in every report')
   or diag($out);
-ok( (grep { (row_values($_, 'lockstat_test', @tranche_columns)->{'Blk %'} // '') =~ /^\d+\.\d\d$/ } @reports),
-	'lockstat_test has a Blk % share');
+ok( (grep { (row_values($_, 'lockstat_test', @tranche_columns)->{'Blk share'} // '') =~ /^\d+\.\d\d$/ } @reports),
+	'lockstat_test has a share of the blocks');
 
 # --- CSV across resets ---------------------------------------------------------
 # Gated too, with a reset at two points of a sample: before it reads
@@ -371,6 +377,24 @@ is($rc, 0, '-? after other options exits with 0');
 like($out, qr/^Usage:/m, '-? after other options shows the usage');
 
 # --- the spinlock call-site section (pg_spinlock_stats) -----------------------
+# One contended wait for the test spinlock: a session holds it, another
+# waits for it; returns once the hold has ended after the wait began
+# (wait_for_spin_waiters, which counts it on every major) and the waiter's
+# call has returned, its wait counted at the call site of
+# lockstat_test_spinlock().
+sub contended_spin_wait
+{
+	my $since = LockStatTest::spin_waits($node);
+	my $holder = LockStatTest::hold_spinlock($node);
+	my $waiter = $node->background_psql('postgres');
+	$waiter->query_until(qr/started/,
+		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
+	LockStatTest::wait_for_spin_waiters($node, $since, 1, release => 1);
+	$waiter->quit;
+	$holder->quit;
+	return;
+}
+
 # pg_lockstat_top runs gated, and between two samples one session waits for
 # the test spinlock that another holds (LockStatTest::hold_spinlock): the
 # hold ends once the wait has begun (wait_for_spin_waiters, which counts it
@@ -381,14 +405,7 @@ $t = LockStatTest::Top::start_gated_top($node, $top, '--batch', '-n', '2',
 foreach my $k (1 .. 2)
 {
 	LockStatTest::Top::gated_top_pass($t, 'sample');
-	my $since = LockStatTest::spin_waits($node);
-	my $holder = LockStatTest::hold_spinlock($node);
-	my $waiter = $node->background_psql('postgres');
-	$waiter->query_until(qr/started/,
-		"\\echo started\nSELECT lockstat_test_spinlock(1, 0);\n");
-	LockStatTest::wait_for_spin_waiters($node, $since, 1, release => 1);
-	$waiter->quit;
-	$holder->quit;
+	contended_spin_wait();
 }
 LockStatTest::Top::gated_top_pass($t, undef);
 ($rc, $out, $err) = LockStatTest::Top::finish_gated_top($t);
@@ -472,6 +489,148 @@ SKIP:
 	$in .= 'q';
 	$h->finish;
 	is($h->result(0), 0, 'terminal: q before the first report exits with 0');
+}
+
+# --- the screen sized to the window, cut with a mark; the legend ------------
+# pg_lockstat_top runs gated on terminals of 80x24 and 160x50 with -t 10.
+# Before its one report, ten waiters, each under a role of its own, block on
+# the test LWLock (ten query rows and ten blocker rows: a row's key has the
+# user) and one contended spin wait happens: every section has rows, and
+# those of the queries and blockers are more than 24 lines can show.  Each
+# section must keep its heading and a row, nothing may go past the window,
+# and a section cut short must end with "... N more rows", N the rows left
+# out of its top 10.
+SKIP:
+{
+	skip 'IO::Pty is not installed', 29 unless eval { require IO::Pty; 1 };
+
+	my @roles = map { "regress_top_role$_" } 1 .. 10;
+	$node->safe_psql('postgres',
+		join('', map { "CREATE ROLE $_; GRANT EXECUTE ON FUNCTION lockstat_test_lwlock(text, integer, integer) TO $_;" } @roles));
+	my $waiters =
+	  LockStatTest::Top::lwlock_blocker($node, map { "SET ROLE $_" } @roles);
+	my %heading = (
+		tranches => qr/^Tranche /,
+		holds => qr/^Sampled holds /,
+		queries => qr/^Wait ms\/s .* Query$/,
+		blockers => qr/^Wait ms\/s .* Waiter \/ holder \/ root holder$/,
+		sites => qr/^Spinlock call site /);
+	my @order = qw(tranches holds queries blockers sites);
+
+	foreach my $size ([ 24, 80 ], [ 50, 160 ])
+	{
+		my ($rows, $cols) = @$size;
+		my $t = LockStatTest::Top::start_gated_screen($node, $top, $rows,
+			$cols, '-n', '1', '-i', '0.1', '-t', '10', '-d', $connstr);
+		LockStatTest::Top::gated_top_pass($t, 'sample');
+		LockStatTest::Top::lwlock_block($waiters);
+		LockStatTest::Top::lwlock_unblock($waiters);
+		contended_spin_wait();
+		LockStatTest::Top::gated_top_pass($t, undef);
+		my ($rc, $out) = LockStatTest::Top::finish_gated_top($t);
+		my @screen = LockStatTest::Top::screen($out);
+		my $shown = join("\n", @screen);
+		is($rc, 0, "${cols}x$rows: exit code 0");
+		cmp_ok(scalar(@screen), '<=', $rows, "${cols}x$rows: the screen fits the window")
+		  or diag($shown);
+		is(scalar(grep { length($_) > $cols } @screen), 0,
+			"${cols}x$rows: no line is wider than the window");
+		unlike($shown, qr/^\.\.\. \d+ more lines$/m,
+			"${cols}x$rows: the report is not cut at the bottom");
+
+		# the lines of each section, by its heading
+		my (%section, $in);
+		foreach my $line (@screen)
+		{
+			($in) = grep { $line =~ $heading{$_} } @order
+			  if grep { $line =~ $heading{$_} } @order;
+			push @{ $section{$in} }, $line if defined $in;
+		}
+		is( join(' ', grep { $section{$_} } @order),
+			"@order", "${cols}x$rows: every section is shown, in order")
+		  or diag($shown);
+		my (%rows, %more);
+		foreach my $s (@order)
+		{
+			my @lines = @{ $section{$s} // [] };
+			shift @lines;
+			$more{$s} = pop(@lines) =~ /^\.\.\. (\d+) more rows?$/ ? $1 : 0
+			  if @lines && $lines[-1] =~ /^\.\.\. \d+ more rows?$/;
+			$more{$s} //= 0;
+			$rows{$s} = scalar(@lines) / ($s eq 'blockers' ? 3 : 1);
+		}
+		is(scalar(grep { $rows{$_} >= 1 } @order),
+			5, "${cols}x$rows: every section shows at least one row")
+		  or diag($shown);
+		is($rows{queries} + $more{queries},
+			10, "${cols}x$rows: the queries shown and the mark make the top 10")
+		  or diag($shown);
+		is($rows{blockers} + $more{blockers},
+			10, "${cols}x$rows: the blockers shown and the mark make the top 10")
+		  or diag($shown);
+		like(
+			join("\n", @{ $section{sites} // [] }),
+			qr/^lockstat_test\.c:\d+ lockstat_test_spinlock /m,
+			"${cols}x$rows: the spinlock section shows the test spinlock's call site"
+		) or diag($shown);
+		if ($rows == 24)
+		{
+			cmp_ok($more{queries} * $more{blockers}, '>', 0,
+				'80x24: the queries and the blockers are cut, each with its mark');
+		}
+		else
+		{
+			is($more{sites}, 0, '160x50: the spinlock section is shown whole')
+			  or diag($shown);
+		}
+	}
+	LockStatTest::Top::lwlock_blocker_quit($waiters);
+
+	# the legend: "?" shows it at once (a 600 s interval, so no report
+	# comes), in 80x24; "?" again goes back
+	my ($keys, $screen) = ('', '');
+	my $timer = IPC::Run::timer($PostgreSQL::Test::Utils::timeout_default);
+	my $h = IPC::Run::start(
+		[
+			'sh', '-c', 'stty rows 24 cols 80 && exec "$@"',
+			'sh', $top, '-i', '600', '-d', $connstr
+		],
+		'<pty<' => \$keys,
+		'>pty>' => \$screen,
+		$timer);
+	$h->pump until $screen =~ /waiting 600\.00 s/ || $timer->is_expired;
+	$keys .= '?';
+	$h->pump
+	  until $screen =~ /\.\.\. N more rows: .*\e\[J/s || $timer->is_expired;
+	my @legend = LockStatTest::Top::screen($screen);
+	my $legend = join("\n", @legend);
+	cmp_ok(scalar(@legend), '<=', 24, 'legend: fits 24 lines') or diag($legend);
+	is(scalar(grep { length($_) > 80 } @legend), 0,
+		'legend: no line is wider than 80 columns') or diag($legend);
+	unlike($legend, qr/^\.\.\. \d+ more lines$/m, 'legend: not cut');
+	my @explained = (
+		'Tranche', @tranche_columns, 'Sampled holds', 'Samples', 'Hold us',
+		'Held ms/s', 'Wait ms/s', 'Blk/s', 'Top tranche', 'Query',
+		'(no query ID)', '(residual', 'Waiter / holder / root holder',
+		'holder:', 'root:', 'Spinlock call site', @site_columns,
+		'... N more rows');
+	is( join(', ', grep { index($legend, $_) < 0 } @explained),
+		'', 'legend: every column of every section is explained');
+	like($legend, qr/^Keys: b w s a sort tranches by blocks, wait, spin delays, acquisitions;$/m,
+		'legend: the sort keys');
+	like($legend, qr/\? shows or hides this legend; q quits/,
+		'legend: the keys ? and q');
+	like($legend, qr/track_utility/,
+		'legend: why a prepared COMMIT can have no query ID');
+	$keys .= '?';
+	$h->pump
+	  until (LockStatTest::Top::screen($screen))[2] =~ /^waiting 600\.00 s/
+	  || $timer->is_expired;
+	like(join("\n", LockStatTest::Top::screen($screen)),
+		qr/^waiting 600\.00 s/m, 'legend: "?" again goes back');
+	$keys .= 'q';
+	$h->finish;
+	is($h->result(0), 0, 'legend: q exits with 0');
 }
 
 # --- SIGINT and SIGTERM in batch mode: a clean stop with exit code 0 ------------

@@ -39,7 +39,49 @@ use LockStatTest;
 sub start_gated_top
 {
 	my ($node, $top, @args) = @_;
-	my $t = { stdout => '', stderr => '', at => 'sample' };
+	my $t = { stdout => '', stderr => '' };
+	return start_gated($node, $t, [ $top, @args ],
+		'<' => \undef,
+		'>' => \$t->{stdout},
+		'2>' => \$t->{stderr});
+}
+
+# The same on a terminal of $rows by $cols: $top runs on a pseudo-terminal
+# whose window size stty sets before it starts (IO::Pty is needed), and
+# what it draws collects in $t->{stdout}; see screen().
+sub start_gated_screen
+{
+	my ($node, $top, $rows, $cols, @args) = @_;
+	my $t = { stdout => '', stderr => '', keys => '' };
+	return start_gated(
+		$node, $t,
+		[
+			'sh', '-c', 'stty rows "$1" cols "$2" && shift 2 && exec "$@"',
+			'sh', $rows, $cols, $top, @args
+		],
+		'<pty<' => \$t->{keys},
+		'>pty>' => \$t->{stdout});
+}
+
+# The last screen that pg_lockstat_top drew in $text, the output of a
+# program run on a terminal: the lines of its last full redraw (from the
+# cursor's move home to the clear below), escape sequences and carriage
+# returns removed.
+sub screen
+{
+	my ($text) = @_;
+	my @frames = $text =~ /\e\[H((?:(?!\e\[H).)*?)\e\[J/sg;
+	return () unless @frames;
+	my $frame = $frames[-1] =~ s/\e\[[0-9;?]*[A-Za-z]//gr =~ s/\r//gr;
+	return split /\n/, $frame;
+}
+
+# start_gated_top() and start_gated_screen(): start command @$cmd with the
+# IPC::Run redirections @io, and its gates.
+sub start_gated
+{
+	my ($node, $t, $cmd, @io) = @_;
+	$t->{at} = 'sample';
 	($t->{ctl}) = LockStatTest::lasting_session($node);
 	foreach my $gate ('a', 'b', 'counters')
 	{
@@ -52,12 +94,7 @@ sub start_gated_top
 	$t->{timer} = IPC::Run::timeout($PostgreSQL::Test::Utils::timeout_default);
 	{
 		local $ENV{PGAPPNAME} = 'pg_lockstat_top_gated';
-		$t->{run} = IPC::Run::start(
-			[ $top, @args ],
-			'<' => \undef,
-			'>' => \$t->{stdout},
-			'2>' => \$t->{stderr},
-			$t->{timer});
+		$t->{run} = IPC::Run::start($cmd, @io, $t->{timer});
 	}
 	gated_top_wait($t);
 	return $t;

@@ -108,6 +108,7 @@ usage(void)
 	printf("The PG* environment variables (PGHOST, PGDATABASE, ...) apply as in psql.\n");
 	printf("\nKeys on a terminal:\n");
 	printf("  b, w, s, a               sort by blocks, wait, spin delays, acquisitions\n");
+	printf("  ?                        show or hide the legend of every column and key\n");
 	printf("  q                        quit (Ctrl-C too)\n");
 	printf("\nThe role needs pg_read_all_stats (or superuser), and the database needs\n"
 		   "CREATE EXTENSION pg_lockstat, on a server that preloads pg_lockstat.\n");

@@ -22,10 +22,12 @@
 
 /* state of the output */
 static char *status_line = NULL;	/* event shown on a terminal */
+static bool legend_shown = false;	/* the "?" key's legend on the screen */
 static bool csv_header_done = false;
 
 static void clip_to_screen(const char *text, int rows, int cols,
 						   PQExpBuffer screen);
+static bool is_heading(const char *line);
 static void write_batch(const Report *report);
 static void write_csv(const Report *report);
 static void write_csv_header(void);
@@ -58,8 +60,8 @@ show_report(const Report *report)
 /*
  * show_screen
  *		Redraw the terminal: a title line, the key and status line, then the
- *		report clipped to the window.  report may be NULL before the first
- *		interval has passed.
+ *		report sized to the window (or the legend, while it is shown).
+ *		report may be NULL before the first interval has passed.
  */
 void
 show_screen(const Report *report)
@@ -72,12 +74,14 @@ show_screen(const Report *report)
 	terminal_size(&rows, &cols);
 
 	initPQExpBuffer(&body);
-	appendPQExpBuffer(&body, "pg_lockstat_top %s on %s  sort: %s  (keys: b w s a, q)\n",
+	appendPQExpBuffer(&body, "pg_lockstat_top %s on %s  sort: %s  (keys: b w s a, ? legend, q)\n",
 					  PG_LOCKSTAT_TOP_VERSION, sampling_dbname(),
 					  sort_key_names[sort_key]);
 	appendPQExpBuffer(&body, "%s\n", status_line ? status_line : "");
-	if (report)
-		render_report(report, &body, rows - 6);
+	if (legend_shown)
+		render_legend(&body, cols);
+	else if (report)
+		render_report(report, &body, rows - 2);
 	else
 		appendPQExpBuffer(&body, "waiting %.2f s for the first interval...\n",
 						  interval_s);
@@ -91,16 +95,44 @@ show_screen(const Report *report)
 }
 
 /*
+ * toggle_legend
+ *		Show the legend instead of the report on the screen, or the report
+ *		again.
+ */
+void
+toggle_legend(void)
+{
+	legend_shown = !legend_shown;
+}
+
+/*
+ * hide_legend
+ *		Show the report again, if the legend was shown.
+ */
+void
+hide_legend(void)
+{
+	legend_shown = false;
+}
+
+/*
  * clip_to_screen
  *		The escape sequences that draw text on a screen of rows by cols,
  *		into screen: home, each line clipped and cleared to its end (the
- *		column names in reverse video), then clear below.
+ *		column names in reverse video), then clear below.  Nothing is cut
+ *		without a mark: a line cut at the right edge ends in ">", and if
+ *		the text has more lines than the screen, its last line says how
+ *		many more.
  */
 static void
 clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
 {
 	const char *line = text;
 	int			nlines = 0;
+	int			total = 0;
+
+	for (const char *p = text; *p; p++)
+		total += (*p == '\n' || p[1] == '\0');
 
 	appendPQExpBufferStr(screen, "\033[H");
 	while (*line && nlines < rows)
@@ -110,16 +142,46 @@ clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
 
 		if (nlines > 0)
 			appendPQExpBufferChar(screen, '\n');
-		if (strncmp(line, "Tranche ", 8) == 0 ||
-			strncmp(line, "Wait ms/s ", 10) == 0 ||
-			strncmp(line, "Spinlock call site ", 19) == 0)
+		if (nlines == rows - 1 && total > rows)
+		{
+			appendPQExpBuffer(screen, "... %d more lines\033[K",
+							  total - nlines);
+			break;
+		}
+		if (is_heading(line))
 			appendPQExpBufferStr(screen, "\033[7m");
-		appendBinaryPQExpBuffer(screen, line, Min(len, cols));
+		if (len > cols)
+		{
+			appendBinaryPQExpBuffer(screen, line, cols - 1);
+			appendPQExpBufferChar(screen, '>');
+		}
+		else
+			appendBinaryPQExpBuffer(screen, line, len);
 		appendPQExpBufferStr(screen, "\033[0m\033[K");
 		nlines++;
 		line = eol ? eol + 1 : line + len;
 	}
 	appendPQExpBufferStr(screen, "\033[J");
+}
+
+/*
+ * is_heading
+ *		Whether a line of a report is the column names of a section, which
+ *		the screen shows in reverse video.
+ */
+static bool
+is_heading(const char *line)
+{
+	static const char *const headings[] = {
+		"Tranche ", "Sampled holds ", "Wait ms/s ", "Spinlock call site ",
+	};
+
+	for (int i = 0; i < lengthof(headings); i++)
+	{
+		if (strncmp(line, headings[i], strlen(headings[i])) == 0)
+			return true;
+	}
+	return false;
 }
 
 /*

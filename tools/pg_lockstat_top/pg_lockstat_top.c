@@ -125,7 +125,8 @@ run_loop(LoopState *state)
 /*
  * wait_for_deadline
  *		Wait until deadline, acting on what happens meanwhile: a sort key
- *		re-sorts the report shown, and it or a window size change redraws
+ *		re-sorts the report shown (and leaves the legend), "?" shows or
+ *		hides the legend, and each of these or a window size change redraws
  *		the screen.  Returns false on a stop signal or "q".
  */
 static bool
@@ -145,6 +146,11 @@ wait_for_deadline(LoopState *state, double deadline)
 				sort_key = key;
 				if (state->have_report)
 					sort_report(&state->report);
+				hide_legend();
+				show_screen(state->have_report ? &state->report : NULL);
+				break;
+			case WAIT_LEGEND:
+				toggle_legend();
 				show_screen(state->have_report ? &state->report : NULL);
 				break;
 			case WAIT_RESIZE:

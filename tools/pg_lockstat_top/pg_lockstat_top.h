@@ -10,6 +10,8 @@
  *						change do
  *	output.c			the screen, --batch, CSV, events
  *	render.c			the report as text
+ *	layout.c			the lines of the screen each section gets
+ *	legend.c			the legend of the columns and keys (the "?" key)
  *	rates.c				rates between two samples
  *	order.c				the order of a report's rows
  *	sample.c			the query of one sample, driven by a table of the
@@ -372,12 +374,41 @@ extern double column_rate(const TrancheRate *r, const char *name);
 /* output.c */
 extern void show_report(const Report *report);
 extern void show_screen(const Report *report);
+extern void toggle_legend(void);
+extern void hide_legend(void);
 extern void note_event(const char *fmt,...) pg_attribute_printf(1, 2);
 extern void clear_event(void);
 
 /* render.c */
 extern void render_report(const Report *report, PQExpBuffer out,
-						  int max_rows);
+						  int max_lines);
+
+/* layout.c */
+
+/* the sections of a report, in their order on the screen */
+typedef enum ReportSection
+{
+	SECTION_TRANCHES,
+	SECTION_HOLDS,
+	SECTION_QUERIES,
+	SECTION_BLOCKERS,
+	SECTION_SITES,
+} ReportSection;
+
+#define NUM_SECTIONS	(SECTION_SITES + 1)
+
+/* what a section has to show, and how much of it fits */
+typedef struct SectionSize
+{
+	int			rows;			/* its rows (the top -t); -1: not shown */
+	int			row_lines;		/* lines each row takes */
+	int			shown;			/* rows shown, set by fit_sections() */
+} SectionSize;
+
+extern void fit_sections(SectionSize *sections, int nsections, int lines);
+
+/* legend.c */
+extern void render_legend(PQExpBuffer out, int width);
 
 /* terminal.c */
 
@@ -388,6 +419,7 @@ typedef enum WaitEvent
 	WAIT_STOP,					/* a stop signal or "q" */
 	WAIT_RESIZE,				/* the window changed: redraw */
 	WAIT_SORT_KEY,				/* a sort key was typed: re-sort, redraw */
+	WAIT_LEGEND,				/* "?" was typed: show or hide the legend */
 } WaitEvent;
 
 extern volatile sig_atomic_t got_stop_signal;

@@ -18,50 +18,69 @@
 
 #include "pg_lockstat_top.h"
 
-static void render_header(const Report *report, PQExpBuffer out);
-static void render_holds(const Report *report, PQExpBuffer out,
-						 int max_rows);
+static int	render_header(const Report *report, PQExpBuffer out);
+static void section_sizes(const Report *report, SectionSize *sizes);
+static int	hold_rows(const Report *report, int nrows);
+static int	busy_sites(const Report *report, int nsites);
+static int	name_width(const Report *report);
+static void render_cut(const SectionSize *size, PQExpBuffer out);
 static void render_tranches(const Report *report, PQExpBuffer out,
-							int max_rows);
-static void render_sites(const Report *report, PQExpBuffer out);
-static void render_queries(const Report *report, PQExpBuffer out);
-static void render_blockers(const Report *report, PQExpBuffer out);
+							const SectionSize *size);
+static void render_holds(const Report *report, PQExpBuffer out,
+						 const SectionSize *size);
+static void render_queries(const Report *report, PQExpBuffer out,
+						   const SectionSize *size);
+static void render_blockers(const Report *report, PQExpBuffer out,
+							const SectionSize *size);
+static void render_sites(const Report *report, PQExpBuffer out,
+						 const SectionSize *size);
 static void render_headings(CounterKind kind, PQExpBuffer out);
 static void render_rates(CounterKind kind, const double *per_s,
 						 PQExpBuffer out);
 static bool all_zero(CounterKind kind, const double *per_s);
 static void format_pct(char *buf, size_t len, double pct);
 
+/* narrowest name column of the tranche tables */
+#define NAME_WIDTH		14
+
 
 /*
  * render_report
  *		The text of a report, into out: the header line, a line if the
- *		counters were reset, the column names, at most max_rows tranches (0:
- *		no limit besides -t), the sampled holds of those tranches, then the
- *		queries that blocked, their holders and the spinlock call sites if
- *		the report has them.  Tranche IDs are only in the CSV output; the
+ *		counters were reset, then the sections: the tranches, their sampled
+ *		holds, and the queries that blocked, their holders and the spinlock
+ *		call sites if the report has them.  With max_lines > 0 (a screen of
+ *		that many lines) each section gets a share of them (layout.c) and
+ *		ends with "... N more rows" where rows are left out; with 0 each
+ *		shows its top -t rows.  Tranche IDs are only in the CSV output; the
  *		names tell the tranches apart.
  */
 void
-render_report(const Report *report, PQExpBuffer out, int max_rows)
+render_report(const Report *report, PQExpBuffer out, int max_lines)
 {
-	render_header(report, out);
-	render_tranches(report, out, max_rows);
-	render_holds(report, out, max_rows);
+	SectionSize sizes[NUM_SECTIONS];
+	int			header_lines = render_header(report, out);
+
+	section_sizes(report, sizes);
+	fit_sections(sizes, NUM_SECTIONS,
+				 max_lines > 0 ? Max(max_lines - header_lines, 1) : 0);
+	render_tranches(report, out, &sizes[SECTION_TRANCHES]);
+	if (sizes[SECTION_HOLDS].rows >= 0)
+		render_holds(report, out, &sizes[SECTION_HOLDS]);
 	if (report->have_queries)
-		render_queries(report, out);
+		render_queries(report, out, &sizes[SECTION_QUERIES]);
 	if (report->have_blockers)
-		render_blockers(report, out);
+		render_blockers(report, out, &sizes[SECTION_BLOCKERS]);
 	if (report->have_sites)
-		render_sites(report, out);
+		render_sites(report, out, &sizes[SECTION_SITES]);
 }
 
 /*
  * render_header
  *		The header line of a report, and the line that says the counters
- *		were reset.
+ *		were reset.  Returns the number of lines.
  */
-static void
+static int
 render_header(const Report *report, PQExpBuffer out)
 {
 	char		tps[32];
@@ -81,44 +100,122 @@ render_header(const Report *report, PQExpBuffer out)
 	else if (report->reset)
 		appendPQExpBufferStr(out,
 							 "counters reset: counts since the reset, over the whole interval\n");
+	else
+		return 1;
+	return 2;
 }
 
 /*
- * tranche_rows
- *		How many of the report's tranches the tables show: the top -t, at
- *		most max_rows (0: no limit); sets *namewidth to the width of the
- *		widest of their names, at least 16.
+ * section_sizes
+ *		The rows each section has to show (its top -t; -1 for a section not
+ *		shown) and the lines each row takes, for fit_sections().
+ */
+static void
+section_sizes(const Report *report, SectionSize *sizes)
+{
+	int			ntranches = top_rows(report->nrows);
+	int			nholds = hold_rows(report, ntranches);
+
+	for (int s = 0; s < NUM_SECTIONS; s++)
+		sizes[s].row_lines = (s == SECTION_BLOCKERS) ? 3 : 1;
+	sizes[SECTION_TRANCHES].rows = ntranches;
+	/* no sampled hold, for instance with hold_sample_every = 0: not shown */
+	sizes[SECTION_HOLDS].rows = nholds > 0 ? nholds : -1;
+	sizes[SECTION_QUERIES].rows =
+		report->have_queries ? top_rows(report->nqueries) : -1;
+	sizes[SECTION_BLOCKERS].rows =
+		report->have_blockers ? top_rows(report->nblockers) : -1;
+	sizes[SECTION_SITES].rows =
+		report->have_sites ? busy_sites(report, top_rows(report->nsites)) : -1;
+}
+
+/*
+ * hold_rows
+ *		How many of the first nrows tranches had sampled holds in the
+ *		interval.
  */
 static int
-tranche_rows(const Report *report, int max_rows, int *namewidth)
+hold_rows(const Report *report, int nrows)
+{
+	int			samples = counter_value(COUNTERS_LWLOCK, HOLD_SAMPLES);
+	int			n = 0;
+
+	for (int i = 0; i < nrows && samples >= 0; i++)
+	{
+		if (report->rows[i].counts[samples] > 0)
+			n++;
+	}
+	return n;
+}
+
+/*
+ * busy_sites
+ *		How many of the first nsites spinlock call sites had any activity
+ *		in the interval: the others say nothing and are not shown.
+ */
+static int
+busy_sites(const Report *report, int nsites)
+{
+	int			n = 0;
+
+	for (int i = 0; i < nsites; i++)
+	{
+		if (!all_zero(COUNTERS_SPIN, report->sites[i].per_s))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * name_width
+ *		The width of the name column of the tranche table and of the
+ *		sampled holds: the widest name of the top -t tranches, so that the
+ *		two align, and at least NAME_WIDTH.
+ */
+static int
+name_width(const Report *report)
 {
 	int			nrows = top_rows(report->nrows);
+	int			width = NAME_WIDTH;
 
-	if (max_rows > 0 && nrows > max_rows)
-		nrows = max_rows;
-	*namewidth = 16;
 	for (int i = 0; i < nrows; i++)
-		*namewidth = Max(*namewidth, (int) strlen(report->rows[i].name));
-	return nrows;
+		width = Max(width, (int) strlen(report->rows[i].name));
+	return width;
+}
+
+/*
+ * render_cut
+ *		The mark at the end of a section that left rows out to fit the
+ *		screen: how many.
+ */
+static void
+render_cut(const SectionSize *size, PQExpBuffer out)
+{
+	int			left = size->rows - size->shown;
+
+	if (left > 0)
+		appendPQExpBuffer(out, "... %d more row%s\n", left,
+						  left == 1 ? "" : "s");
 }
 
 /*
  * render_tranches
- *		The tranche table: column names, then the top -t rows, at most
- *		max_rows of them (0: no limit), the name column as wide as the
- *		widest name shown: the rate columns of the counter table, then the
- *		shares of blocks and spin delays.
+ *		The tranche table: column names, then its rows shown, the name
+ *		column as wide as the widest name shown: the rate columns of the
+ *		counter table, then the shares of blocks and spin delays ("Blk
+ *		share", "Delay share": of all tranches' in the interval, not per
+ *		acquisition).
  */
 static void
-render_tranches(const Report *report, PQExpBuffer out, int max_rows)
+render_tranches(const Report *report, PQExpBuffer out,
+				const SectionSize *size)
 {
-	int			namewidth;
-	int			nrows = tranche_rows(report, max_rows, &namewidth);
+	int			namewidth = name_width(report);
 
 	appendPQExpBuffer(out, "%-*s", namewidth, "Tranche");
 	render_headings(COUNTERS_LWLOCK, out);
-	appendPQExpBuffer(out, " %6s %11s\n", "Blk %", "SpinDelay %");
-	for (int i = 0; i < nrows; i++)
+	appendPQExpBuffer(out, " %9s %11s\n", "Blk share", "Delay share");
+	for (int i = 0; i < size->shown; i++)
 	{
 		const TrancheRate *r = &report->rows[i];
 		char		blk_pct[16];
@@ -128,10 +225,11 @@ render_tranches(const Report *report, PQExpBuffer out, int max_rows)
 		format_pct(spin_pct, sizeof(spin_pct), r->spin_delay_pct);
 		appendPQExpBuffer(out, "%-*s", namewidth, r->name);
 		render_rates(COUNTERS_LWLOCK, r->per_s, out);
-		appendPQExpBuffer(out, " %6s %11s\n", blk_pct, spin_pct);
+		appendPQExpBuffer(out, " %9s %11s\n", blk_pct, spin_pct);
 	}
 	if (report->nrows == 0)
 		appendPQExpBufferStr(out, "(no LWLock activity since the last reset)\n");
+	render_cut(size, out);
 }
 
 /*
@@ -190,41 +288,30 @@ all_zero(CounterKind kind, const double *per_s)
 
 /*
  * render_holds
- *		The sampled holds (pg_lockstat.hold_sample_every) of the tranches of
- *		the table above, in its order, that had samples in the interval:
- *		their number, the mean hold in microseconds, and the hold time per
- *		second that the mean implies at the tranche's acquisition rate (an
- *		estimate; the samples are one acquisition in N of each process).
- *		The first two are headed by the labels of the counter table's
- *		HOLD_SAMPLES and HOLD_TIME.  Not shown when none of those tranches
- *		had a sample.
+ *		The sampled holds (pg_lockstat.hold_sample_every) of the top -t
+ *		tranches, in the order of the tranche table, that had samples in the
+ *		interval, as many as shown: their number, the mean hold in
+ *		microseconds, and the hold time per second that the mean implies at
+ *		the tranche's acquisition rate (an estimate; the samples are one
+ *		acquisition in N of each process).  The first two are headed by the
+ *		labels of the counter table's HOLD_SAMPLES and HOLD_TIME.
  */
 static void
-render_holds(const Report *report, PQExpBuffer out, int max_rows)
+render_holds(const Report *report, PQExpBuffer out, const SectionSize *size)
 {
 	const CounterSet *set = counter_set(COUNTERS_LWLOCK);
 	int			samples = counter_value(COUNTERS_LWLOCK, HOLD_SAMPLES);
 	int			hold_time = counter_value(COUNTERS_LWLOCK, HOLD_TIME);
-	int			namewidth;
-	int			nrows = tranche_rows(report, max_rows, &namewidth);
+	int			ntranches = top_rows(report->nrows);
+	int			namewidth = name_width(report);
 	int			shown = 0;
-
-	for (int i = 0; i < nrows && samples >= 0 && hold_time >= 0; i++)
-	{
-		if (report->rows[i].counts[samples] > 0)
-			shown++;
-	}
-
-	/* nothing to show, for instance with hold_sample_every = 0 */
-	if (shown == 0)
-		return;
 
 	appendPQExpBuffer(out, "%-*s %11s %11s %11s\n",
 					  namewidth, "Sampled holds",
 					  set->columns[set->values[samples].column].label,
 					  set->columns[set->values[hold_time].column].label,
 					  "Held ms/s");
-	for (int i = 0; i < nrows; i++)
+	for (int i = 0; i < ntranches && shown < size->shown; i++)
 	{
 		const TrancheRate *r = &report->rows[i];
 
@@ -233,30 +320,32 @@ render_holds(const Report *report, PQExpBuffer out, int max_rows)
 		appendPQExpBuffer(out, "%-*s %11lld %11.2f %11.2f\n",
 						  namewidth, r->name, (long long) r->counts[samples],
 						  r->mean_hold_us, r->held_ms_per_s);
+		shown++;
 	}
+	render_cut(size, out);
 }
 
 /*
  * render_queries
  *		The table of the queries (and the calls without a query ID) that
- *		blocked in the interval, most wait first: column names, then the top
- *		-t, with the tranche each waited on most and its text (see
+ *		blocked in the interval, most wait first: column names, then the
+ *		rows shown, with the tranche each waited on most and its text (see
  *		label_queries()).  A text longer than the line is cut off by the
  *		screen, not here.
  */
 static void
-render_queries(const Report *report, PQExpBuffer out)
+render_queries(const Report *report, PQExpBuffer out,
+			   const SectionSize *size)
 {
-	int			nrows = top_rows(report->nqueries);
 	int			width = 16;
 	int			i;
 
-	for (i = 0; i < nrows; i++)
+	for (i = 0; i < size->shown; i++)
 		width = Max(width, (int) strlen(report->queries[i].top_tranche));
 
 	appendPQExpBuffer(out, "%9s %9s %-*s %s\n",
 					  "Wait ms/s", "Blk/s", width, "Top tranche", "Query");
-	for (i = 0; i < nrows; i++)
+	for (i = 0; i < size->shown; i++)
 	{
 		const QueryRate *q = &report->queries[i];
 
@@ -264,15 +353,16 @@ render_queries(const Report *report, PQExpBuffer out)
 						  q->wait_ms_per_s, q->blocks_per_s, width,
 						  q->top_tranche, q->text ? q->text : "");
 	}
-	if (nrows == 0)
+	if (size->rows == 0)
 		appendPQExpBufferStr(out, "(no blocked LWLock calls of queries in this interval)\n");
+	render_cut(size, out);
 }
 
 /*
  * render_blockers
  *		The table of the blocked calls per tranche, waiting query, holder
  *		and root holder (pg_lwlock_blockers) in the interval, in the order
- *		of sort_report(): column names, then the top -t keys, each in three
+ *		of sort_report(): column names, then the rows shown, each in three
  *		lines: wait and blocks per second, the tranche and the waiter (as in
  *		the query table); then the holder, the process whose release ended
  *		the wait, and the root holder, at the head of that chain of
@@ -280,19 +370,19 @@ render_queries(const Report *report, PQExpBuffer out)
  *		or "?" and "(not known)" when the view has no holder.
  */
 static void
-render_blockers(const Report *report, PQExpBuffer out)
+render_blockers(const Report *report, PQExpBuffer out,
+				const SectionSize *size)
 {
-	int			nrows = top_rows(report->nblockers);
 	int			width = 16;
 	int			i;
 
-	for (i = 0; i < nrows; i++)
+	for (i = 0; i < size->shown; i++)
 		width = Max(width, (int) strlen(report->blockers[i].key.tranche));
 
 	appendPQExpBuffer(out, "%9s %9s %-*s %s\n",
 					  "Wait ms/s", "Blk/s", width, "Tranche",
 					  "Waiter / holder / root holder");
-	for (i = 0; i < nrows; i++)
+	for (i = 0; i < size->shown; i++)
 	{
 		const BlockerRate *b = &report->blockers[i];
 		const char *holder_mode = b->key.holder_mode;
@@ -310,23 +400,23 @@ render_blockers(const Report *report, PQExpBuffer out)
 						  width - 7, root_mode[0] ? root_mode : "?",
 						  b->root_text ? b->root_text : "");
 	}
-	if (nrows == 0)
+	if (size->rows == 0)
 		appendPQExpBufferStr(out, "(no blocked LWLock calls in this interval)\n");
+	render_cut(size, out);
 }
 
 /*
  * render_sites
- *		The spinlock call-site table: column names, then the top -t sites
- *		that had any activity in the interval, with the rate columns of the
- *		counter table.
+ *		The spinlock call-site table: column names, then the rows shown of
+ *		the top -t sites that had any activity in the interval, with the
+ *		rate columns of the counter table.
  */
 static void
-render_sites(const Report *report, PQExpBuffer out)
+render_sites(const Report *report, PQExpBuffer out, const SectionSize *size)
 {
 	int			nsites = top_rows(report->nsites);
 	int			width = 34;
 	int			shown = 0;
-
 
 	/* the widest call site name sets the column, so that columns align */
 	for (int i = 0; i < nsites; i++)
@@ -335,7 +425,7 @@ render_sites(const Report *report, PQExpBuffer out)
 	appendPQExpBuffer(out, "%-*s", width, "Spinlock call site");
 	render_headings(COUNTERS_SPIN, out);
 	appendPQExpBufferChar(out, '\n');
-	for (int i = 0; i < nsites; i++)
+	for (int i = 0; i < nsites && shown < size->shown; i++)
 	{
 		const SiteRate *s = &report->sites[i];
 
@@ -347,8 +437,9 @@ render_sites(const Report *report, PQExpBuffer out)
 		appendPQExpBufferChar(out, '\n');
 		shown++;
 	}
-	if (shown == 0)
+	if (size->rows == 0)
 		appendPQExpBufferStr(out, "(no contended spin waits in this interval)\n");
+	render_cut(size, out);
 }
 
 /*

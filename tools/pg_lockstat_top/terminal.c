@@ -275,7 +275,7 @@ monotonic_seconds(void)
  *		wait: WAIT_DEADLINE; WAIT_STOP after a stop signal or "q";
  *		WAIT_RESIZE when the window size changed (or the screen came back
  *		after Ctrl-Z); WAIT_SORT_KEY when a sort key was typed, the new key
- *		in *key.  The caller re-sorts and redraws, then waits again for the
+ *		in *key; WAIT_LEGEND when "?" was typed.  The caller re-sorts and redraws, then waits again for the
  *		same deadline.  Nothing here draws.
  */
 WaitEvent
@@ -318,8 +318,9 @@ wait_until(double deadline, SortKey *key)
 /*
  * read_keys
  *		The keys typed: q gives WAIT_STOP; b, w, s and a give WAIT_SORT_KEY
- *		with the last of them in *key; anything else is ignored
- *		(WAIT_DEADLINE: no event).
+ *		with the last of them in *key; ? (or h) gives WAIT_LEGEND unless a
+ *		sort key follows it; anything else is ignored (WAIT_DEADLINE: no
+ *		event).
  */
 static WaitEvent
 read_keys(SortKey *key)
@@ -352,6 +353,10 @@ read_keys(SortKey *key)
 			case 'a':
 				*key = SORT_ACQUIRES;
 				event = WAIT_SORT_KEY;
+				break;
+			case '?':
+			case 'h':
+				event = WAIT_LEGEND;
 				break;
 			default:
 				break;
