@@ -56,8 +56,7 @@ typedef struct LockStatSpinSlot
 typedef struct LockStatSpinState
 {
 	LWLock	   *lock;			/* protects the baselines */
-	pg_atomic_uint64 reset_epoch;	/* resets since start; see
-									 * lockstat_spin.c */
+	pg_atomic_uint64 reset_epoch;	/* resets since start; see lockstat_spin.c */
 	int			num_slots;
 	int			max_sites;
 	Size		slot_stride;

@@ -189,6 +189,38 @@ spin_subtract_baselines(HTAB *htab, const LockStatSpinEntry *baselines,
 }
 
 /*
+ * Add the counters of a slot's entries to their site names' sums in htab,
+ * and each entry's longest wait since the reset of epoch to its name's
+ * maximum; base_contended[max_sites] holds the entries' contended counts at
+ * that reset.  Called under the shared lock, which holds off interrupts.
+ * Errors: 55P03 if an entry cannot be read consistently.
+ */
+static void
+spin_read_slot(HTAB *htab, LockStatSpinSlot *slot, int max_sites,
+			   const uint64 *base_contended, uint64 epoch)
+{
+	LockStatSpinSite *sites = lockstat_spin_sites(slot);
+	volatile LockStatSpinCounters *counters = lockstat_spin_counters(slot, max_sites);
+	uint32		n;
+
+	/* no interrupt check: they are held off under the lock */
+	n = slot->nsites;
+	pg_read_barrier();
+
+	for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
+	{
+		LockStatSpinCounters copy;
+		LockStatSpinTotals *to;
+
+		(void) spin_copy_counters(&copy, &counters[i], false);
+		to = &spin_read_entry(htab, &sites[i])->counts;
+		spin_add(to, &copy);
+		to->max_wait_ns = Max(to->max_wait_ns,
+							  spin_max_since(&copy, base_contended[i], epoch));
+	}
+}
+
+/*
  * Sum every slot's counters, minus their baselines, per call site, into a
  * new local hash table of LockStatSpinEntry (in CurrentMemoryContext): the
  * counts since the last reset.  Errors: 55000 if not counting (see
@@ -229,30 +261,8 @@ lockstat_spin_read(void)
 	epoch = pg_atomic_read_u64(&lockstat_spin_state->reset_epoch);
 
 	for (int s = 0; s < num_slots; s++)
-	{
-		LockStatSpinSlot *slot = lockstat_spin_slot(s);
-		LockStatSpinSite *sites = lockstat_spin_sites(slot);
-		volatile LockStatSpinCounters *counters = lockstat_spin_counters(slot, max_sites);
-		uint32		n;
-
-		/* no interrupt check: they are held off under the lock */
-		n = slot->nsites;
-		pg_read_barrier();
-
-		for (uint32 i = 0; i < n && i < (uint32) max_sites; i++)
-		{
-			LockStatSpinCounters copy;
-			LockStatSpinTotals *to;
-
-			(void) spin_copy_counters(&copy, &counters[i], false);
-			to = &spin_read_entry(htab, &sites[i])->counts;
-			spin_add(to, &copy);
-			to->max_wait_ns = Max(to->max_wait_ns,
-								  spin_max_since(&copy,
-												 base_contended[s * max_sites + i],
-												 epoch));
-		}
-	}
+		spin_read_slot(htab, lockstat_spin_slot(s), max_sites,
+					   &base_contended[s * max_sites], epoch);
 	LWLockRelease(lockstat_spin_state->lock);
 
 	spin_subtract_baselines(htab, baselines, num_baselines);
@@ -296,13 +306,18 @@ spin_copy_all(LockStatSpinCounters *copy, uint32 *nsites, int num_slots,
 }
 
 /*
- * Sum the copied counters of every slot's first nsites[s] entries per site
- * name into htab.
+ * The names of a new baseline, in a new local hash table of
+ * LockStatSpinEntry (in CurrentMemoryContext): the copied counters of every
+ * slot's first nsites[s] entries summed per site name, and every name of
+ * the current baseline, with zero counts if no copy has it.  Called under
+ * the exclusive lock.
  */
-static void
-spin_sum_copies(HTAB *htab, const LockStatSpinCounters *copy,
-				const uint32 *nsites, int num_slots, int max_sites)
+static HTAB *
+spin_sum_copies(const LockStatSpinCounters *copy, const uint32 *nsites,
+				int num_slots, int max_sites)
 {
+	HTAB	   *htab = spin_new_table();
+
 	for (int s = 0; s < num_slots; s++)
 	{
 		LockStatSpinSite *sites = lockstat_spin_sites(lockstat_spin_slot(s));
@@ -310,6 +325,57 @@ spin_sum_copies(HTAB *htab, const LockStatSpinCounters *copy,
 		for (uint32 i = 0; i < nsites[s]; i++)
 			spin_add(&spin_read_entry(htab, &sites[i])->counts,
 					 &copy[s * max_sites + i]);
+	}
+	for (int b = 0; b < lockstat_spin_state->num_baselines; b++)
+		(void) spin_key_entry(htab, &lockstat_spin_state->baselines[b].key);
+	return htab;
+}
+
+/*
+ * Raise each site name's baseline to its sum in htab (spin_sum_copies()),
+ * never lowering it, and make htab's names the baseline's.  Called under
+ * the exclusive lock, with no more names in htab than the baseline holds.
+ */
+static void
+spin_raise_baselines(HTAB *htab)
+{
+	HASH_SEQ_STATUS seq;
+	LockStatSpinEntry *entry;
+	int			n;
+
+	for (int b = 0; b < lockstat_spin_state->num_baselines; b++)
+	{
+		LockStatSpinEntry *old = &lockstat_spin_state->baselines[b];
+		uint64	   *now = (uint64 *) &spin_key_entry(htab, &old->key)->counts;
+		const uint64 *then = (const uint64 *) &old->counts;
+
+		for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
+			now[w] = Max(now[w], then[w]);
+	}
+	n = 0;
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		Assert(n < LOCKSTAT_SPIN_BASELINES(lockstat_spin_state->max_sites));
+		lockstat_spin_state->baselines[n++] = *entry;
+	}
+	lockstat_spin_state->num_baselines = n;
+}
+
+/*
+ * Raise the contended count at the last reset of every slot's first
+ * nsites[s] entries to that of its copy.  Called under the exclusive lock.
+ */
+static void
+spin_raise_base_contended(const LockStatSpinCounters *copy,
+						  const uint32 *nsites, int num_slots, int max_sites)
+{
+	for (int s = 0; s < num_slots; s++)
+	{
+		uint64	   *base = lockstat_spin_base_contended(lockstat_spin_slot(s), max_sites);
+
+		for (uint32 i = 0; i < nsites[s]; i++)
+			base[i] = Max(base[i], copy[s * max_sites + i].core.contended);
 	}
 }
 
@@ -339,9 +405,6 @@ lockstat_spin_reset(void)
 	LockStatSpinCounters *copy;
 	uint32	   *nsites;
 	HTAB	   *htab;
-	HASH_SEQ_STATUS seq;
-	LockStatSpinEntry *entry;
-	int			n;
 
 	if (lockstat_spin_state == NULL)
 		return;
@@ -356,10 +419,7 @@ lockstat_spin_reset(void)
 	spin_copy_all(copy, nsites, num_slots, max_sites, false);
 
 	/* the names of the new baseline: those copied, and the old ones */
-	htab = spin_new_table();
-	spin_sum_copies(htab, copy, nsites, num_slots, max_sites);
-	for (int b = 0; b < lockstat_spin_state->num_baselines; b++)
-		(void) spin_key_entry(htab, &lockstat_spin_state->baselines[b].key);
+	htab = spin_sum_copies(copy, nsites, num_slots, max_sites);
 	if (hash_get_num_entries(htab) > max_baselines)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
@@ -373,33 +433,9 @@ lockstat_spin_reset(void)
 	pg_atomic_fetch_add_u64(&lockstat_spin_state->reset_epoch, 1);
 	spin_copy_all(copy, nsites, num_slots, max_sites, true);
 
-	htab = spin_new_table();
-	spin_sum_copies(htab, copy, nsites, num_slots, max_sites);
-	for (int b = 0; b < lockstat_spin_state->num_baselines; b++)
-	{
-		LockStatSpinEntry *old = &lockstat_spin_state->baselines[b];
-		uint64	   *now = (uint64 *) &spin_key_entry(htab, &old->key)->counts;
-		const uint64 *then = (const uint64 *) &old->counts;
-
-		for (int w = 0; w < LOCKSTAT_SPIN_SUM_WORDS; w++)
-			now[w] = Max(now[w], then[w]);
-	}
-	n = 0;
-	hash_seq_init(&seq, htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-	{
-		Assert(n < max_baselines);
-		lockstat_spin_state->baselines[n++] = *entry;
-	}
-	lockstat_spin_state->num_baselines = n;
-
-	for (int s = 0; s < num_slots; s++)
-	{
-		uint64	   *base = lockstat_spin_base_contended(lockstat_spin_slot(s), max_sites);
-
-		for (uint32 i = 0; i < nsites[s]; i++)
-			base[i] = Max(base[i], copy[s * max_sites + i].core.contended);
-	}
+	htab = spin_sum_copies(copy, nsites, num_slots, max_sites);
+	spin_raise_baselines(htab);
+	spin_raise_base_contended(copy, nsites, num_slots, max_sites);
 	LWLockRelease(lockstat_spin_state->lock);
 
 	hash_destroy(htab);
