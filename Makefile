@@ -34,6 +34,7 @@ OBJS = \
 	extension/lockstat_views_spin.o \
 	extension/lockstat_srf.o \
 	extension/lockstat_spin.o \
+	extension/lockstat_spin_sum.o \
 	extension/lockstat_reset.o \
 	extension/lockstat_query.o \
 	extension/lockstat_query_slots.o \
@@ -297,10 +298,11 @@ include $(PGXS)
 # PGXS tracks no header dependencies unless the server was configured with
 # --enable-depend: rebuild every object when a shared header changes, so
 # that no object keeps an old struct layout.  The internal headers of the
-# per-query and LWLock modules too: their objects are few, and a list per
-# header would be one more thing to keep in step.
+# per-query, LWLock and spin-wait modules too: their objects are few, and a
+# list per header would be one more thing to keep in step.
 $(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compat.h extension/lockstat_counters.h \
-	extension/lockstat_srf.h extension/lockstat_lwlock_internal.h extension/lockstat_query_internal.h
+	extension/lockstat_srf.h extension/lockstat_lwlock_internal.h extension/lockstat_query_internal.h \
+	extension/lockstat_spin_internal.h
 
 .PHONY: test test-module run bench-cost bench-observer
 

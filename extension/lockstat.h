@@ -33,14 +33,18 @@
  *	lockstat_lwlock.c	the LWLock counter array: layout, process slots
  *	lockstat_hist.c		the wait and hold distributions, the hold table
  *	lockstat_counters.h	the LWLock counters, one line each
- *	lockstat_spin.c		the spin-wait counters per call site, the same steps
+ *	lockstat_spin_sum.c	the spin-wait counters per call site summed over
+ *						processes, and the reset's baselines
+ *	lockstat_spin.c		their shared memory, the process slots' site tables
+ *						and the hook that finds a call site's counters
  *	lockstat_core.c		the link to the core patch, and the GUC variables
  *	lockstat_util.c		primitives the counter modules share
  *
  * Each file calls only files below it in this list (lockstat_query.c calls
  * lockstat_hist.c's lockstat_record_wait(), not the reverse); t/070
- * checks it.  lockstat_query_internal.h and lockstat_lwlock_internal.h
- * hold the structures that the files of one module share.
+ * checks it.  lockstat_query_internal.h, lockstat_lwlock_internal.h and
+ * lockstat_spin_internal.h hold the structures that the files of one
+ * module share.
  *
  * Copyright (c) 2026, pg_lockstat developers
  *
@@ -337,9 +341,9 @@ typedef struct LockStatSpinKey
 
 /*
  * A call site's counts: in one process slot's table (lockstat_spin.c), and
- * since the last reset summed over processes.  Every word before
- * max_wait_ns is a count that only grows, so that sums, differences and
- * baselines can go word by word (LOCKSTAT_SPIN_SUM_WORDS).
+ * since the last reset summed over processes (lockstat_spin_sum.c).  Every
+ * word before max_wait_ns is a count that only grows, so that sums,
+ * differences and baselines can go word by word (LOCKSTAT_SPIN_SUM_WORDS).
  */
 typedef struct LockStatSpinTotals
 {
@@ -359,6 +363,11 @@ typedef struct LockStatSpinEntry
 	LockStatSpinTotals counts;
 } LockStatSpinEntry;
 
+/* lockstat_spin_sum.c */
+extern HTAB *lockstat_spin_read(void);
+extern void lockstat_spin_reset(void);
+extern uint64 lockstat_spin_dropped(void);
+
 /* lockstat_spin.c */
 extern void lockstat_spin_shmem_request(void);
 extern void lockstat_spin_shmem_startup(void);
@@ -366,9 +375,6 @@ extern void lockstat_spin_attach(int slot);
 extern void lockstat_spin_detach(void);
 extern SpinWaitCounters *lockstat_spin_site(const char *file, int line,
 											const char *func);
-extern HTAB *lockstat_spin_read(void);
-extern void lockstat_spin_reset(void);
-extern uint64 lockstat_spin_dropped(void);
 
 /*
  * A holder of an LWLock as a blocked call names it: the holder's running

@@ -9,8 +9,9 @@
  * their own (lockstat_query.c); each folds its table into the shared table
  * at the end of a transaction once the table fills, and when it exits.
  * When the shared table is full, a fold evicts its least-waited entries
- * into the residual rows of their tranches.  The structures are in
- * lockstat_query_slots.c.
+ * into the residual rows of their tranches.  The layout is in
+ * lockstat_query_slots.c's header, the structures in
+ * lockstat_query_internal.h.
  *
  * Locking rules:
  *

@@ -6,11 +6,12 @@
  *
  * A reset starts every counter again from zero: the LWLock counters
  * (lockstat_lwlock_sum.c), their distributions and hold table
- * (lockstat_hist.c), the spin waits per call site (lockstat_spin.c) and the
- * blocked calls per query (lockstat_query_table.c).  No process's own
- * counters are written: the LWLock and spin counters get new baselines,
- * the per-query counts a new generation.  This file owns the rules that
- * tie the LWLock modules together at a reset; their headers refer here.
+ * (lockstat_hist.c), the spin waits per call site (lockstat_spin_sum.c)
+ * and the blocked calls per query (lockstat_query_table.c).  No process's
+ * own counters are written: the LWLock and spin counters get new
+ * baselines, the per-query counts a new generation.  This file owns the
+ * rules that tie the LWLock modules together at a reset; their headers
+ * refer here.
  *
  * The invariant: a blocked LWLock call counts before a reset in
  * pg_lwlock_stats, pg_lwlock_query_stats and pg_lwlock_wait_histogram

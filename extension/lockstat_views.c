@@ -158,7 +158,7 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
  * Starts all counters of pg_lwlock_stats again from zero, by taking the
  * current sums as the new baseline; no process's own counters are written.
  * pg_lwlock_query_stats starts a new generation of its counts instead (see
- * lockstat_query.c).
+ * the rules in lockstat_reset.c's header).
  * Returns the new stats_reset.  Executable by superusers and whoever has
  * been granted EXECUTE.  Errors: 55000 if pg_lockstat is not preloaded.
  */

@@ -6,8 +6,9 @@
  *	  pg_lwlock_instance_stats, pg_lwlock_backend_stats and
  *	  pg_lwlock_backend_type_stats
  *
- * They read the counters of lockstat_lwlock.c: per tranche, per lock of
- * the main array, per process and per kind of process.
+ * They read the LWLock counters, summed by lockstat_lwlock_sum.c and
+ * distributed by lockstat_hist.c: per tranche, per lock of the main array,
+ * per process and per kind of process.
  *
  * One C function per SQL function of pg_lockstat--1.0.sql, of the same
  * name, with one result shape: each checks that its SQL definition has the

@@ -4,8 +4,8 @@
  *	  SQL-callable functions of pg_lockstat behind the per-query views
  *	  pg_lwlock_query_stats and pg_lwlock_blockers
  *
- * Both read the per-query counts of lockstat_query.c, by waiting key or
- * by waiting key and holder, and add each tranche's residual row.
+ * Both read the per-query counts (lockstat_query_table.c), by waiting key
+ * or by waiting key and holder, and add each tranche's residual row.
  *
  * One C function per SQL function of pg_lockstat--1.0.sql, of the same
  * name, with one result shape: each checks that its SQL definition has the

@@ -4,7 +4,7 @@
  *	  SQL-callable functions of pg_lockstat behind the spinlock views
  *	  pg_spinlock_stats and pg_spinlock_wait_histogram
  *
- * Both read the spin-wait counters per call site of lockstat_spin.c.
+ * Both read the spin-wait counters per call site of lockstat_spin_sum.c.
  *
  * One C function per SQL function of pg_lockstat--1.0.sql, of the same
  * name, with one result shape: each checks that its SQL definition has the

@@ -21,9 +21,9 @@
  *
  * This file drives the life cycle of the three kinds of counters, as peers:
  * the LWLock counters (lockstat_lwlock.c), the spin-wait counters
- * (lockstat_spin.c) and the blocked calls per query (lockstat_query.c).
- * Each has a request, start-up, attach and detach step, and this file's
- * hooks call all three.  lockstat_guc.c defines the GUCs; their variables,
+ * (lockstat_spin.c) and the blocked calls per query (lockstat_query_slots.c,
+ * lockstat_query.c and lockstat_query_table.c).  Each has a request,
+ * start-up, attach and detach step, and this file's hooks call all three.  lockstat_guc.c defines the GUCs; their variables,
  * and the link to the core patch, are in lockstat_core.c, which the counter
  * modules read.  Nothing calls back into this file.
  *
@@ -74,7 +74,7 @@ _PG_init(void)
 	/*
 	 * Counting needs shared memory sized at postmaster start and the core
 	 * hooks set in every process, so do nothing unless preloaded.  The SQL
-	 * functions then fail with a hint (see lockstat_views.c).
+	 * functions then fail with a hint (see lockstat_srf.c).
 	 */
 	if (!process_shared_preload_libraries_in_progress)
 		return;
@@ -168,10 +168,10 @@ lockstat_shmem_startup_hook(void)
 	 * and so our attach hook, before it attaches to shared memory structures
 	 * and runs this hook: the attach hook found no shared state then.  Attach
 	 * now if the kind of process is known, which it is for client backends;
-	 * the others set it later, and the core patch calls the attach hook
-	 * again from BaseInit(), once it is.  (With fork(), the state is
-	 * inherited and the hook attached; on 18, an EXEC_BACKEND child attaches
-	 * to shared memory before InitProcess(), with its kind set.)
+	 * the others set it later, and the core patch calls the attach hook again
+	 * from BaseInit(), once it is.  (With fork(), the state is inherited and
+	 * the hook attached; on 18, an EXEC_BACKEND child attaches to shared
+	 * memory before InitProcess(), with its kind set.)
 	 */
 	if (lockstat_my_proc_number() >= 0 && lockstat_kind_known())
 		lockstat_attach_hook();
