@@ -206,7 +206,7 @@ class StudyRun:
                 % w.name] + list(w.settings))
 
     def setup(self) -> None:
-        """The extension and the workload's tables, on the base server."""
+        """The extension, the workload's tables and setup, on the base."""
         self.start("setup")
         self.sql("CREATE EXTENSION pg_lockstat",
                  "CREATE EXTENSION pg_lockstat")
@@ -228,6 +228,9 @@ class StudyRun:
             self.benchmark("pgbench -i", ["pgbench", "-i", "-q", "-s",
                                           str(self.study.scale), "postgres"],
                            self.path("pgbench-init.log"))
+        for query in self.study.workload.setup:
+            self.recorder.command(query)
+            self.sql("the workload's setup: %s" % query, query)
         self.stop()
 
     def prepare_sysbench(self) -> None:

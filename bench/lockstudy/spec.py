@@ -39,15 +39,17 @@ class Variant:
 @dataclass(frozen=True)
 class Workload:
     """A workload: its name, the program that runs it ("pgbench" or
-    "sysbench"), the program's options and the server settings of its
-    script header ("name = value" lines).  For pgbench the options of
-    every run (-S, -f script, -M prepared, ...); for sysbench the oltp
+    "sysbench"), the program's options, the server settings of its
+    script header ("name = value" lines) and the SQL statements of its
+    "-- setup:" lines, run once after pgbench -i.  For pgbench the options
+    of every run (-S, -f script, -M prepared, ...); for sysbench the oltp
     script, then --tables and --table-size, which its prepare and every
     run share."""
     name: str
     args: Tuple[str, ...]
     settings: Tuple[str, ...] = ()
     tool: str = "pgbench"
+    setup: Tuple[str, ...] = ()
 
     @property
     def sysbench(self) -> bool:

@@ -65,9 +65,10 @@ def check_sysbench(name: str, path: Optional[str]) -> None:
 def parse_workload(name: str, top: str,
                    sysbench: Tuple[int, int] = (0, 0)) -> Workload:
     """WORKLOAD: a built-in pgbench script, bench/workloads/<name>.sql,
-    whose header may give "-- pgbench-options: ..." and
-    "-- server-settings: name = value" lines, or one of sysbench's oltp
-    scripts, on sysbench (tables, rows per table)."""
+    whose header may give "-- pgbench-options: ...",
+    "-- server-settings: name = value" and "-- setup: <SQL statement>"
+    lines, or one of sysbench's oltp scripts, on sysbench (tables, rows per
+    table)."""
     builtin = dict(BUILTIN_WORKLOADS)
     if name in builtin:
         return Workload(name, builtin[name])
@@ -82,6 +83,7 @@ def parse_workload(name: str, top: str,
                         % (name, " ".join(workload_names(top))))
     args = ["-f", script]
     settings = []
+    setup = []
     with open(script) as f:
         for line in f.read().splitlines():
             if line.startswith("-- pgbench-options: "):
@@ -92,4 +94,7 @@ def parse_workload(name: str, top: str,
                     raise SpecError('WORKLOAD %s: bad server-settings line '
                                     '"%s" (name = value)' % (name, setting))
                 settings.append(setting)
-    return Workload(name, tuple(args), tuple(settings))
+            elif line.startswith("-- setup: "):
+                setup.append(line[len("-- setup: "):])
+    return Workload(name, tuple(args), tuple(settings),
+                    setup=tuple(setup))

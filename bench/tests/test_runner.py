@@ -730,3 +730,25 @@ def test_finish_records_then_hands_the_directory_over(tmp_path):
     s.finish()
     assert shown == [(str(tmp_path), True)]
     assert s.out.getvalue() == ""
+
+
+def test_workload_setup_after_pgbench_init(tmp_path, monkeypatch):
+    """The statements of a workload's "-- setup:" lines run once, on the
+    base server after pgbench -i, each named in its step and recorded in
+    commands.txt."""
+    study = dataclasses.replace(_study(True), workload=spec.Workload(
+        "mine", ("-f", "/top/bench/workloads/mine.sql"),
+        setup=("CREATE EXTENSION lockstat_test", "SELECT 1")))
+    s = FakeRun(study, str(tmp_path))
+    monkeypatch.setattr(s.recorder, "headers", lambda cur, views: None)
+    s.setup()
+    assert s.events == [
+        ("start", "setup", None),
+        ("sql", "CREATE EXTENSION pg_lockstat"),
+        ("pgbench", "pgbench -i", "pgbench-init.log",
+         "pgbench -i -q -s 1 postgres"),
+        ("sql", "the workload's setup: CREATE EXTENSION lockstat_test"),
+        ("sql", "the workload's setup: SELECT 1"),
+        ("stop",)]
+    assert _lines(str(tmp_path / "commands.txt")) == [
+        "CREATE EXTENSION lockstat_test", "SELECT 1", ""]

@@ -120,6 +120,22 @@ def test_workload_header_lines(site):
     assert w.settings == ("shared_buffers = 16MB", "wal_buffers = 1MB   ")
     assert w.describe() == ("-f %s -M prepared --max-tries=3; shared_buffers"
                             " = 16MB, wal_buffers = 1MB   " % script)
+    assert w.setup == ()
+
+
+def test_workload_setup_lines(site):
+    """"-- setup:" lines: SQL statements, in their order, run once after
+    pgbench -i (module runner); not in the options or the settings."""
+    script = os.path.join(site.top, "bench", "workloads", "mine.sql")
+    write(script, "-- setup: CREATE EXTENSION lockstat_test\n"
+           "-- server-settings: shared_buffers = 16MB\n"
+           "-- setup: SELECT 1; SELECT 2\n"
+           "--setup: not a header line\n"
+           "SELECT 1; -- setup: nor this\n")
+    w = site.study({"WORKLOAD": "mine"}).workload
+    assert w.setup == ("CREATE EXTENSION lockstat_test", "SELECT 1; SELECT 2")
+    assert w.args == ("-f", script)
+    assert w.settings == ("shared_buffers = 16MB",)
 
 
 @pytest.mark.parametrize("line", ["shared_buffers =1MB", "Shared = 1",

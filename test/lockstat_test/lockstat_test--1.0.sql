@@ -141,6 +141,18 @@ RETURNS integer
 AS 'MODULE_PATHNAME', 'lockstat_test_spin_sites'
 LANGUAGE C STRICT VOLATILE;
 
+-- The first two calls since server start meet: the first (returns 1) takes
+-- the test spinlock and holds it until the second (returns 2) has begun to
+-- wait for it, so that exactly one contended wait is counted, at a call site
+-- of lockstat_test_rendezvous.c (func lst_rendezvous_wait), on any machine.
+-- Later calls return 0 at once.  Each waits for the other at most 300 s.
+-- Errors: 55000 if not preloaded, or if pg_lockstat is not preloaded before
+-- lockstat_test; 57014 after 300 s without the other caller, or on cancel.
+CREATE FUNCTION lockstat_test_spin_rendezvous()
+RETURNS integer
+AS 'MODULE_PATHNAME', 'lockstat_test_spin_rendezvous'
+LANGUAGE C STRICT VOLATILE;
+
 -- End every hold and churn that started before this call.  Errors: 55000 if
 -- not preloaded.
 CREATE FUNCTION lockstat_test_release()
@@ -162,5 +174,6 @@ REVOKE ALL ON FUNCTION lockstat_test_release() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spinlock_hold() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_waits() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_sites(integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_spin_rendezvous() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_lwlock_nested(integer, integer, integer, integer, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_lwlock_disown(text, integer) FROM PUBLIC;

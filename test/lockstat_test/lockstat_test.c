@@ -9,6 +9,11 @@
  * "lockstat_test" and its shared memory.  Not installed by pg_lockstat's
  * "make install"; "make test" installs it into the test server.
  *
+ * This file has the shared memory, the spin-wait hook and the functions
+ * that take the test spinlock; the LWLock functions are in
+ * lockstat_test_lwlock.c, the rendezvous on the test spinlock in
+ * lockstat_test_rendezvous.c (lockstat_test.h).
+ *
  * Copyright (c) 2026, pg_lockstat developers
  *
  * IDENTIFICATION
@@ -21,29 +26,15 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "pgstat.h"
-#include "port/atomics.h"
-#include "portability/instr_time.h"
 #include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/lwlockstats.h"
 #include "storage/shmem.h"
-#include "storage/spin.h"
-#include "utils/builtins.h"
 
 #include "lockstat_compat.h"
+#include "lockstat_test.h"
 
 LOCKSTAT_MODULE_MAGIC("lockstat_test", "1.0");
 
-typedef struct LockStatTestState
-{
-	LWLock	   *lock;			/* the one lock of tranche "lockstat_test" */
-	slock_t		mutex;			/* the test spinlock */
-	uint64		spin_counter;	/* incremented under mutex */
-	pg_atomic_uint64 releases;	/* lockstat_test_release() calls */
-	pg_atomic_uint32 spin_waits;	/* contended waits begun for mutex */
-} LockStatTestState;
-
-static LockStatTestState *lst_state = NULL;
+LockStatTestState *lst_state = NULL;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -51,22 +42,13 @@ static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
 /* pg_lockstat's spin_stats_site_hook, which ours wraps; NULL if none */
 static spin_stats_site_hook_type prev_spin_site_hook = NULL;
 
-PG_FUNCTION_INFO_V1(lockstat_test_lwlock);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock);
-PG_FUNCTION_INFO_V1(lockstat_test_dynamic_tranches);
-PG_FUNCTION_INFO_V1(lockstat_test_raise_counter);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_counter);
-PG_FUNCTION_INFO_V1(lockstat_test_first_user_tranche);
-PG_FUNCTION_INFO_V1(lockstat_test_main_lwlock);
-PG_FUNCTION_INFO_V1(lockstat_test_lwlock_hold);
-PG_FUNCTION_INFO_V1(lockstat_test_lwlock_error);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock_churn);
 PG_FUNCTION_INFO_V1(lockstat_test_release);
 PG_FUNCTION_INFO_V1(lockstat_test_spinlock_hold);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_waits);
 PG_FUNCTION_INFO_V1(lockstat_test_spin_sites);
-PG_FUNCTION_INFO_V1(lockstat_test_lwlock_nested);
-PG_FUNCTION_INFO_V1(lockstat_test_lwlock_disown);
 
 static void
 lst_shmem_request(void)
@@ -95,14 +77,16 @@ lst_shmem_startup(void)
 		lst_state->spin_counter = 0;
 		pg_atomic_init_u64(&lst_state->releases, 0);
 		pg_atomic_init_u32(&lst_state->spin_waits, 0);
+		pg_atomic_init_u64(&lst_state->rdv_arrivals, 0);
+		pg_atomic_init_u64(&lst_state->rdv_held, 0);
 	}
 	LWLockRelease(AddinShmemInitLock);
 }
 
 /*
  * spin_stats_site_hook, wrapping pg_lockstat's: counts the contended waits
- * for the test spinlock (every wait at a call site of this file) as they
- * begin, so that a test can tell that a waiter is inside s_lock(), on every
+ * for the test spinlock (every wait at a call site of this file or of
+ * lockstat_test_rendezvous.c, the only files that take it) as they begin, so that a test can tell that a waiter is inside s_lock(), on every
  * major (PostgreSQL 15 reports no wait event while a spin wait sleeps).
  * Runs at a wait's first spin, while the process holds no spinlock: one
  * 32-bit atomic add (never emulated with a spinlock), no lock, no error.
@@ -112,7 +96,8 @@ lst_shmem_startup(void)
 static SpinWaitCounters *
 lst_spin_site(const char *file, int line, const char *func)
 {
-	if (lst_state != NULL && file != NULL && strcmp(file, __FILE__) == 0)
+	if (lst_state != NULL && file != NULL &&
+		(strcmp(file, __FILE__) == 0 || strcmp(file, lst_rendezvous_file) == 0))
 		pg_atomic_fetch_add_u32(&lst_state->spin_waits, 1);
 	return prev_spin_site_hook(file, line, func);
 }
@@ -141,7 +126,10 @@ _PG_init(void)
 	}
 }
 
-static void
+/*
+ * Errors: 55000 if lockstat_test is not preloaded.
+ */
+void
 lst_require_ready(void)
 {
 	if (lst_state == NULL)
@@ -151,20 +139,29 @@ lst_require_ready(void)
 }
 
 /*
- * Longest holds allowed, in microseconds.  Waiters for an LWLock cannot be
- * cancelled, and waiters for a spinlock PANIC with "stuck spinlock" after a
- * few minutes, so the test functions refuse holds that could hang or crash
- * the server.
+ * Errors: 55000 if lockstat_test is not preloaded, or if pg_lockstat was
+ * not preloaded before it: lst_spin_site() counts the waits for the test
+ * spinlock only then.
  */
-#define LST_MAX_LWLOCK_HOLD_US		1000000
-#define LST_MAX_SPINLOCK_HOLD_US	1000
+void
+lst_require_spin_waits(void)
+{
+	lst_require_ready();
+	if (prev_spin_site_hook == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lockstat_test counts spin waits only if pg_lockstat is loaded before it"),
+				 errhint("List \"pg_lockstat\" before \"lockstat_test\" in \"shared_preload_libraries\".")));
+}
 
 /*
- * Longest wait of the hold-until-released functions for their release, in
- * seconds.  Only a bound on a test that died before it released them: a
- * holder of an LWLock cannot be cancelled, so it gives up by itself.
+ * Longest spinlock hold allowed, in microseconds: waiters for a spinlock
+ * PANIC with "stuck spinlock" after a few minutes, so the test functions
+ * refuse holds that could crash the server.  LWLock holds are bounded by
+ * LST_MAX_LWLOCK_HOLD_US (lockstat_test.h), since their waiters cannot be
+ * cancelled.
  */
-#define LST_MAX_RELEASE_WAIT_S		600
+#define LST_MAX_SPINLOCK_HOLD_US	1000
 
 /*
  * The same for lockstat_test_spinlock_hold(), which holds the test spinlock
@@ -174,10 +171,10 @@ lst_require_ready(void)
  */
 #define LST_MAX_SPIN_RELEASE_WAIT_S	30
 
-static void lst_parse_mode(const char *mode, LWLockMode *lwmode,
-						   bool *conditional, bool allow_conditional);
-
-static void
+/*
+ * Errors: 22023 for a negative n, or hold_us outside 0 .. max_hold_us.
+ */
+void
 lst_check_counts(int32 n, int32 hold_us, int32 max_hold_us)
 {
 	if (n < 0)
@@ -210,89 +207,11 @@ lst_spin_hold(int32 hold_us)
 }
 
 /*
- * Translate a mode argument: 'shared', 'exclusive' and, if allowed,
- * 'conditional' (LWLockConditionalAcquire, exclusive).  Errors: 22023 for
- * any other mode.
- */
-static void
-lst_parse_mode(const char *mode, LWLockMode *lwmode, bool *conditional,
-			   bool allow_conditional)
-{
-	if (conditional)
-		*conditional = false;
-	if (strcmp(mode, "shared") == 0)
-		*lwmode = LW_SHARED;
-	else if (strcmp(mode, "exclusive") == 0)
-		*lwmode = LW_EXCLUSIVE;
-	else if (allow_conditional && strcmp(mode, "conditional") == 0)
-	{
-		*lwmode = LW_EXCLUSIVE;
-		*conditional = true;
-	}
-	else if (allow_conditional)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\", \"exclusive\" and \"conditional\".")));
-	else
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("invalid lock mode \"%s\"", mode),
-				 errhint("Valid modes are \"shared\" and \"exclusive\".")));
-}
-
-/*
- * lockstat_test_lwlock(mode text, n int, hold_us int) returns bigint
- *
- * Acquires and releases the "lockstat_test" LWLock n times in mode 'shared',
- * 'exclusive' or 'conditional' (LWLockConditionalAcquire, exclusive),
- * holding it hold_us microseconds each time (at most 1 s).  Returns the
- * number of acquisitions made, which is n except for failed conditional
- * attempts.  Errors: 22023 for an unknown mode, a negative n or hold_us out
- * of range; 55000 if not preloaded.
- */
-Datum
-lockstat_test_lwlock(PG_FUNCTION_ARGS)
-{
-	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		n = PG_GETARG_INT32(1);
-	int32		hold_us = PG_GETARG_INT32(2);
-	bool		conditional = false;
-	LWLockMode	lwmode;
-	int64		acquired = 0;
-
-	lst_require_ready();
-	lst_check_counts(n, hold_us, LST_MAX_LWLOCK_HOLD_US);
-
-	lst_parse_mode(mode, &lwmode, &conditional, true);
-
-	for (int32 i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-
-		if (conditional)
-		{
-			if (!LWLockConditionalAcquire(lst_state->lock, lwmode))
-				continue;
-		}
-		else
-			LWLockAcquire(lst_state->lock, lwmode);
-
-		if (hold_us > 0)
-			pg_usleep(hold_us);
-		LWLockRelease(lst_state->lock);
-		acquired++;
-	}
-
-	PG_RETURN_INT64(acquired);
-}
-
-/*
  * lockstat_test_spinlock(n int, hold_us int) returns bigint
  *
  * Acquires and releases the test spinlock n times, holding it hold_us
- * microseconds each time (at most 1 ms, busy-waiting).  Returns n.  Errors
- * as lockstat_test_lwlock.
+ * microseconds each time (at most 1 ms, busy-waiting).  Returns n.  Errors:
+ * 22023 for a negative n or hold_us out of range; 55000 if not preloaded.
  */
 Datum
 lockstat_test_spinlock(PG_FUNCTION_ARGS)
@@ -318,49 +237,12 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 }
 
 /*
- * lockstat_test_main_lwlock(main_index int, mode text, n int) returns bigint
- *
- * Acquires and releases lock main_index of the fixed part of the main LWLock
- * array (an individual LWLock, or a partition of BufferMapping, LockManager
- * or PredicateLockManager) n times in mode 'shared' or 'exclusive', holding
- * nothing else.  Returns n.  Errors: 22023 for an index outside
- * 0 .. NUM_FIXED_LWLOCKS - 1, an unknown mode or a negative n.
- */
-Datum
-lockstat_test_main_lwlock(PG_FUNCTION_ARGS)
-{
-	int32		index = PG_GETARG_INT32(0);
-	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(1));
-	int32		n = PG_GETARG_INT32(2);
-	LWLockMode	lwmode;
-	LWLock	   *lock;
-
-	lst_check_counts(n, 0, 0);
-	if (index < 0 || index >= NUM_FIXED_LWLOCKS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("main_index must be between 0 and %d",
-						NUM_FIXED_LWLOCKS - 1)));
-	lst_parse_mode(mode, &lwmode, NULL, false);
-
-	lock = &MainLWLockArray[index].lock;
-	for (int32 i = 0; i < n; i++)
-	{
-		CHECK_FOR_INTERRUPTS();
-		LWLockAcquire(lock, lwmode);
-		LWLockRelease(lock);
-	}
-
-	PG_RETURN_INT64(n);
-}
-
-/*
  * lockstat_test_spin_counter() returns bigint
  *
  * The number of times lockstat_test_spinlock(), lockstat_test_spinlock_churn()
  * and lockstat_test_spinlock_hold() took the test spinlock since server
  * start, read under the spinlock: a spin strategy that let two processes in
- * at once would lose increments.  Errors as lockstat_test_lwlock.
+ * at once would lose increments.  Errors: 55000 if not preloaded.
  */
 Datum
 lockstat_test_spin_counter(PG_FUNCTION_ARGS)
@@ -377,200 +259,35 @@ lockstat_test_spin_counter(PG_FUNCTION_ARGS)
 }
 
 /*
- * lockstat_test_first_user_tranche() returns integer
- *
- * The server's LWTRANCHE_FIRST_USER_DEFINED: tranche IDs from it on are
- * those of extensions (RequestNamedLWLockTranche(), LWLockNewTrancheId()),
- * the IDs below it the server's own, which pg_wait_events lists.  Needs
- * no preloading; no errors.
+ * Have more than max_wait_s seconds passed since start?  Reads only the
+ * clock (clock_gettime(), which the vDSO serves without a system call on
+ * Linux, as in lst_spin_hold()), so that it can run under the test
+ * spinlock.
  */
-Datum
-lockstat_test_first_user_tranche(PG_FUNCTION_ARGS)
+bool
+lst_timed_out(instr_time start, int max_wait_s)
 {
-	PG_RETURN_INT32(LWTRANCHE_FIRST_USER_DEFINED);
-}
+	instr_time	now;
 
-/*
- * lockstat_test_dynamic_tranches(count int, n int) returns bigint
- *
- * Allocates count new tranche IDs with LWLockNewTrancheId(), registers them
- * in this backend as "lockstat_test_dynamic", and acquires and releases an
- * LWLock of each tranche n times in exclusive mode.  The locks live in this
- * backend's memory, which is fine for acquisitions nobody else contends.
- * Returns count * n.  Tranche IDs are never given back: each call uses up
- * count more until the server restarts.  Errors: 22023 for a negative or
- * too large count or n.
- */
-Datum
-lockstat_test_dynamic_tranches(PG_FUNCTION_ARGS)
-{
-	int32		count = PG_GETARG_INT32(0);
-	int32		n = PG_GETARG_INT32(1);
-	LWLock	   *lock = palloc(sizeof(LWLock));
-
-	if (count < 0 || count > 1000)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("count must be between 0 and 1000")));
-	lst_check_counts(n, 0, 0);
-
-	for (int32 t = 0; t < count; t++)
-	{
-		int			tranche_id = LWLockNewTrancheId();
-
-		LWLockRegisterTranche(tranche_id, "lockstat_test_dynamic");
-		LWLockInitialize(lock, tranche_id);
-		for (int32 i = 0; i < n; i++)
-		{
-			LWLockAcquire(lock, LW_EXCLUSIVE);
-			LWLockRelease(lock);
-		}
-	}
-
-	pfree(lock);
-	PG_RETURN_INT64((int64) count * n);
-}
-
-/*
- * lockstat_test_raise_counter(tranche_id int, value numeric) returns void
- *
- * Test-only setter: raises this backend's count of shared acquisitions of
- * the tranche to value (at most 2^64 - 1), so that tests can reach values
- * near and beyond 2^63 without 2^63 acquisitions.  Writes only into this
- * backend's own counters, through the core patch's MyLWLockStats.  Errors:
- * 55000 if pg_lockstat is not counting in this backend; 22023 if the
- * tranche has no row of its own, or if value is lower than the current
- * count (counters never go down).
- */
-Datum
-lockstat_test_raise_counter(PG_FUNCTION_ARGS)
-{
-	int32		tranche_id = PG_GETARG_INT32(0);
-	char	   *valuestr = DatumGetCString(DirectFunctionCall1(numeric_out,
-															   PG_GETARG_DATUM(1)));
-	uint64		value;
-	char	   *end;
-	LWLockStatsCounters *row;
-
-	if (MyLWLockStats == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("pg_lockstat is not counting in this backend")));
-	if (tranche_id < 0 || tranche_id >= LWLockStatsOverflowTranche)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tranche ID %d has no row of its own", tranche_id)));
-
-	errno = 0;
-	value = strtou64(valuestr, &end, 10);
-	if (errno != 0 || *end != '\0' || valuestr[0] == '-')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("value must be an integer between 0 and 18446744073709551615")));
-
-	/* shared acquisitions that did not sleep */
-	row = &MyLWLockStats[tranche_id];
-	if (value < row->acquires[true][LW_SHARED])
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("counters never go down: current value is " UINT64_FORMAT,
-						row->acquires[true][LW_SHARED])));
-	row->acquires[true][LW_SHARED] = value;
-
-	PG_RETURN_VOID();
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_MICROSEC(now) > (int64) max_wait_s * 1000000;
 }
 
 /*
  * Has lockstat_test_release() been called since *releases was read?  Also
  * true, with *timed_out set, once max_wait_s seconds have passed since
- * start.  Reads only an atomic and the clock (clock_gettime(), which the
- * vDSO serves without a system call on Linux, as in lst_spin_hold()), so
- * that it can run under the test spinlock.
+ * start.  Reads only an atomic and the clock, so that it can run under the
+ * test spinlock.
  */
-static bool
+bool
 lst_released(uint64 releases, instr_time start, int max_wait_s,
 			 bool *timed_out)
 {
-	instr_time	now;
-
 	if (pg_atomic_read_u64(&lst_state->releases) != releases)
 		return true;
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	*timed_out = INSTR_TIME_GET_MICROSEC(now) > (int64) max_wait_s * 1000000;
+	*timed_out = lst_timed_out(start, max_wait_s);
 	return *timed_out;
-}
-
-/*
- * lockstat_test_lwlock_hold(mode text) returns bigint
- *
- * Acquires the "lockstat_test" LWLock once in mode 'shared' or 'exclusive'
- * and holds it until lockstat_test_release() is called, so that a test can
- * make others block on it for as long as it needs, whatever the machine's
- * speed.  While it holds the lock, the session shows wait_event_type and
- * wait_event "Extension" in pg_stat_activity: a test waits for that before
- * it starts the waiters, and releases only after it saw them block.
- * Returns 1.  Errors: 22023 for an unknown mode; 55000 if not preloaded;
- * 57014 (after releasing the lock) if no release came within
- * LST_MAX_RELEASE_WAIT_S seconds.
- */
-Datum
-lockstat_test_lwlock_hold(PG_FUNCTION_ARGS)
-{
-	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	LWLockMode	lwmode;
-	uint64		releases;
-	instr_time	start;
-	bool		timed_out = false;
-
-	lst_require_ready();
-	lst_parse_mode(mode, &lwmode, NULL, false);
-
-	/* only releases after this count; the test waits for our wait event */
-	releases = pg_atomic_read_u64(&lst_state->releases);
-	INSTR_TIME_SET_CURRENT(start);
-
-	LWLockAcquire(lst_state->lock, lwmode);
-	pgstat_report_wait_start(PG_WAIT_EXTENSION);
-	while (!lst_released(releases, start, LST_MAX_RELEASE_WAIT_S, &timed_out))
-		pg_usleep(1000L);
-	pgstat_report_wait_end();
-	LWLockRelease(lst_state->lock);
-
-	if (timed_out)
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("lockstat_test_release() was not called within %d s",
-						LST_MAX_RELEASE_WAIT_S)));
-	PG_RETURN_INT64(1);
-}
-
-/*
- * lockstat_test_lwlock_error(hold_us int, fatal bool) returns bigint
- *
- * Acquires the "lockstat_test" LWLock exclusively, holds it hold_us
- * microseconds (at most 1 s) and raises an error while still holding it, so
- * that the hold ends in LWLockReleaseAll(): of the transaction's abort, or
- * with fatal, of the exit of the process.  Never returns.  Errors: 22023
- * for hold_us out of range; 55000 if not preloaded; otherwise P0001
- * ("error while holding ...") as ERROR or FATAL.
- */
-Datum
-lockstat_test_lwlock_error(PG_FUNCTION_ARGS)
-{
-	int32		hold_us = PG_GETARG_INT32(0);
-	bool		fatal = PG_GETARG_BOOL(1);
-
-	lst_require_ready();
-	lst_check_counts(0, hold_us, LST_MAX_LWLOCK_HOLD_US);
-
-	LWLockAcquire(lst_state->lock, LW_EXCLUSIVE);
-	if (hold_us > 0)
-		pg_usleep(hold_us);
-	ereport(fatal ? FATAL : ERROR,
-			(errcode(ERRCODE_RAISE_EXCEPTION),
-			 errmsg("error while holding the lockstat_test LWLock")));
-	PG_RETURN_INT64(0);			/* not reached */
 }
 
 /*
@@ -676,7 +393,7 @@ lockstat_test_spinlock_hold(PG_FUNCTION_ARGS)
  * lockstat_test_spin_waits() returns bigint
  *
  * The number of contended waits for the test spinlock (at any call site of
- * this module) that have begun since server start, in every process, each
+ * this module: lockstat_test.c and lockstat_test_rendezvous.c) that have begun since server start, in every process, each
  * counted at its first spin inside s_lock(), whether pg_lockstat counts it
  * or not (pg_lockstat.track = off).  A waiter for a spinlock that a
  * lockstat_test_spinlock_hold() holds is counted here before the hold ends:
@@ -689,57 +406,8 @@ lockstat_test_spinlock_hold(PG_FUNCTION_ARGS)
 Datum
 lockstat_test_spin_waits(PG_FUNCTION_ARGS)
 {
-	lst_require_ready();
-	if (prev_spin_site_hook == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("lockstat_test counts spin waits only if pg_lockstat is loaded before it"),
-				 errhint("List \"pg_lockstat\" before \"lockstat_test\" in \"shared_preload_libraries\".")));
+	lst_require_spin_waits();
 	PG_RETURN_INT64((int64) pg_atomic_read_u32(&lst_state->spin_waits));
-}
-
-/*
- * lockstat_test_lwlock_nested(main_index int4, a_us int4, b_us int4,
- *							   c_us int4, lifo bool) returns void
- *
- * Nested holds: takes the test LWLock exclusively, sleeps a_us, takes lock
- * main_index of the fixed main LWLock array in shared mode, sleeps b_us,
- * then releases the inner lock (lifo) or the outer one (not lifo), sleeps
- * c_us, and releases the other.  So with lifo the test lock is held at least
- * a + b + c us and the inner one b; without, a + b and b + c.  Each sleep
- * is at most 1 s.  Errors: 22023 for a bad argument; 55000 if not
- * preloaded.
- */
-Datum
-lockstat_test_lwlock_nested(PG_FUNCTION_ARGS)
-{
-	int32		index = PG_GETARG_INT32(0);
-	int32		a_us = PG_GETARG_INT32(1);
-	int32		b_us = PG_GETARG_INT32(2);
-	int32		c_us = PG_GETARG_INT32(3);
-	bool		lifo = PG_GETARG_BOOL(4);
-	LWLock	   *inner;
-
-	lst_require_ready();
-	lst_check_counts(0, a_us, LST_MAX_LWLOCK_HOLD_US);
-	lst_check_counts(0, b_us, LST_MAX_LWLOCK_HOLD_US);
-	lst_check_counts(0, c_us, LST_MAX_LWLOCK_HOLD_US);
-	if (index < 0 || index >= NUM_FIXED_LWLOCKS)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("main_index must be between 0 and %d",
-						NUM_FIXED_LWLOCKS - 1)));
-	inner = &MainLWLockArray[index].lock;
-
-	LWLockAcquire(lst_state->lock, LW_EXCLUSIVE);
-	pg_usleep(a_us);
-	LWLockAcquire(inner, LW_SHARED);
-	pg_usleep(b_us);
-	LWLockRelease(lifo ? inner : lst_state->lock);
-	pg_usleep(c_us);
-	LWLockRelease(lifo ? lst_state->lock : inner);
-
-	PG_RETURN_VOID();
 }
 
 /*
@@ -797,67 +465,4 @@ lockstat_test_release(PG_FUNCTION_ARGS)
 	lst_require_ready();
 	pg_atomic_fetch_add_u64(&lst_state->releases, 1);
 	PG_RETURN_VOID();
-}
-
-/*
- * lockstat_test_lwlock_disown(mode text, hold_us int4) returns bigint
- *
- * Takes the test LWLock in mode 'shared' or 'exclusive', holds it hold_us
- * microseconds (at most 1 s), then gives up its ownership with
- * LWLockDisown(), as PostgreSQL 18's asynchronous I/O does for a buffer's
- * content lock that another process may release.  The lock stays held:
- * the session then shows wait event "Extension", as
- * lockstat_test_lwlock_hold() does, until lockstat_test_release() is
- * called, and only then releases it with LWLockReleaseDisowned().  So a
- * test can look at the counters while the disowned lock is still held.
- * Returns 1.  Errors: 0A000 before PostgreSQL 18, which has no
- * LWLockDisown(); 22023 for a bad argument; 55000 if not preloaded; 57014
- * (after releasing the lock) if no release came within
- * LST_MAX_RELEASE_WAIT_S seconds.
- */
-Datum
-lockstat_test_lwlock_disown(PG_FUNCTION_ARGS)
-{
-#if PG_VERSION_NUM >= 180000
-	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
-	int32		hold_us = PG_GETARG_INT32(1);
-	LWLockMode	lwmode;
-	uint64		releases;
-	instr_time	start;
-	bool		timed_out = false;
-
-	lst_require_ready();
-	lst_check_counts(0, hold_us, LST_MAX_LWLOCK_HOLD_US);
-	lst_parse_mode(mode, &lwmode, NULL, false);
-
-	releases = pg_atomic_read_u64(&lst_state->releases);
-	INSTR_TIME_SET_CURRENT(start);
-
-	LWLockAcquire(lst_state->lock, lwmode);
-	pg_usleep(hold_us);
-	LWLockDisown(lst_state->lock);
-
-	/*
-	 * Nothing below may raise an error before the release: the lock is no
-	 * longer in this process's list of held locks, so an abort would not
-	 * release it.
-	 */
-	pgstat_report_wait_start(PG_WAIT_EXTENSION);
-	while (!lst_released(releases, start, LST_MAX_RELEASE_WAIT_S, &timed_out))
-		pg_usleep(1000L);
-	pgstat_report_wait_end();
-	LWLockReleaseDisowned(lst_state->lock, lwmode);
-
-	if (timed_out)
-		ereport(ERROR,
-				(errcode(ERRCODE_QUERY_CANCELED),
-				 errmsg("lockstat_test_release() was not called within %d s",
-						LST_MAX_RELEASE_WAIT_S)));
-	PG_RETURN_INT64(1);
-#else
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("LWLockDisown() needs PostgreSQL 18 or later")));
-	PG_RETURN_NULL();			/* keep the compiler quiet */
-#endif
 }
