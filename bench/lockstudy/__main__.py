@@ -4,6 +4,8 @@
   report     the whole report of a finished study, from its directory
   compare    table (a) and the tps tables, from a runs.csv alone
   mechanism  table (m), from runs.csv, locks.csv and spins.csv
+  resolution what a number of rounds resolves at a ratio noise (the table
+             of doc/study.md)
   order      the variant order of each round that a seed gives
   clients    the client order of each round that a seed gives
 
@@ -18,7 +20,7 @@ hands its directory to results.show_study; "report DIR" is analyse ->
 render on the saved files (results.json written again).
 
 Calls runner, results, report, report_locks, builds, params, spec, design,
-data, interrupts.
+data, interrupts, stats.
 """
 
 import argparse
@@ -35,7 +37,7 @@ NEEDS = ("the study needs /usr/bin/python3 with numpy, scipy and psycopg2 "
 
 try:
     from . import (builds, data, design, interrupts, params, report,
-                   report_locks, results, runner, spec)
+                   report_locks, results, runner, spec, stats)
 except ModuleNotFoundError as e:
     if (e.name or "").split(".")[0] not in ("numpy", "scipy", "psycopg2"):
         raise
@@ -106,12 +108,22 @@ def cmd_compare(a: argparse.Namespace) -> int:
     r = report.tps_report(data.read_runs(a.runs),
                           a.variants.split() if a.variants else None,
                           a.threshold, a.confidence, a.correction,
-                          source=a.runs)
+                          source=a.runs, family=a.family)
     sys.stdout.write(r.text)
     if a.points:
         report.write_points(r.points, a.points)
     if a.dat_dir:
         report.write_dat(r.points, r.variants, a.dat_dir)
+    return 0
+
+
+def cmd_resolution(a: argparse.Namespace) -> int:
+    level = 1 - (1 - a.confidence) / a.comparisons
+    threshold = a.threshold / 100
+    sys.stdout.write(report.resolution_text(stats.resolution(
+        [positive(n) for n in a.rounds.split()],
+        [float(s) / 100 for s in a.noise.split()], threshold, level),
+        threshold, level))
     return 0
 
 
@@ -176,9 +188,22 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--confidence", type=float, default=0.95)
     p.add_argument("--correction", choices=("bonferroni", "none"),
                    default="bonferroni")
+    p.add_argument("--family", type=positive,
+                   help="the comparisons of the family these runs belong "
+                   "to, for the Bonferroni correction (default: their own)")
     p.add_argument("--points", help="write the points as CSV")
     p.add_argument("--dat-dir", help="write the gnuplot data here")
     p.set_defaults(func=cmd_compare)
+    p = sub.add_parser("resolution", help="what rounds resolve at a noise")
+    p.add_argument("--rounds", default="12 24 48")
+    p.add_argument("--noise", default="5 10 20",
+                   help="ratio noise in percent")
+    p.add_argument("--threshold", type=float, default=2.0)
+    p.add_argument("--comparisons", type=positive, default=6,
+                   help="the Bonferroni family (6: 3 variants, 3 client "
+                   "counts)")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.set_defaults(func=cmd_resolution)
     p = sub.add_parser("mechanism", help="table (m) of a study's CSVs")
     for f in ("runs", "locks", "spins"):
         p.add_argument(f)

@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 # the version of results.json's layout: raised when a field changes its
 # meaning or goes; a reader refuses another version
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 RunKey = Tuple[str, int, int]		# (variant, clients, round)
 
@@ -66,17 +66,36 @@ class PointResult:
     ci_high: Optional[float]
     coverage: float			# exact coverage of the ratio's interval
     # (the tps interval's for the baseline)
-    verdict: str			# baseline, faster, slower, no difference,
+    verdict: str			# baseline, faster, slower, equivalent (±T),
     # not resolved, bimodal, no pairs
-    rounds_needed: Optional[int]
+    # the smallest difference (a fraction) its rounds resolve with 80 %
+    # power at its ratio noise, None when they cannot give a verdict
+    resolves: Optional[float]
+    # the rounds that would show equivalence within the threshold with
+    # 80 % power at its ratio noise
+    rounds_equivalent: Optional[int]
     bad_runs: int
     fisher_p: Optional[float]
     base_bad_runs: Optional[int]
     ratio_noise: float		# nan for the baseline
+    # its runs at 0 tps, left out of the ratios and the collapse test
+    zero_runs: int = 0
 
 
 # the columns of points.csv, in order
 POINT_COLUMNS = tuple(f.name for f in dataclasses.fields(PointResult))
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What a number of rounds resolves at a ratio noise: the smallest
+    difference (a fraction) a verdict finds with 80 % power, and the
+    rounds that show equivalence within the threshold with 80 % power
+    (the table of "lockstudy resolution")."""
+    rounds: int
+    noise: float
+    resolves: Optional[float]
+    rounds_equivalent: Optional[int]
 
 
 @dataclass(frozen=True)
@@ -85,12 +104,15 @@ class Comparisons:
     correction and the level each ratio interval was taken at, the bound
     on the chance of a false verdict (the sum of the non-coverage of the
     intervals that gave a verdict), and the fewest rounds whose interval
-    reaches that level."""
+    reaches that level; family, the comparisons the correction is over:
+    count, or more when these are part of a larger family (compare
+    --family)."""
     count: int
     correction: str			# bonferroni or none
     ratio_confidence: float
     false_verdict_bound: float
     min_rounds: int
+    family: int
 
 
 @dataclass(frozen=True)

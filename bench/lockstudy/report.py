@@ -4,9 +4,10 @@ tps_result() computes, from the runs of runs.csv, what the tables show,
 a model.TpsResult; tps_text() and the table functions only render it:
 table (a) (per client count the baseline's
 median tps and interval, every other variant's paired ratio with its
-interval, verdict and the rounds that would resolve it), the line on the
-number of comparisons and their correction, the collapse table, the noise
-table, the drift table and, when the runs have positions, the table of
+interval, verdict, ratio noise, the smallest difference its rounds
+resolve and the rounds that would resolve the threshold), the lines on
+the number of comparisons and their correction and on the verdicts,
+the collapse table, the noise table, the drift table and, when the runs have positions, the table of
 the ratio by position; and the files points.csv (one row per point) and
 the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
 text is the one bench/study_stats.py (at 4e541ba) printed with --noun
@@ -25,7 +26,7 @@ from typing import (Dict, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
 from . import collapse, data, drift, model, stats
-from .tables import fmt, table
+from .tables import fmt, pct, table
 
 NOUN = "variant"
 # the corrections for the number of comparisons, and their names in the text
@@ -36,7 +37,7 @@ COLUMNS = model.POINT_COLUMNS
 # the float columns of points.csv written to 6 significant digits; the
 # other floats (tps) get 3 decimals
 SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p",
-               "ratio_noise")
+               "ratio_noise", "resolves")
 
 
 class TpsReport(NamedTuple):
@@ -55,10 +56,11 @@ class TpsReport(NamedTuple):
 def tps_report(runs: List[data.Run], variants: Optional[List[str]],
                threshold_pct: float, confidence: float = 0.95,
                correction: str = "bonferroni",
-               source: str = "runs.csv") -> TpsReport:
+               source: str = "runs.csv",
+               family: Optional[int] = None) -> TpsReport:
     """The report of the runs (tps_result), and its text (tps_text)."""
     r = tps_result(runs, variants, threshold_pct, confidence, correction,
-                   source)
+                   source, family)
     return TpsReport(tps_text(r), r.points, list(r.variants),
                      r.comparisons.count, r.comparisons.ratio_confidence, r)
 
@@ -66,15 +68,21 @@ def tps_report(runs: List[data.Run], variants: Optional[List[str]],
 def tps_result(runs: List[data.Run], variants: Optional[List[str]],
                threshold_pct: float, confidence: float = 0.95,
                correction: str = "bonferroni",
-               source: str = "runs.csv") -> model.TpsResult:
+               source: str = "runs.csv",
+               family: Optional[int] = None) -> model.TpsResult:
     """What the runs show: variants in report order, the first the
     baseline (None or empty: their order of first appearance; a variant
     listed without runs is left out, but not the baseline), the verdict
     threshold in percent, the confidence level of each tps interval and of
     the study's ratio intervals together, and the correction (bonferroni:
     with m comparisons each ratio interval at 1 - (1 - confidence) / m;
-    none: each at confidence).  InputError for a threshold, confidence or
-    correction out of range, a variant of the runs not in the list, a
+    none: each at confidence).  family: the comparisons the correction is
+    over, when these are part of a larger family (a re-analysis of a
+    study's runs with another baseline or other variants adds its
+    comparisons to the study's): m is then family, which may not be
+    below the comparisons of these runs; None: these runs' own.
+    InputError for a threshold, confidence, correction or family out of
+    range, a variant of the runs not in the list, a
     baseline without runs, two runs of one variant, client count and round;
     source names the runs' file in its messages."""
     if not 0 <= threshold_pct < 100:
@@ -91,9 +99,10 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
                               % (source, order[0]))
     order = [s for s in order if s in seen]
     ncomparisons = stats.comparisons((r.key for r in runs), order)
+    family = _family(ncomparisons, family, source)
     ratio_confidence = confidence
-    if correction == "bonferroni" and ncomparisons > 1:
-        ratio_confidence = 1 - (1 - confidence) / ncomparisons
+    if correction == "bonferroni" and family > 1:
+        ratio_confidence = 1 - (1 - confidence) / family
     index = data.index_runs(runs)
     tps = {k: r.tps for k, r in index.items()}
     threshold = threshold_pct / 100
@@ -107,12 +116,24 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
                 and p.coverage >= ratio_confidence)
     comparisons = model.Comparisons(ncomparisons, correction,
                                     ratio_confidence, bound,
-                                    stats.min_rounds(ratio_confidence))
+                                    stats.min_rounds(ratio_confidence),
+                                    family)
     npos = max(positions.values()) if positions and len(order) > 1 else 0
     return model.TpsResult(
         tuple(order), threshold, confidence, comparisons, points,
         drift_cells(tps, order),
         position_cells(tps, positions, order) if npos else (), npos)
+
+
+def _family(ncomparisons: int, family: Optional[int], source: str) -> int:
+    """The comparisons of the family: the runs' own, or family when it is
+    given and not fewer."""
+    if family is None:
+        return ncomparisons
+    if family < max(ncomparisons, 1):
+        raise data.InputError("--family %d is fewer than the %d comparisons "
+                              "of %s" % (family, ncomparisons, source))
+    return family
 
 
 def drift_cells(tps: Dict[stats.RunKey, float],
@@ -163,46 +184,81 @@ def _level(confidence: float, ratio: bool = False) -> str:
 
 
 def table_a(r: model.TpsResult) -> str:
-    """Table (a) and the lines under it: the min-max intervals, the
-    comparisons and their correction, the meaning of "rounds needed"."""
+    """Table (a) and the lines under it: the min-max intervals, the runs
+    at 0 tps, the comparisons and their correction, the verdicts and the
+    columns of what the rounds resolve."""
     points, base, k = r.points, r.variants[0], r.comparisons
     nr = max(p.n for p in points)
     level, rlevel = (_level(r.confidence),
                      _level(k.ratio_confidence, True))
+    margin = "±%g%%" % (100 * r.threshold)
     out = ["(a) tps per client count: median over rounds and %s interval "
            "(order statistics); for each %s the ratio of its tps to %s's "
            "in the same round: Hodges-Lehmann estimate, %s interval "
            "(Wilcoxon signed rank), verdict (threshold %g%%) and the bad "
-           "runs of a collapse (k/n low); %d round%s"
-           % (level, NOUN, base, rlevel, 100 * r.threshold, nr,
+           "runs of a collapse (k/n low), the ratio noise, what its rounds "
+           "resolve and the rounds that would resolve %s; %d round%s"
+           % (level, NOUN, base, rlevel, 100 * r.threshold, margin, nr,
               "" if nr == 1 else "s")]
     rows = [_row_a(p, base) for c in sorted({p.clients for p in points})
             for p in points if p.clients == c]
     out.append(table(["clients", NOUN, "tps", level + " CI", "ratio",
-                      rlevel + " CI", "verdict", "rounds needed"], rows,
-                     [True, False, True, True, True, True, False, True]))
+                      rlevel + " CI", "verdict", "noise", "resolves",
+                      "rounds for " + margin], rows,
+                     [True, False, True, True, True, True, False, True,
+                      True, True]))
     low = [p for p in points if p.ratio is not None
            and p.coverage < k.ratio_confidence]
     if low:
         out.append("fewer than %d rounds: the intervals are min-max, of "
-                   "coverage %.1f%% only, and give no verdict"
+                   "coverage %.1f%% only, and are not resolved"
                    % (k.min_rounds, 100 * low[0].coverage))
+    zero = ["%s at %d clients %d" % (p.variant, p.clients, p.zero_runs)
+            for p in points if p.zero_runs]
+    if zero:
+        out.append("runs at 0 tps, left out of the ratios (with the other "
+                   "run of their round) and of the collapse test: "
+                   + ", ".join(zero))
     if k.count > 0:
-        out.append("comparisons: %d; %s: each ratio interval at %s, so that "
-                   "the chance of at least one false verdict in the study "
-                   "is at most %.2f%% (the sum of the intervals' exact "
-                   "non-coverage)" % (k.count, CORRECTIONS[k.correction],
-                                      rlevel, 100 * k.false_verdict_bound))
-    out.append("rounds needed: rounds that would give the ratio observed "
-               "a verdict with %d%% power, at the ratio noise observed; - "
-               "within the threshold" % round(100 * stats.POWER))
+        out.append(_comparisons_line(k, rlevel))
+    out.append(VERDICT_WORDS % dict(margin=margin, noun=NOUN,
+                                    power=round(100 * stats.POWER)))
     return "\n".join(out)
+
+
+# the lines under table (a) that say what its verdicts and last columns
+# mean
+VERDICT_WORDS = (
+    "verdict: faster or slower: the interval lies wholly beyond 1 "
+    "%(margin)s; equivalent (%(margin)s): wholly inside it (the two "
+    "one-sided tests of TOST, each at half the interval's "
+    "non-coverage); not resolved: neither, so the rounds cannot tell, "
+    "which is not \"no difference\"\n"
+    "noise: the ratio noise; resolves: the smallest difference that a "
+    "verdict finds with %(power)d%% power in this many rounds at this "
+    "noise (-: too few rounds for any verdict); rounds for "
+    "%(margin)s: the rounds that would give equivalent (%(margin)s) "
+    "with %(power)d%% power at this noise if the %(noun)s made no "
+    "difference.  Neither uses the ratio observed")
+
+
+def _comparisons_line(k: model.Comparisons, rlevel: str) -> str:
+    """The number of comparisons, the family of the correction, and the
+    bound on a false verdict."""
+    of = (" of a family of %d (--family)" % k.family
+          if k.family > k.count else "")
+    return ("comparisons: %d%s; %s: each ratio interval at %s, so that the "
+            "chance of at least one false verdict in the study is at most "
+            "%.2f%% (the sum of the intervals' exact non-coverage); a "
+            "re-analysis of these runs with another baseline or other "
+            "%ss adds comparisons to the family: give its size with "
+            "compare --family" % (k.count, of, CORRECTIONS[k.correction],
+                                  rlevel, 100 * k.false_verdict_bound, NOUN))
 
 
 def _row_a(p: model.PointResult, base: str) -> List[str]:
     """The cells of a point's row of table (a)."""
     ratio = p.ratio is not None
-    need = p.rounds_needed
     return [
         str(p.clients), p.variant,
         fmt(p.median),
@@ -211,8 +267,10 @@ def _row_a(p: model.PointResult, base: str) -> List[str]:
         fmt(p.ratio, 3) if ratio else "",
         fmt(p.ci_low, 3) + "-" + fmt(p.ci_high, 3) if ratio else "",
         p.verdict + _low(p),
-        ("-" if need is None else str(need))
-        if p.verdict == "no difference" else "",
+        pct(p.ratio_noise, 1) if ratio else "",
+        ("-" if p.resolves is None else "±" + pct(p.resolves, 1))
+        if ratio else "",
+        "" if p.rounds_equivalent is None else str(p.rounds_equivalent),
     ]
 
 
@@ -292,8 +350,8 @@ def noise_table(points: Sequence[model.PointResult],
     return _per_point_table(
         "noise (%%): for %s the coefficient of variation of its tps across "
         "rounds; for each other %s the ratio noise, the standard deviation "
-        "of the log of its paired ratios, which its interval and rounds "
-        "needed depend on" % (variants[0], NOUN),
+        "of the log of its paired ratios, which its interval and what its "
+        "rounds resolve depend on" % (variants[0], NOUN),
         sorted({p.clients for p in points}), variants, cells)
 
 
@@ -336,6 +394,30 @@ def position_table(r: model.TpsResult) -> str:
             + table([NOUN] + ["position %d" % q
                               for q in range(1, r.npos + 1)],
                     rows, [False] + [True] * r.npos))
+
+
+def resolution_text(cells: Sequence[model.Resolution], threshold: float,
+                    confidence: float) -> str:
+    """The table of stats.resolution: per ratio noise, what each number of
+    rounds resolves, and the rounds that resolve ±threshold."""
+    rounds = sorted({x.rounds for x in cells})
+    margin = "±%g%%" % (100 * threshold)
+    rows = []
+    for s in sorted({x.noise for x in cells}):
+        mine = {x.rounds: x for x in cells if x.noise == s}
+        rows.append([pct(s, 0)]
+                    + ["-" if mine[n].resolves is None
+                       else "±" + pct(mine[n].resolves, 1) for n in rounds]
+                    + [fmt(mine[rounds[0]].rounds_equivalent)])
+    return ("the smallest difference that a verdict finds with %d%% power "
+            "(interval at %s, threshold %g%%), by the ratio noise and the "
+            "rounds; and the rounds that give equivalent (%s) with %d%% "
+            "power when there is no difference\n"
+            % (round(100 * stats.POWER), _level(confidence, True),
+               100 * threshold, margin, round(100 * stats.POWER))
+            + table(["ratio noise"] + ["%d rounds" % n for n in rounds]
+                    + ["rounds for " + margin], rows,
+                    [True] * (len(rounds) + 2)) + "\n")
 
 
 def _csv_value(key: str, v) -> str:

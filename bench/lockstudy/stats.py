@@ -6,8 +6,11 @@ interval of Wilcoxon's signed-rank test and its exact coverage, the
 coefficient of variation and the ratio noise, the collapse test on
 round-adjusted data (do a point's runs fall into a good and a bad group,
 beyond what each round's effect on every variant explains?), the verdict
-on a ratio interval and the rounds that would give one with 80 % power,
-and over a whole study: the points of table (a) and the number of
+on a ratio interval (faster, slower, equivalent within the threshold, or
+not resolved), the smallest difference a number of rounds resolves with
+80 % power at a ratio noise and the rounds that would show equivalence
+within the threshold (neither uses the ratio observed), and over a whole
+study: the points of table (a) and the number of
 comparisons.  The drift and position tables' numbers are lockstudy.drift's.
 
 A study's tps are given as a mapping (variant, clients, round) -> tps, one
@@ -25,7 +28,7 @@ import numpy
 from scipy import stats as scipy_stats
 
 from .collapse import collapse, point_residuals
-from .model import PointResult, RunKey
+from .model import PointResult, Resolution, RunKey
 
 # a point while it is computed: the fields of PointResult
 Point = Dict[str, Any]
@@ -33,10 +36,11 @@ Point = Dict[str, Any]
 # the level of Fisher's test below which two sides' counts of bad runs
 # differ
 COLLAPSE_ALPHA = 0.05
-# the verdicts that a point loses to "bimodal"
-RATIO_VERDICTS = ("faster", "slower", "no difference")
-# the power that "rounds needed" asks for, the most rounds up to which it
-# is simulated, and the simulated draws
+# the verdict of an interval that shows neither a difference beyond the
+# threshold nor its absence within it
+NOT_RESOLVED = "not resolved"
+# the power that "resolves" and "rounds for ±T" ask for, the most rounds
+# up to which they are simulated, and the simulated draws
 POWER = 0.8
 POWER_SIMULATED = 60
 POWER_DRAWS = 1000
@@ -80,11 +84,15 @@ def signed_rank_cdf(n: int) -> Tuple[float, ...]:
     of n values from a continuous distribution symmetric about 0 (the sum
     of the ranks of the positive ones): the number of subsets of 1 .. n
     with each sum, over 2^n."""
-    counts = numpy.zeros(n * (n + 1) // 2 + 1)
-    counts[0] = 1
+    # halved at each step, so that no count overflows (2^n does from
+    # n = 1024); exact, since halving a double loses nothing until it
+    # underflows, and only tails far below any level do
+    probs = numpy.zeros(n * (n + 1) // 2 + 1)
+    probs[0] = 1
     for i in range(1, n + 1):
-        counts[i:] = counts[i:] + counts[:-i].copy()
-    return tuple(numpy.cumsum(counts) / 2.0 ** n)
+        probs[i:] = probs[i:] + probs[:-i].copy()
+        probs *= 0.5
+    return tuple(numpy.cumsum(probs))
 
 
 def hl_ci(values: Sequence[float],
@@ -133,92 +141,151 @@ def ratio_noise(ratios: Sequence[float]) -> float:
     return float(numpy.std(numpy.log(ratios), ddof=1))
 
 
+def equivalent_label(threshold: float) -> str:
+    """The verdict of an interval inside [1 - threshold, 1 + threshold]."""
+    return "equivalent (±%g%%)" % (100 * threshold)
+
+
+def is_ratio_verdict(text: str) -> bool:
+    """Whether a verdict is one the ratio's interval gave (and so one that
+    "bimodal" replaces): faster, slower, equivalent or not resolved."""
+    return text in ("faster", "slower", NOT_RESOLVED) \
+        or text.startswith("equivalent (")
+
+
 def verdict(low: float, high: float, threshold: float, enough: bool) -> str:
-    """The verdict on a ratio interval [low, high]: "faster" only if it lies
-    wholly above 1 + threshold, "slower" only if wholly below 1 - threshold,
-    else (and always when the interval does not reach the confidence level,
-    not enough) "no difference"."""
-    if not enough or low <= 1 <= high:
-        return "no difference"
+    """The verdict on a ratio interval [low, high]: "faster" only if it
+    lies wholly above 1 + threshold, "slower" only if wholly below
+    1 - threshold, "equivalent (±T)" only if it lies wholly inside
+    (1 - threshold, 1 + threshold): the two one-sided tests of TOST, each
+    at half the interval's non-coverage; else (and always when the
+    interval does not reach the confidence level, not enough) "not
+    resolved": the rounds cannot tell."""
+    if not enough:
+        return NOT_RESOLVED
     if low > 1 + threshold:
         return "faster"
     if high < 1 - threshold:
         return "slower"
-    return "no difference"
+    if 1 - threshold < low and high < 1 + threshold:
+        return equivalent_label(threshold)
+    return NOT_RESOLVED
 
 
-def rounds_needed(log_ratios: Sequence[float], ratio: float,
-                  threshold: float, confidence: float) -> Optional[int]:
-    """Rounds that would give this ratio a verdict with POWER (80 %) at
-    this noise, or None when the ratio is within the threshold.  The
-    Hodges-Lehmann estimate's standard error is taken as
-    sqrt(pi/3) s / sqrt(n), its large-sample value for normal data, s the
-    standard deviation of the log ratios; the interval's bound must clear
-    the threshold, so n = ((z + z_power) sqrt(pi/3) s / margin)^2, z the
-    normal quantile of the interval's level, margin the log distance from
-    the ratio to the threshold.  Up to POWER_SIMULATED rounds, where that
-    is too few, the fewest n from there whose power, simulated for
-    normal log ratios (power_at), reaches POWER; at least min_rounds."""
-    if not ratio > 0:
-        return None
-    if ratio >= 1:
-        margin = math.log(ratio) - math.log(1 + threshold)
-    else:
-        margin = math.log(1 - threshold) - math.log(ratio)
-    if margin <= 0:
-        return None
-    nmin = min_rounds(confidence)
-    if len(log_ratios) < 2:
-        return nmin
-    s = float(numpy.std(log_ratios, ddof=1))
-    if s == 0:
-        return nmin
-    z = scipy_stats.norm.ppf(1 - (1 - confidence) / 2) \
-        + scipy_stats.norm.ppf(POWER)
-    n = max(nmin, math.ceil((z * math.sqrt(math.pi / 3) * s / margin) ** 2))
-    if n > POWER_SIMULATED or power_at(n, margin / s, confidence) >= POWER:
-        return n
-    # the fewest n above whose power reaches POWER, by bisection
-    low, high = n, n
-    while high <= POWER_SIMULATED and \
-            power_at(high, margin / s, confidence) < POWER:
-        low, high = high, 2 * high
-    while high - low > 1:
-        mid = (low + high) // 2
-        if power_at(mid, margin / s, confidence) >= POWER:
-            high = mid
-        else:
-            low = mid
-    return high
+def _z(confidence: float) -> float:
+    """The two-sided normal quantile of a confidence level."""
+    return float(scipy_stats.norm.ppf(1 - (1 - confidence) / 2))
 
 
-def power_at(n: int, effect: float, confidence: float) -> float:
-    """The probability that the signed-rank interval of n log ratios at
-    the confidence level lies wholly beyond the threshold, the ratios
-    normal with effect standard deviations between their centre and the
-    threshold: the share of simulated sets (lower_ends) whose interval's
-    lower end is above 0.  0 when n rounds cannot reach the level."""
+# the Hodges-Lehmann estimate's large-sample standard error for normal
+# data, in standard deviations of the log ratios times sqrt(n)
+HL_SE = math.sqrt(math.pi / 3)
+
+
+def _effect(n: int, confidence: float) -> Optional[float]:
+    """The distance, in standard deviations of the log ratios, by which a
+    true log ratio must lie beyond the threshold for n rounds to give a
+    verdict with POWER: from simulated intervals (lower_ends) up to
+    POWER_SIMULATED rounds, else from the normal approximation; None when
+    n rounds cannot reach the level."""
+    if n > POWER_SIMULATED:
+        return (_z(confidence) + scipy_stats.norm.ppf(POWER)) * HL_SE \
+            / math.sqrt(n)
     ends = lower_ends(n, confidence)
     if not ends:
+        return None
+    return -float(numpy.quantile(ends, 1 - POWER))
+
+
+def resolves(n: int, noise: float, threshold: float,
+             confidence: float) -> Optional[float]:
+    """The smallest difference (a fraction) that n rounds at this ratio
+    noise resolve with POWER: a true ratio of 1 + d, or of 1 - d, gives a
+    faster, or slower, verdict in at least POWER of studies, the log
+    ratios normal.  Depends on the rounds and the noise only, never on
+    the ratio observed.  None when n rounds cannot reach the level or the
+    noise is unknown."""
+    e = _effect(n, confidence)
+    if e is None or not noise >= 0:
+        return None
+    d = e * noise
+    return max((1 + threshold) * math.exp(d) - 1,
+               1 - (1 - threshold) * math.exp(-d))
+
+
+def equivalence_power(n: int, noise: float, threshold: float,
+                      confidence: float) -> float:
+    """The share of simulated studies of n rounds at a true ratio of 1 and
+    this ratio noise (normal log ratios) whose interval lies inside
+    (1 - threshold, 1 + threshold); 0 when n rounds cannot reach the
+    level."""
+    ends = interval_ends(n, confidence)
+    if ends is None:
         return 0.0
-    # the Walsh averages of x + effect are those of x, shifted
-    return 1 - float(numpy.searchsorted(ends, -effect, side="right")
-                     / len(ends))
+    if noise == 0:
+        return 1.0 if threshold > 0 else 0.0
+    lo, hi = ends
+    inside = (lo * noise > math.log(1 - threshold)) \
+        & (hi * noise < math.log(1 + threshold))
+    return float(numpy.mean(inside))
+
+
+def rounds_equivalent(noise: float, threshold: float,
+                      confidence: float) -> Optional[int]:
+    """The fewest rounds whose interval, at a true ratio of 1 and this
+    ratio noise, is "equivalent (±threshold)" in at least POWER of
+    studies: simulated (equivalence_power) up to POWER_SIMULATED rounds,
+    beyond from the normal approximation n = ((z + z') HL_SE s / m)^2, z
+    the interval's quantile, z' that of 1 - (1 - POWER) / 2 (both ends
+    must stay inside), m = log(1 + threshold).  The ratio observed plays
+    no part.  None for a threshold of 0 or an unknown noise."""
+    if not threshold > 0 or not noise >= 0:
+        return None
+    z = _z(confidence) + scipy_stats.norm.ppf(1 - (1 - POWER) / 2)
+    approx = math.ceil((z * HL_SE * noise / math.log(1 + threshold)) ** 2)
+    if approx > POWER_SIMULATED:
+        return approx
+    for n in range(min_rounds(confidence), POWER_SIMULATED + 1):
+        if equivalence_power(n, noise, threshold, confidence) >= POWER:
+            return n
+    return POWER_SIMULATED + 1
+
+
+def resolution(rounds: Sequence[int], noises: Sequence[float],
+               threshold: float, confidence: float
+               ) -> Tuple[Resolution, ...]:
+    """What each number of rounds resolves at each ratio noise (resolves),
+    and the rounds that resolve ±threshold (rounds_equivalent): the table
+    of doc/study.md, printed by "lockstudy resolution"."""
+    return tuple(Resolution(n, s, resolves(n, s, threshold, confidence),
+                            rounds_equivalent(s, threshold, confidence))
+                 for s in noises for n in rounds)
 
 
 @functools.lru_cache(maxsize=None)
-def lower_ends(n: int, confidence: float) -> Tuple[float, ...]:
-    """The lower ends w(k) of the signed-rank intervals of POWER_DRAWS sets
-    of n standard normal values (fixed seed), sorted; empty when n values
-    cannot reach the confidence level."""
+def interval_ends(n: int, confidence: float
+                  ) -> Optional[Tuple[numpy.ndarray, numpy.ndarray]]:
+    """The ends (w(k), w(N+1-k)) of the signed-rank intervals of
+    POWER_DRAWS sets of n standard normal values (a fixed seed), in the
+    order of the sets; None when n values cannot reach the confidence
+    level."""
     k, coverage = _walsh_rank(n, confidence)
     if coverage < confidence:
-        return ()
+        return None
     rng = numpy.random.default_rng(5000 + n)
     x = rng.standard_normal((POWER_DRAWS, n))
     i, j = numpy.triu_indices(n)
     walsh = (x[:, i] + x[:, j]) / 2
-    return tuple(numpy.sort(numpy.partition(walsh, k - 1, axis=1)[:, k - 1]))
+    big_n = walsh.shape[1]
+    part = numpy.partition(walsh, (k - 1, big_n - k), axis=1)
+    return part[:, k - 1], part[:, big_n - k]
+
+
+def lower_ends(n: int, confidence: float) -> Tuple[float, ...]:
+    """The lower ends of interval_ends, sorted; empty when n values cannot
+    reach the confidence level."""
+    ends = interval_ends(n, confidence)
+    return () if ends is None else tuple(numpy.sort(ends[0]))
 
 
 def by_point(tps: Mapping[RunKey, float]) -> Dict[Tuple[str, int],
@@ -263,7 +330,9 @@ def analyse(tps: Mapping[RunKey, float], variants: Sequence[str],
 def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
            c: int, threshold: float, confidence: float,
            ratio_confidence: float, base: str) -> Point:
-    """The point of variant s at c clients, before the collapse test."""
+    """The point of variant s at c clients, before the collapse test.  A
+    run at 0 tps has no log: it is left out of the ratios (with its pair)
+    and of the collapse test, and counted in zero_runs."""
     mine = runs[(s, c)]
     rounds = sorted(mine)
     v = [mine[r] for r in rounds]
@@ -272,8 +341,9 @@ def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
              hi=max(v), bifurcated=False, bad_runs=0, fisher_p=None,
              cv=cv(v), tps_ci_low=lo, tps_ci_high=hi, coverage=cov,
              ratio=None, ci_low=None, ci_high=None, pairs=0, verdict="",
-             rounds_needed=None, base_bad_runs=None,
-             ratio_noise=float("nan"))
+             resolves=None, rounds_equivalent=None, base_bad_runs=None,
+             ratio_noise=float("nan"),
+             zero_runs=sum(not t > 0 for t in v))
     if s == base:
         p["verdict"] = "baseline"
         return p
@@ -285,16 +355,16 @@ def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
     if not ratios:
         p["verdict"] = "no pairs"
         return p
-    logs = numpy.log(ratios)
-    est, rlo, rhi, rcov = hl_ci(logs, ratio_confidence)
+    est, rlo, rhi, rcov = hl_ci(numpy.log(ratios), ratio_confidence)
+    noise = ratio_noise(ratios)
     p.update(ratio=math.exp(est), ci_low=math.exp(rlo),
-             ci_high=math.exp(rhi), coverage=rcov,
-             ratio_noise=ratio_noise(ratios))
-    p["verdict"] = verdict(p["ci_low"], p["ci_high"], threshold,
-                           rcov >= ratio_confidence)
-    if p["verdict"] == "no difference":
-        p["rounds_needed"] = rounds_needed(logs, p["ratio"], threshold,
-                                           ratio_confidence)
+             ci_high=math.exp(rhi), coverage=rcov, ratio_noise=noise,
+             verdict=verdict(math.exp(rlo), math.exp(rhi), threshold,
+                             rcov >= ratio_confidence),
+             resolves=resolves(len(ratios), noise, threshold,
+                               ratio_confidence),
+             rounds_equivalent=rounds_equivalent(noise, threshold,
+                                                 ratio_confidence))
     return p
 
 
@@ -341,6 +411,5 @@ def _collapse(points: List[Point],
             [[p["bad_runs"], len(mine) - p["bad_runs"]],
              [p["base_bad_runs"], len(theirs) - p["base_bad_runs"]]])
         p["fisher_p"] = float(pval)
-        if pval < COLLAPSE_ALPHA and p["verdict"] in RATIO_VERDICTS:
+        if pval < COLLAPSE_ALPHA and is_ratio_verdict(p["verdict"]):
             p["verdict"] = "bimodal"
-            p["rounds_needed"] = None

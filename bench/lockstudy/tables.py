@@ -16,6 +16,14 @@ def fmt(x: Optional[float], digits: int = 0) -> str:
     return "%.*f" % (digits, x)
 
 
+def pct(x: Optional[float], digits: int = 0) -> str:
+    """A fraction as a percentage with that many decimals and a % sign;
+    empty for None and NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return "%.*f%%" % (digits, 100 * x)
+
+
 def half_up(x: Optional[float], digits: int) -> str:
     """A number with that many decimals: its 15 significant digits (a sum
     of floats 5.4499999999999993 is 5.45) rounded half away from zero

@@ -76,7 +76,9 @@ class Exact:
             return "faster"
         if enough and high < 1 - threshold:
             return "slower"
-        return "no difference"
+        if enough and 1 - threshold < low and high < 1 + threshold:
+            return "equivalent (±%g%%)" % (100 * threshold)
+        return "not resolved"
 
     @staticmethod
     def binom_pmf(N: int, p: Fraction) -> List[Fraction]:

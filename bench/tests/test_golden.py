@@ -30,10 +30,18 @@ a baseline run at 0 tps, points of 4 rounds beside points of 9 (min-max
 intervals), a point without a baseline ("no pairs"), a listed variant
 without runs, and a study of one variant with the new column name and no
 position column.
+  - Issue 52 regenerated golden/<case>/ once, by the same calls, when the
+    verdicts became faster / slower / equivalent (±T) / not resolved and
+    "rounds needed" gave way to the noise, what the rounds resolve and
+    the rounds for ±T; test_numbers_agree_with_the_goldens_before_52
+    checks every number against the files before (git, a31a8ab).
 """
 
+import csv
+import io
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -125,3 +133,53 @@ def test_errors(case, tmp_path, monkeypatch):
                                   "has variants not in --variants")
     want = want.replace("two runs for strategy", "two runs for variant")
     assert "study_stats: error: %s\n" % e.value == want
+
+
+# the commit whose golden files are the last before issue 52's verdicts
+BEFORE_52 = "a31a8ab"
+# the verdicts that issue 52 left as they were
+KEPT = ("baseline", "faster", "slower", "bimodal", "no pairs")
+
+
+def _old_points(name: str):
+    """The rows of a case's points.csv at BEFORE_52, from git; None
+    outside a git checkout with that commit."""
+    try:
+        text = subprocess.run(
+            ["git", "-c", "safe.directory=*", "-C", TOP, "show",
+             "%s:bench/tests/golden/%s/points.csv" % (BEFORE_52, name)],
+            check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_numbers_agree_with_the_goldens_before_52(name):
+    """Issue 52 changed the verdict words and the columns after them, not
+    the numbers: every column of the old points.csv but rounds_needed is
+    the same; a verdict other than "no difference" stays; "no difference"
+    became "not resolved", or "equivalent (±T)" where the interval lies
+    inside the threshold."""
+    old = _old_points(name)
+    if old is None:
+        pytest.skip("not a git checkout with commit %s" % BEFORE_52)
+    with open(os.path.join(GOLDEN, name, "points.csv")) as f:
+        new = list(csv.DictReader(f))
+    threshold = CASES[name].get("threshold", 2.0) / 100
+    assert len(new) == len(old)
+    for o, n in zip(old, new):
+        for k in o:
+            if k not in ("rounds_needed", "verdict"):
+                assert n[k] == o[k], (name, k)
+        if o["verdict"].split(",")[0] in KEPT:
+            assert n["verdict"] == o["verdict"]
+            continue
+        assert o["verdict"].startswith("no difference")
+        inside = (1 - threshold < float(o["ci_low"])
+                  and float(o["ci_high"]) < 1 + threshold)
+        equivalent = "equivalent (±%g%%)" % (100 * threshold)
+        assert n["verdict"] in (o["verdict"].replace(
+            "no difference", "not resolved"), o["verdict"].replace(
+            "no difference", equivalent) if inside else None), \
+            (name, n["variant"])

@@ -93,10 +93,11 @@ def _result(names=("tas", "ttas"), split=True, shares=True,
         v, c, 4, 1000.0, 900.0, 1100.0, split and (v, c) == (names[-1], 8),
         0.01, nan, nan, 4, 1.0, 0.9, 1.1, 0.95,
         "bimodal" if split and (v, c) == (names[-1], 8) else
-        "no difference", None, 0, 0.5, None, nan)
+        "not resolved", None, None, 0, 0.5, None, nan)
         for v in names for c in (1, 8, 64))
     tps = model.TpsResult(tuple(names), 0.02, 0.95,
-                          model.Comparisons(0, "bonferroni", 0.95, 0.0, 6),
+                          model.Comparisons(0, "bonferroni", 0.95, 0.0, 6,
+                                            0),
                           points, ())
     locks = tuple(model.LockTables(
         v, 64, 4, 10, v not in unavailable, shares=tuple(

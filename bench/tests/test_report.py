@@ -15,7 +15,7 @@ from fractions import Fraction
 import numpy
 import pytest
 
-from lockstudy import data, report
+from lockstudy import data, report, stats
 from lockstudy.data import InputError, Run
 
 THREE = ["tas", "ttas_spin", "ttas"]
@@ -35,9 +35,12 @@ def test_table_a_identical_variants(study):
     assert re.search(r"^\(a\) tps per client count: .*for each variant the "
                      r"ratio of its tps to tas's in the same round", r.text,
                      re.M)
-    # a ratio of 1: no rounds can resolve it
+    # a ratio of 1 without noise: equivalent; its 9 rounds resolve any
+    # difference beyond the threshold, and the fewest rounds that reach
+    # the level (here 9, at 1 - 0.05 / 8) show equivalence
     assert re.search(r"^\s+64 \| ttas\s+\|\s+\d+ \|\s+\| 1\.000 \| "
-                     r"1\.000-1\.000 \| no difference \|\s+-$", r.text, re.M)
+                     r"1\.000-1\.000 \| equivalent \(±2%\) \|\s+0\.0% \|"
+                     r"\s+±2\.0% \|\s+9$", r.text, re.M)
     assert r.variants == THREE
     assert r.text.endswith("\n") and not r.text.endswith("\n\n")
     assert [p.variant for p in r.points] == \
@@ -49,10 +52,11 @@ def test_too_few_rounds_line(study):
         1000 if s == "tas" else 1300) + r), THREE, correction="none")
     coverage = 1 - Fraction(2, 2 ** 5)
     assert ("\nfewer than 6 rounds: the intervals are min-max, of coverage "
-            "%.1f%% only, and give no verdict\n" % (100 * coverage)) in r.text
-    # rounds needed: the minimum, 6
-    assert re.search(r"^\s+8 \| ttas_spin .*\| no difference \|\s+6$",
-                     r.text, re.M)
+            "%.1f%% only, and are not resolved\n" % (100 * coverage)) \
+        in r.text
+    # its rounds resolve nothing; at no noise, 6 rounds show equivalence
+    assert re.search(r"^\s+8 \| ttas_spin .*\| not resolved \|\s+0\.0% \|"
+                     r"\s+- \|\s+6$", r.text, re.M)
 
 
 def test_within_threshold(study):
@@ -60,7 +64,7 @@ def test_within_threshold(study):
         1000 if s == "tas" else 1015) * (1 + r / 1000))
     text = tps_report(study, tps, ["tas", "ttas"]).text
     assert re.search(r"^\s+2 \| ttas\s+\|\s+\d+ \|\s+\| 1\.015 \| "
-                     r"1\.015-1\.015 \| no difference \|\s+-$", text, re.M)
+                     r"1\.015-1\.015 \| equivalent \(±2%\) \|", text, re.M)
     assert "verdict (threshold 2%)" in text
     assert "| faster " in tps_report(study, tps, ["tas", "ttas"], 1).text
 
@@ -94,7 +98,10 @@ def test_bonferroni(study, exact):
     assert (r.comparisons, r.ratio_confidence) == (8, 1 - 0.05 / 8)
     assert ("\ncomparisons: 8; Bonferroni: each ratio interval at %.2f%%, so "
             "that the chance of at least one false verdict in the study is "
-            "at most %.2f%% (the sum of the intervals' exact non-coverage)\n"
+            "at most %.2f%% (the sum of the intervals' exact non-coverage); "
+            "a re-analysis of these runs with another baseline or other "
+            "variants adds comparisons to the family: give its size with "
+            "compare --family\n"
             % (100 * level, 100 * 8 * (1 - coverage))) in r.text
     assert "Hodges-Lehmann estimate, 99.38% interval (Wilcoxon signed " \
         "rank)" in r.text
@@ -157,7 +164,7 @@ def test_collapse_table(study, exact):
     # verdict is bimodal, with the bad runs, and no rounds needed
     assert exact.fisher_p(5, 7, 0, 12) < Fraction(1, 20)
     assert re.search(r"^\s+16 \| ttas\s+\|\s+\d+ \|\s+\| [\d.]+ \| "
-                     r"[\d.-]+ \| bimodal, 5/12 low\s+\|$", r.text, re.M)
+                     r"[\d.-]+ \| bimodal, 5/12 low\s+\|", r.text, re.M)
     assert re.search(r"^\s+16 \| tas\s+\|\s+1006 \|", r.text, re.M)
     clean = tps_report(study, study.grid(["tas", "ttas"], [4], 9,
                                          lambda s, c, r: 1000 + r), None)
@@ -176,7 +183,7 @@ def test_collapse_beside_the_verdict(study, exact):
     r = tps_report(study, study.grid(["tas", "ttas"], [16], 12, tps),
                    ["tas", "ttas"])
     assert exact.fisher_p(3, 9, 0, 12) > Fraction(1, 20)
-    assert re.search(r"^\s+16 \| ttas\s+\|.*\| (no difference|faster), "
+    assert re.search(r"^\s+16 \| ttas\s+\|.*\| (not resolved|faster), "
                      r"3/12 low \|", r.text, re.M)
 
 
@@ -290,7 +297,8 @@ def test_write_points(study, tmp_path, exact):
     lines = path.read_text().split("\n")
     assert lines[0] == "variant,clients,n,median,lo,hi,bifurcated,cv," \
         "tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage," \
-        "verdict,rounds_needed,bad_runs,fisher_p,base_bad_runs,ratio_noise"
+        "verdict,resolves,rounds_equivalent,bad_runs,fisher_p," \
+        "base_bad_runs,ratio_noise,zero_runs"
     assert lines[-1] == "" and len(lines) == 2 + len(r.points)
     rows = [dict(zip(lines[0].split(","), x.split(","))) for x in lines[1:-1]]
     base, split = rows[1], rows[3]
@@ -305,9 +313,9 @@ def test_write_points(study, tmp_path, exact):
     est = exact.signed_rank_ci(logs)[0]
     assert (split["bifurcated"], split["bad_runs"], split["base_bad_runs"],
             split["verdict"], split["pairs"], split["ratio"],
-            split["fisher_p"], split["rounds_needed"]) == \
+            split["fisher_p"], split["zero_runs"]) == \
         ("t", "5", "0", "bimodal", "12", "%.6g" % math.exp(est),
-         "%.6g" % float(exact.fisher_p(5, 7, 0, 12)), "")
+         "%.6g" % float(exact.fisher_p(5, 7, 0, 12)), "0")
     assert float(split["ratio_noise"]) == pytest.approx(
         statistics.stdev(logs), rel=1e-5)
     values = [599 + x if x <= 5 else 1500 + x for x in range(1, 13)]
@@ -348,3 +356,65 @@ def test_no_mutable_module_globals():
     mutable = [k for k, v in vars(report).items() if not k.startswith("__")
                and isinstance(v, (dict, list, set, bytearray))]
     assert mutable == []
+
+
+def test_runs_at_zero_tps_are_said(study):
+    # a run at 0 tps has no log ratio: it is left out, and the text says
+    # which points lost runs and how many, not silently
+    tps = study.grid(["a", "b"], [1, 8], 9, lambda s, c, r: 1000.0 + r)
+    tps[("b", 8, 3)] = tps[("b", 8, 7)] = 0.0
+    tps[("a", 1, 2)] = 0.0
+    r = tps_report(study, tps, None)
+    assert ("\nruns at 0 tps, left out of the ratios (with the other run of "
+            "their round) and of the collapse test: a at 1 clients 1, b at "
+            "8 clients 2\n") in r.text
+    assert "runs at 0 tps" not in tps_report(
+        study, study.grid(["a", "b"], [1], 9, lambda s, c, r: 1000.0 + r),
+        None).text
+
+
+def test_family_of_a_re_analysis(study):
+    # a re-analysis of one comparison out of a study of 6 takes the
+    # study's level when given the family, and says so
+    tps = _noise_study(study, numpy.random.default_rng(2203), [8])
+    runs = study.runs({k: v for k, v in tps.items() if k[0] in "ab"})
+    alone = report.tps_report(runs, ["b", "a"], 2)
+    assert (alone.comparisons, alone.ratio_confidence) == (1, 0.95)
+    r = report.tps_report(runs, ["b", "a"], 2, family=6)
+    assert (r.comparisons, r.ratio_confidence) == (1, 1 - 0.05 / 6)
+    assert r.result.comparisons.family == 6
+    assert "\ncomparisons: 1 of a family of 6 (--family); Bonferroni: " \
+        "each ratio interval at 99.17%," in r.text
+    with pytest.raises(InputError, match="--family 1 is fewer than the 2 "
+                       "comparisons of runs.csv"):
+        report.tps_report(study.runs(tps), None, 2, family=1)
+
+
+def test_resolution_text():
+    cells = stats.resolution([12, 24], [0.05, 0.1], 0.02, 1 - 0.05 / 6)
+    text = report.resolution_text(cells, 0.02, 1 - 0.05 / 6)
+    want = {(x.rounds, x.noise): x for x in cells}
+    assert text.startswith("the smallest difference that a verdict finds "
+                           "with 80% power (interval at 99.17%, threshold "
+                           "2%)")
+    for s in (0.05, 0.1):
+        assert re.search(r"^\s+%d%% \|\s+±%.1f%% \|\s+±%.1f%% \|\s+%d$" % (
+            100 * s, 100 * want[(12, s)].resolves,
+            100 * want[(24, s)].resolves, want[(12, s)].rounds_equivalent),
+            text, re.M), s
+
+
+def test_resolution_and_family_commands(study, tmp_path, capsys):
+    from lockstudy import __main__ as cli
+    assert cli.main(["resolution", "--rounds", "12 24", "--noise", "10",
+                     "--comparisons", "6"]) == 0
+    assert capsys.readouterr().out == report.resolution_text(
+        stats.resolution([12, 24], [0.1], 0.02, 1 - 0.05 / 6), 0.02,
+        1 - 0.05 / 6)
+    path = tmp_path / "runs.csv"
+    path.write_text("variant,clients,round,tps\n" + "".join(
+        "%s,1,%d,%d\n" % (s, r, 1000 + r) for r in range(1, 10)
+        for s in "ab"))
+    assert cli.main(["compare", str(path), "--family", "4"]) == 0
+    assert "comparisons: 1 of a family of 4 (--family)" \
+        in capsys.readouterr().out

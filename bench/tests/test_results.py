@@ -88,7 +88,7 @@ def test_report_of_an_unpatched_variant(tmp_path):
                     _top_tables(d, ["ttas"]))
     # table (a) has its ratio as without the line in versions.txt
     assert ("\n       4 | ttas    | 63732 |             | 1.061 | "
-            "0.662-1.701 | no difference |") in text
+            "0.662-1.701 | not resolved |") in text
     assert ("\n(b) top LWLocks: %s\n" % (NOT_AVAILABLE % "ttas")) in text
     assert ("\n(c) top spin-wait call sites: %s\n"
             % (NOT_AVAILABLE % "ttas")) in text

@@ -14,8 +14,11 @@ data's construction.  They prove that:
   - on random data sets every median, interval, coverage and verdict is
     the one computed here;
   - ratios are paired within a round, so that drift cancels;
-  - ties, the threshold, the rounds needed, the comparisons, drift and
-    position with their null ranges.
+  - ties, the threshold and the verdicts (equivalent within it, not
+    resolved), what the rounds resolve and the rounds that would show
+    equivalence (neither from the ratio observed), the signed-rank
+    distribution at 1024 rounds and more, runs at 0 tps counted, the
+    comparisons, drift and position with their null ranges.
 The collapse test is in test_collapse.py, the simulations of the targets
 of the method in test_simulation.py.
 """
@@ -131,7 +134,7 @@ def test_ranks_and_coverage_3_to_30(exact):
         assert (other.ratio, other.ci_low, other.ci_high) == \
             pytest.approx((ratio, lo, hi), rel=1e-12), n
         assert other.coverage == pytest.approx(cov, abs=1e-12)
-        assert other.verdict == ("faster" if enough else "no difference")
+        assert other.verdict == ("faster" if enough else "not resolved")
         assert enough == (n >= 6)
 
 
@@ -209,7 +212,7 @@ def test_random_points(exact, threshold):
         seen[p.verdict] = seen.get(p.verdict, 0) + 1
     # the data sets span all verdicts
     assert seen.get("faster", 0) > 5 and seen.get("slower", 0) > 5
-    assert seen.get("no difference", 0) > 20
+    assert seen.get("not resolved", 0) > 20
 
 
 def test_drift_cancels(study):
@@ -242,7 +245,7 @@ def test_drift_cancels(study):
     # 1.00 in 4 of 9 rounds, 1.10 in the rest: 10 of the 45 Walsh
     # averages are 1, the interval [w(6), w(40)] reaches 1
     ([1000, 1000, 1000, 1000, 1100, 1100, 1100, 1100, 1100],
-     "1.000 1.100 no difference"),
+     "1.000 1.100 not resolved"),
     # 1.00 in 2 of 9 rounds: 3 Walsh averages at 1, w(6) above
     ([1000, 1000, 1100, 1100, 1100, 1100, 1100, 1100, 1100],
      "1.049 1.100 faster"),
@@ -267,7 +270,7 @@ def test_all_equal(study):
             base.cv, base.bifurcated) == (1000, 1000, 1000, 0, False)
     assert (other.ratio, other.ci_low, other.ci_high,
             other.verdict, other.ratio_noise) == \
-        (1, 1, 1, "no difference", 0)
+        (1, 1, 1, "not resolved", 0)
 
 
 def test_identical_variants(study):
@@ -280,9 +283,12 @@ def test_identical_variants(study):
     points = stats.analyse(tps, THREE, 0.02, 0.95)
     assert [(p.variant, p.verdict) for p in points] == \
         [("tas", "baseline")] * 4 + \
-        [(s, "no difference") for s in THREE[1:] for _ in CLIENTS]
-    assert all((p.ratio, p.ci_low, p.ci_high, p.rounds_needed)
-               == pytest.approx((1, 1, 1, None)) for p in points[4:])
+        [(s, "equivalent (±2%)") for s in THREE[1:] for _ in CLIENTS]
+    # no noise: any difference beyond the threshold is resolved, and the
+    # fewest rounds that reach the level show equivalence
+    assert all((p.ratio, p.ci_low, p.ci_high, p.resolves,
+                p.rounds_equivalent) == pytest.approx((1, 1, 1, 0.02, 6))
+               for p in points[4:])
     assert not any(p.bifurcated for p in points)
 
 
@@ -314,8 +320,9 @@ def test_too_few_rounds(study):
     assert (p.ci_low, p.ci_high) == pytest.approx((1305 / 1005,
                                                          1301 / 1001))
     assert p.coverage == pytest.approx(1 - 2 / 2 ** 5, abs=1e-12)
-    assert p.verdict == "no difference"
-    assert p.rounds_needed == 6
+    assert p.verdict == "not resolved"
+    # 5 rounds resolve nothing, whatever the noise
+    assert p.resolves is None and p.rounds_equivalent >= 6
 
 
 def test_threshold(study):
@@ -323,54 +330,114 @@ def test_threshold(study):
     tps = study.grid(["tas", "ttas"], [2], 9, lambda s, c, r: (
         1000 if s == "tas" else 1015) * (1 + r / 1000))
     p = stats.analyse(tps, ["tas", "ttas"], 0.02, 0.95)[1]
-    assert (p.verdict, p.rounds_needed) == ("no difference", None)
+    assert p.verdict == "equivalent (±2%)"
     assert stats.analyse(tps, ["tas", "ttas"], 0.01, 0.95)[1].verdict \
         == "faster"
 
 
 @pytest.mark.parametrize("low, high, threshold, enough, want", [
-    (0.99, 1.2, 0, True, "no difference"),      # holds 1
-    (1.0, 1.2, 0, True, "no difference"),       # reaches 1 at an end
+    (0.99, 1.2, 0, True, "not resolved"),       # holds 1
+    (1.0, 1.2, 0, True, "not resolved"),        # reaches 1 at an end
     (1.01, 1.2, 0, True, "faster"),
-    (1.01, 1.2, 0.02, True, "no difference"),   # within the threshold
+    (1.01, 1.2, 0.02, True, "not resolved"),    # reaches into the threshold
     (1.03, 1.2, 0.02, True, "faster"),
     (0.8, 0.97, 0.02, True, "slower"),
-    (0.8, 0.99, 0.02, True, "no difference"),
-    (1.5, 2.0, 0.02, False, "no difference"),   # coverage below the level
+    (0.8, 0.99, 0.02, True, "not resolved"),
+    (1.5, 2.0, 0.02, False, "not resolved"),    # coverage below the level
+    (0.985, 1.015, 0.02, True, "equivalent (±2%)"),     # inside
+    (0.98, 1.015, 0.02, True, "not resolved"),  # reaches the bound
+    (0.99, 1.03, 0.05, True, "equivalent (±5%)"),
+    (0.99, 1.01, 0.02, False, "not resolved"),  # inside, below the level
+    (1.0, 1.0, 0, True, "not resolved"),        # ±0 is never shown
 ])
 def test_verdict(low, high, threshold, enough, want):
     assert stats.verdict(low, high, threshold, enough) == want
 
 
-def test_rounds_needed_cases():
-    # the normal approximation is the floor; Student's t raises it for
-    # few rounds; within the threshold none; no noise or one ratio: the
-    # minimum; a ratio of 0 (a variant at 0 tps): none
+def test_resolves_cases():
+    # beyond POWER_SIMULATED rounds the normal approximation, computed
+    # here; below, simulated intervals, above that approximation and at
+    # most 1.6 times it (the signed-rank interval's discreteness); the
+    # larger of the two sides (1 + d beyond 1.02, 1 - d beyond 0.98);
+    # nothing below the rounds that reach the level or
+    # without a noise
     z = statistics.NormalDist().inv_cdf
-    rng = numpy.random.default_rng(3)
-    for ratio, sd in ((1.05, 0.2), (0.9, 0.05), (1.3, 0.01), (0.7, 0.4)):
-        logs = list(math.log(ratio) + sd * rng.standard_normal(9))
-        margin = abs(math.log(ratio)) - abs(math.log(
-            1.02 if ratio > 1 else 0.98))
-        floor = math.ceil(((z(0.975) + z(0.8)) * math.sqrt(math.pi / 3)
-                           * statistics.stdev(logs) / margin) ** 2)
-        got = stats.rounds_needed(logs, ratio, 0.02, 0.95)
-        assert max(6, floor) <= got <= max(6, floor) * 1.6 + 3
-    assert stats.rounds_needed([0.1, 0.2], 1.015, 0.02, 0.95) is None
-    assert stats.rounds_needed([0.1, 0.2], 0.985, 0.02, 0.95) is None
-    assert stats.rounds_needed([0.1], 1.1, 0.02, 0.95) == 6
-    assert stats.rounds_needed([0.1, 0.1], 1.1, 0.02, 0.95) == 6
-    assert stats.rounds_needed([0.1, 0.2], 0.0, 0.02, 0.95) is None
+    for n, s in ((100, 0.1), (61, 0.05), (400, 0.2)):
+        d = (z(0.975) + z(0.8)) * math.sqrt(math.pi / 3) * s / math.sqrt(n)
+        assert stats.resolves(n, s, 0.02, 0.95) == pytest.approx(
+            max(1.02 * math.exp(d) - 1, 1 - 0.98 * math.exp(-d)), rel=1e-9)
+    for n in (6, 8, 12, 24, 48):
+        d = (z(0.975) + z(0.8)) * math.sqrt(math.pi / 3) * 0.1 / math.sqrt(n)
+        got = math.log(1 + stats.resolves(n, 0.1, 0.02, 0.95)) \
+            - math.log(1.02)
+        assert d <= got <= d * 1.6, n
+    assert stats.resolves(5, 0.1, 0.02, 0.95) is None
+    assert stats.resolves(12, float("nan"), 0.02, 0.95) is None
+    assert stats.resolves(12, 0, 0.02, 0.95) == pytest.approx(0.02)
+    # more rounds, less noise: a smaller difference
+    assert stats.resolves(24, 0.1, 0.02, 0.95) \
+        < stats.resolves(12, 0.1, 0.02, 0.95) \
+        < stats.resolves(12, 0.2, 0.02, 0.95)
 
 
-def test_rounds_needed_beyond_the_study(study):
-    # 5% in 20% noise over 9 rounds: no verdict, and more rounds needed
+def test_rounds_equivalent_cases():
+    # beyond POWER_SIMULATED rounds the normal approximation of TOST's
+    # sample size at a true ratio of 1 (both ends inside: z of 1 - 0.2/2)
+    z = statistics.NormalDist().inv_cdf
+    for s in (0.1, 0.2):
+        want = math.ceil(((z(0.975) + z(0.9)) * math.sqrt(math.pi / 3) * s
+                          / math.log(1.02)) ** 2)
+        assert stats.rounds_equivalent(s, 0.02, 0.95) == want
+    # below it, the fewest simulated rounds whose power reaches 80%
+    n = stats.rounds_equivalent(0.02, 0.02, 0.95)
+    assert 6 < n <= stats.POWER_SIMULATED
+    assert stats.equivalence_power(n, 0.02, 0.02, 0.95) >= 0.8
+    assert stats.equivalence_power(n - 1, 0.02, 0.02, 0.95) < 0.8
+    assert stats.rounds_equivalent(0.1, 0, 0.95) is None
+    assert stats.rounds_equivalent(float("nan"), 0.02, 0.95) is None
+    assert stats.rounds_equivalent(0, 0.02, 0.95) == 6
+
+
+def test_resolves_beyond_the_study(study):
+    # 5% in 20% noise over 9 rounds: not resolved, its rounds resolve
+    # only a larger difference, and equivalence needs more rounds
     rng = numpy.random.default_rng(500)
     tps = study.grid(["tas", "ttas"], [2], 9, lambda s, c, r: 1000 * (
         1 if s == "tas" else 1.05) * (1 + 0.2 * rng.standard_normal()))
     p = stats.analyse(tps, ["tas", "ttas"], 0.02, 0.95)[1]
-    assert p.verdict == "no difference"
-    assert p.rounds_needed > 9
+    assert p.verdict == "not resolved"
+    assert p.resolves > 0.05 and p.rounds_equivalent > 9
+
+
+def test_resolves_ignores_the_ratio(study):
+    # the same log ratios shifted: the same noise, so the same numbers,
+    # whatever the ratio observed (no post-hoc power); the tps are
+    # rounded to 3 decimals, so the noise differs in its 7th digit
+    rng = numpy.random.default_rng(501)
+    noise = {r: 0.1 * rng.standard_normal() for r in range(1, 13)}
+    got = []
+    for effect in (0.9, 1.0, 1.02, 1.3):
+        tps = study.grid(["a", "b"], [2], 12, lambda s, c, r: 1000 * (
+            1 if s == "a" else effect * math.exp(noise[r])))
+        p = stats.analyse(tps, ["a", "b"], 0.02, 0.95)[1]
+        got.append((p.resolves, p.rounds_equivalent))
+    assert all(x == pytest.approx(got[0], rel=1e-5) for x in got)
+    assert len({n for _, n in got}) == 1
+
+
+def test_signed_rank_cdf_many_rounds():
+    # 2^n overflows a double from n = 1024: the distribution is still
+    # one, and near its centre it is the normal approximation's
+    for n in (1024, 1100):
+        cdf = stats.signed_rank_cdf(n)
+        mean, sd = n * (n + 1) / 4, math.sqrt(n * (n + 1) * (2 * n + 1) / 24)
+        assert cdf[-1] == pytest.approx(1, abs=1e-12)
+        for w in (int(mean - 2 * sd), int(mean), int(mean + sd)):
+            assert cdf[w] == pytest.approx(
+                statistics.NormalDist(mean, sd).cdf(w + 0.5), abs=1e-4)
+    x = numpy.random.default_rng(7).standard_normal(1100)
+    est, lo, hi, cov = stats.hl_ci(x, 0.95)
+    assert lo < est < hi and cov == pytest.approx(0.95, abs=1e-3)
 
 
 def test_pairs(study):
@@ -402,6 +469,9 @@ def test_variant_at_zero_tps(study):
                                                 0.02, 0.95)}
     assert p["b"].pairs == 7 and p["b"].ratio == pytest.approx(1)
     assert (p["c"].pairs, p["c"].verdict) == (0, "no pairs")
+    # and they are counted, not dropped silently
+    assert (p["a"].zero_runs, p["b"].zero_runs, p["c"].zero_runs) == \
+        (0, 2, 9)
 
 
 def test_comparisons():
