@@ -3,7 +3,7 @@
 # observer.sh - what counting costs the contended path, in throughput
 #
 # One server start, with pg_lockstat and the test module lockstat_test
-# preloaded.  CLIENTS pgbench clients hammer one lock for SECONDS per run:
+# preloaded.  CLIENTS pgbench clients hammer one lock for RUN_SECONDS per run:
 # the lockstat_test LWLock (WORKLOAD=lwlock: lockstat_test_lwlock(
 # 'exclusive', 200, 0) per transaction) or the test spinlock
 # (WORKLOAD=spinlock: lockstat_test_spinlock(200, 0)).  Between runs
@@ -24,7 +24,7 @@
 #
 # Environment: PG_CONFIG (patched, with pg_lockstat and lockstat_test
 # installed, as "make test" leaves it; required), WORKLOAD (lwlock),
-# CLIENTS (8), SECONDS (10), PAIRS (16), CONFIDENCE (0.95), OUT (directory
+# CLIENTS (8), RUN_SECONDS (10), PAIRS (16), CONFIDENCE (0.95), OUT (directory
 # for the cluster, the logs and runs.csv; default build/observer).
 # Output: one line per run on stderr; on stdout the table of runs and the
 # ratio with its interval and the pairs' acquisitions and blocks per second.
@@ -40,16 +40,27 @@ die() { echo "$me: error: $*" >&2; exit 1; }
 : "${PG_CONFIG:?PG_CONFIG must point to the patched server}"
 WORKLOAD=${WORKLOAD:-lwlock}
 CLIENTS=${CLIENTS:-8}
-SECONDS_PER_RUN=${SECONDS:-10}
+SECONDS_PER_RUN=${RUN_SECONDS:-10}
 PAIRS=${PAIRS:-16}
 CONFIDENCE=${CONFIDENCE:-0.95}
 OUT=${OUT:-$top/build/observer}
 case $CLIENTS$SECONDS_PER_RUN$PAIRS in
-	*[!0-9]*) die "CLIENTS, SECONDS and PAIRS must be numbers" ;;
+	*[!0-9]*) die "CLIENTS, RUN_SECONDS and PAIRS must be numbers" ;;
 esac
+# what the hot lock's counters say per run: for the LWLock its acquisitions
+# and blocks (pg_lwlock_stats), for the spinlock its contended waits and
+# their spins (pg_spinlock_stats); counted in the track = on runs only
 case $WORKLOAD in
-	lwlock) call="SELECT lockstat_test_lwlock('exclusive', 200, 0);" ;;
-	spinlock) call="SELECT lockstat_test_spinlock(200, 0);" ;;
+	lwlock)
+		call="SELECT lockstat_test_lwlock('exclusive', 200, 0);"
+		count_sql="SELECT coalesce(sum(sh_acquires + ex_acquires), 0), coalesce(sum(blocks), 0)
+			FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'"
+		counted="acquisitions,blocks of the lockstat_test LWLock" ;;
+	spinlock)
+		call="SELECT lockstat_test_spinlock(200, 0);"
+		count_sql="SELECT coalesce(sum(contended), 0), coalesce(sum(spins), 0)
+			FROM pg_spinlock_stats WHERE func = 'lockstat_test_spinlock'"
+		counted="contended waits,spins of the test spinlock" ;;
 	*) die "WORKLOAD must be lwlock or spinlock, not \"$WORKLOAD\"" ;;
 esac
 
@@ -80,10 +91,9 @@ psql() { "$bin/psql" -X -q -At -h "$OUT" -p "$port" -d postgres -v ON_ERROR_STOP
 psql -c 'CREATE EXTENSION pg_lockstat; CREATE EXTENSION lockstat_test;'
 echo "$call" >"$OUT/workload.sql"
 
-# the tranche's acquisitions and blocks so far (track = on runs only)
+# the hot lock's two counts so far
 counts() {
-	psql -F ' ' -c "SELECT coalesce(sum(sh_acquires + ex_acquires), 0), coalesce(sum(blocks), 0)
-		FROM pg_lwlock_stats WHERE tranche = 'lockstat_test'"
+	psql -F ' ' -c "$count_sql"
 }
 
 # set track, and wait until every backend of the last run has gone and the
@@ -114,7 +124,7 @@ run() {
 	echo "$me: pair $pair track=$track: $tps tps" >&2
 }
 
-echo "pair,track,tps,acquires_before,blocks_before,acquires_after,blocks_after" >"$OUT/runs.csv"
+echo "pair,track,tps,first_before,second_before,first_after,second_after" >"$OUT/runs.csv"
 for pair in $(seq 1 "$PAIRS"); do
 	if [ $((pair % 2)) = 1 ]; then
 		run on "$pair"
@@ -125,7 +135,7 @@ for pair in $(seq 1 "$PAIRS"); do
 	fi
 done
 
-PYTHONPATH="$top/bench" /usr/bin/python3 - "$OUT/runs.csv" "$CONFIDENCE" "$SECONDS_PER_RUN" <<'PY'
+PYTHONPATH="$top/bench" /usr/bin/python3 - "$OUT/runs.csv" "$CONFIDENCE" "$SECONDS_PER_RUN" "$counted" <<'PY'
 import csv
 import math
 import sys
@@ -133,14 +143,15 @@ import sys
 from lockstudy import stats
 
 path, confidence, seconds = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+first_name, second_name = sys.argv[4].split(",", 1)
 runs = {}
 rates = []
 with open(path) as f:
     for row in csv.DictReader(f):
         runs[(row["pair"], row["track"])] = float(row["tps"])
         if row["track"] == "on":
-            acq = int(row["acquires_after"]) - int(row["acquires_before"])
-            blk = int(row["blocks_after"]) - int(row["blocks_before"])
+            acq = int(row["first_after"]) - int(row["first_before"])
+            blk = int(row["second_after"]) - int(row["second_before"])
             rates.append((acq / seconds, blk / seconds))
 pairs = sorted({p for p, _ in runs}, key=int)
 ratios = [runs[(p, "on")] / runs[(p, "off")] for p in pairs]
@@ -165,6 +176,6 @@ else:
           f"{max(1 - low, high - 1) * 100:.1f} % is excluded at this confidence")
 acq = sorted(a for a, _ in rates)[len(rates) // 2]
 blk = sorted(b for _, b in rates)[len(rates) // 2]
-print(f"with track = on, median per second: {acq:.0f} acquisitions, "
-      f"{blk:.0f} blocks of the lockstat_test LWLock")
+print(f"with track = on, median per second: {acq:.0f} {first_name}, "
+      f"{blk:.0f} {second_name}")
 PY
