@@ -54,7 +54,7 @@ like(
 	'table (a): the baseline\'s median tps and its interval for 2 clients');
 like(
 	$stdout,
-	qr/^\s+2 \| ttas\s+\|\s+\d+ \|\s+\|\s+\d+\.\d{3} \|\s+\d+\.\d{3}-\d+\.\d{3} \| not resolved\s+\|\s+[\d.]+% \|\s+- \|\s+\d+$/m,
+	qr/^\s+2 \| ttas\s+\|\s+\d+ \|\s+\|\s+\d+\.\d{3} \|\s+\d+\.\d{3}-\d+\.\d{3} \|\s+\d+\.\d{3} \|\s+\d+\.\d{3}-\d+\.\d{3} \| not resolved\s+\|\s+[\d.]+% \|\s+- \|\s+\d+$/m,
 	'table (a): the ratio, its interval and, with 2 rounds, "not resolved", its noise, nothing resolved and the rounds for the threshold');
 like($stdout, qr/^fewer than 7 rounds: the intervals are min-max, of coverage 50\.0% only, and are not resolved$/m,
 	'table (a) says why 2 rounds resolve nothing');
@@ -122,9 +122,9 @@ like(slurp_file("$studies[0]/spins.csv"),
 	qr/^variant,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
 	'spins.csv has the pg_spinlock_stats columns');
 my $points = slurp_file("$studies[0]/points.csv");
-like($points, qr/^variant,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,resolves,rounds_equivalent,bad_runs,fisher_p,base_bad_runs,ratio_noise,zero_runs\n/,
-	'points.csv has the columns ratio, ci_low, ci_high and verdict, resolves and rounds_equivalent, then bad_runs, fisher_p, base_bad_runs, ratio_noise and zero_runs');
-like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,f,[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,not resolved,,\d+,0,,0,[\d.e+-]+,0$/m,
+like($points, qr/^variant,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,resolves,rounds_equivalent,bad_runs,fisher_p,base_bad_runs,ratio_noise,zero_runs,mean_ratio,mean_low,mean_high,lag1,lag1_p,change_p,change_round,serial_p,dependent\n/,
+	'points.csv has the columns ratio, ci_low, ci_high and verdict, resolves and rounds_equivalent, then bad_runs, fisher_p, base_bad_runs, ratio_noise and zero_runs, the mean ratio and the rounds' check');
+like($points, qr/^ttas,2,2,[\d.]+,[\d.]+,[\d.]+,f,[\d.e+-]+,[\d.]+,[\d.]+,2,[\d.]+,[\d.]+,[\d.]+,0\.5,not resolved,,\d+,0,,0,[\d.e+-]+,0,[\d.e+-]+,[\d.e+-]+,[\d.e+-]+,,,,,,f$/m,
 	'points.csv: median, min, max, no collapse (2 runs), noise, the ratio with its interval and verdict, no bad runs on either side, no Fisher test, the ratio noise');
 foreach my $f ('settings.txt', 'machine.txt', 'versions.txt', 'commands.txt')
 {

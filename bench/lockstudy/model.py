@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 # the version of results.json's layout: raised when a field changes its
 # meaning or goes; a reader refuses another version
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 RunKey = Tuple[str, int, int]		# (variant, clients, round)
 
@@ -67,7 +67,7 @@ class PointResult:
     coverage: float			# exact coverage of the ratio's interval
     # (the tps interval's for the baseline)
     verdict: str			# baseline, faster, slower, equivalent (±T),
-    # not resolved, bimodal, no pairs
+    # not resolved, bimodal, withheld: rounds dependent, no pairs
     # the smallest difference (a fraction) its rounds resolve with 80 %
     # power at its ratio noise, None when they cannot give a verdict
     resolves: Optional[float]
@@ -75,15 +75,45 @@ class PointResult:
     # 80 % power at its ratio noise
     rounds_equivalent: Optional[int]
     bad_runs: int
+    # Fisher's exact test, one-sided, of more bad runs than the baseline's
     fisher_p: Optional[float]
     base_bad_runs: Optional[int]
     ratio_noise: float		# nan for the baseline
     # its runs at 0 tps, left out of the ratios and the collapse test
     zero_runs: int = 0
+    # the mean log ratio as a ratio (the geometric mean of the paired
+    # ratios), and its Student t interval at the ratio's level: a collapse
+    # moves it where it leaves the Hodges-Lehmann estimate alone
+    mean_ratio: Optional[float] = None
+    mean_low: Optional[float] = None
+    mean_high: Optional[float] = None
+    # the check of its rounds for independence (SerialCheck's fields;
+    # None when not checked) and whether they failed it, its own check
+    # or the study's
+    lag1: Optional[float] = None
+    lag1_p: Optional[float] = None
+    change_p: Optional[float] = None
+    change_round: Optional[int] = None
+    serial_p: Optional[float] = None
+    dependent: bool = False
 
 
 # the columns of points.csv, in order
 POINT_COLUMNS = tuple(f.name for f in dataclasses.fields(PointResult))
+
+
+@dataclass(frozen=True)
+class SerialCheck:
+    """The check of a point's rounds for independence (lockstudy.serial):
+    the lag-1 autocorrelation of the ranks of its log ratios in round
+    order and its one-sided permutation p-value, the p-value of Pettitt's
+    change-point statistic and the rounds before the change it points
+    at, and the permutation p-value of the smaller of the two."""
+    lag1: float
+    lag1_p: float
+    change_p: float
+    change_round: int
+    point_p: float
 
 
 @dataclass(frozen=True)
@@ -160,6 +190,9 @@ class TpsResult:
     # the positions of the position table, 0 for none (runs without
     # positions, or a study of one variant)
     npos: int = 0
+    # the study-wide check of the rounds for independence
+    # (lockstudy.serial), None when no point has enough rounds
+    serial_p: Optional[float] = None
 
 
 @dataclass(frozen=True)

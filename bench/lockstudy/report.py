@@ -7,7 +7,8 @@ median tps and interval, every other variant's paired ratio with its
 interval, verdict, ratio noise, the smallest difference its rounds
 resolve and the rounds that would resolve the threshold), the lines on
 the number of comparisons and their correction and on the verdicts,
-the collapse table, the noise table, the drift table and, when the runs have positions, the table of
+the collapse table and the rounds' check (report_checks), the noise
+table, the drift table and, when the runs have positions, the table of
 the ratio by position; and the files points.csv (one row per point) and
 the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
 text is the one bench/study_stats.py (at 4e541ba) printed with --noun
@@ -25,10 +26,10 @@ import types
 from typing import (Dict, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from . import collapse, data, drift, model, stats
+from . import data, drift, model, stats
+from .report_checks import NOUN, collapse_table, serial_table
 from .tables import fmt, pct, table
 
-NOUN = "variant"
 # the corrections for the number of comparisons, and their names in the text
 CORRECTIONS = types.MappingProxyType({"bonferroni": "Bonferroni",
                                       "none": "no correction"})
@@ -37,7 +38,8 @@ COLUMNS = model.POINT_COLUMNS
 # the float columns of points.csv written to 6 significant digits; the
 # other floats (tps) get 3 decimals
 SIGNIFICANT = ("cv", "ratio", "ci_low", "ci_high", "coverage", "fisher_p",
-               "ratio_noise", "resolves")
+               "ratio_noise", "resolves", "mean_ratio", "mean_low",
+               "mean_high", "lag1", "lag1_p", "change_p", "serial_p")
 
 
 class TpsReport(NamedTuple):
@@ -106,14 +108,15 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
     index = data.index_runs(runs)
     tps = {k: r.tps for k, r in index.items()}
     threshold = threshold_pct / 100
-    points = stats.analyse(tps, order, threshold, confidence,
-                           ratio_confidence)
+    points, serial_p = stats.analyse_study(tps, order, threshold,
+                                           confidence, ratio_confidence)
     positions = {k: r.position for k, r in index.items()
                  if r.position is not None}
     # a false verdict needs an interval that misses the true ratio;
-    # intervals too short to give a verdict give none
+    # intervals too short to give a verdict, and withheld ones, give none
     bound = math.fsum(1 - p.coverage for p in points if p.ratio is not None
-                and p.coverage >= ratio_confidence)
+                      and p.coverage >= ratio_confidence
+                      and not p.dependent)
     comparisons = model.Comparisons(ncomparisons, correction,
                                     ratio_confidence, bound,
                                     stats.min_rounds(ratio_confidence),
@@ -122,7 +125,8 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
     return model.TpsResult(
         tuple(order), threshold, confidence, comparisons, points,
         drift_cells(tps, order),
-        position_cells(tps, positions, order) if npos else (), npos)
+        position_cells(tps, positions, order) if npos else (), npos,
+        serial_p)
 
 
 def _family(ncomparisons: int, family: Optional[int], source: str) -> int:
@@ -172,7 +176,8 @@ def _range(x: float, rng: Optional[Tuple[float, float]]
 def tps_text(r: model.TpsResult) -> str:
     """The text of the tps side of the report, ending in a newline."""
     sections = [table_a(r), collapse_table(r.points, r.variants),
-                noise_table(r.points, r.variants), drift_table(r)]
+                serial_table(r), noise_table(r.points, r.variants),
+                drift_table(r)]
     if r.npos:
         sections.append(position_table(r))
     return "\n\n".join(sections) + "\n"
@@ -195,7 +200,8 @@ def table_a(r: model.TpsResult) -> str:
     out = ["(a) tps per client count: median over rounds and %s interval "
            "(order statistics); for each %s the ratio of its tps to %s's "
            "in the same round: Hodges-Lehmann estimate, %s interval "
-           "(Wilcoxon signed rank), verdict (threshold %g%%) and the bad "
+           "(Wilcoxon signed rank), the mean ratio and its interval "
+           "(Student t), verdict (threshold %g%%) and the bad "
            "runs of a collapse (k/n low), the ratio noise, what its rounds "
            "resolve and the rounds that would resolve %s; %d round%s"
            % (level, NOUN, base, rlevel, 100 * r.threshold, margin, nr,
@@ -203,10 +209,10 @@ def table_a(r: model.TpsResult) -> str:
     rows = [_row_a(p, base) for c in sorted({p.clients for p in points})
             for p in points if p.clients == c]
     out.append(table(["clients", NOUN, "tps", level + " CI", "ratio",
-                      rlevel + " CI", "verdict", "noise", "resolves",
-                      "rounds for " + margin], rows,
-                     [True, False, True, True, True, True, False, True,
-                      True, True]))
+                      rlevel + " CI", "mean", "mean CI", "verdict",
+                      "noise", "resolves", "rounds for " + margin], rows,
+                     [True, False, True, True, True, True, True, True,
+                      False, True, True, True]))
     low = [p for p in points if p.ratio is not None
            and p.coverage < k.ratio_confidence]
     if low:
@@ -230,10 +236,13 @@ def table_a(r: model.TpsResult) -> str:
 # mean
 VERDICT_WORDS = (
     "verdict: faster or slower: the interval lies wholly beyond 1 "
-    "%(margin)s; equivalent (%(margin)s): wholly inside it (the two "
-    "one-sided tests of TOST, each at half the interval's "
-    "non-coverage); not resolved: neither, so the rounds cannot tell, "
-    "which is not \"no difference\"\n"
+    "%(margin)s; equivalent (%(margin)s): it and the mean's interval "
+    "lie wholly inside it (the two one-sided tests of TOST on both, each "
+    "at half the interval's non-coverage: a few collapsed runs, which "
+    "the Hodges-Lehmann estimate leaves out, move the mean); not "
+    "resolved: neither, so the rounds cannot tell, which is not \"no "
+    "difference\"; withheld: rounds dependent: its rounds, or the "
+    "study's, fail the check of the rounds below, so no interval holds\n"
     "noise: the ratio noise; resolves: the smallest difference that a "
     "verdict finds with %(power)d%% power in this many rounds at this "
     "noise (-: too few rounds for any verdict); rounds for "
@@ -266,6 +275,9 @@ def _row_a(p: model.PointResult, base: str) -> List[str]:
         if p.variant == base else "",
         fmt(p.ratio, 3) if ratio else "",
         fmt(p.ci_low, 3) + "-" + fmt(p.ci_high, 3) if ratio else "",
+        fmt(p.mean_ratio, 3),
+        "" if p.mean_low is None
+        else fmt(p.mean_low, 3) + "-" + fmt(p.mean_high, 3),
         p.verdict + _low(p),
         pct(p.ratio_noise, 1) if ratio else "",
         ("-" if p.resolves is None else "±" + pct(p.resolves, 1))
@@ -281,50 +293,6 @@ def _low(p: model.PointResult) -> str:
     if p.bifurcated or p.bad_runs:
         return ", %d/%d low" % (p.bad_runs, p.n)
     return ""
-
-
-def _runs_of(n: Optional[int], of: int) -> str:
-    """Bad runs of runs, as the collapse table shows them."""
-    return "" if n is None else "%d of %d" % (n, of)
-
-
-def collapse_table(points: Sequence[model.PointResult],
-                   variants: Sequence[str]) -> str:
-    """The collapse test's result: a line when no point's runs split, else
-    per client count where some do, each variant's bad runs and the
-    baseline's, counted by one rule, and Fisher's exact test of the two
-    counts."""
-    base = variants[0]
-    false_alarms = 100 * collapse.BIMODAL_FALSE_ALARMS
-    how = ("split test of each point's log tps after each round's effect "
-           "(the other %ss' median in that round), at most %g%% false "
-           "alarms per point of single-peaked runs (normal, skewed or "
-           "heavy-tailed); needs %d runs" % (NOUN, false_alarms,
-                                            collapse.BIMODAL_MIN_RUNS))
-    split = sorted({p.clients for p in points if p.bifurcated})
-    if not split:
-        return "collapse: no point's runs fall into two groups (%s)" % how
-    bases = {p.clients: p for p in points if p.variant == base}
-    rows = []
-    for c in split:
-        b = bases.get(c)
-        rows += [[str(c), p.variant, _runs_of(p.bad_runs, p.n),
-                  _runs_of(p.base_bad_runs, b.n) if b else "",
-                  fmt(p.fisher_p, 3)]
-                 for p in points if p.clients == c
-                 and p.variant != base]
-        # a study of the baseline alone still shows its split points
-        if len(variants) == 1 and b:
-            rows.append([str(c), base, _runs_of(b.bad_runs, b.n),
-                         "", ""])
-    return ("collapse: points whose runs fall into a good and a bad group "
-            "(%s): the bad runs of each %s and of %s, both below the "
-            "boundary of the %s's split, or of %s's where only it splits, "
-            "and Fisher's exact test of the two counts; below p = %g the "
-            "verdict is bimodal, else the bad runs are shown beside it\n"
-            % (how, NOUN, base, NOUN, base, stats.COLLAPSE_ALPHA)
-            + table(["clients", NOUN, "bad runs", base + " bad runs",
-                     "Fisher p"], rows, [True, False, True, True, True]))
 
 
 def _per_point_table(title: str, clients: Sequence[int],

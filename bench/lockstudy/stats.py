@@ -27,6 +27,7 @@ from typing import (Any, Dict, Iterable, List, Mapping, Optional, Sequence,
 import numpy
 from scipy import stats as scipy_stats
 
+from . import serial
 from .collapse import collapse, point_residuals
 from .model import PointResult, Resolution, RunKey
 
@@ -39,6 +40,8 @@ COLLAPSE_ALPHA = 0.05
 # the verdict of an interval that shows neither a difference beyond the
 # threshold nor its absence within it
 NOT_RESOLVED = "not resolved"
+# the verdict of a point whose rounds fail the check for independence
+WITHHELD = "withheld: rounds dependent"
 # the power that "resolves" and "rounds for ±T" ask for, the most rounds
 # up to which they are simulated, and the simulated draws
 POWER = 0.8
@@ -125,6 +128,19 @@ def _walsh_rank(n: int, confidence: float) -> Tuple[int, float]:
     return k, float(1 - 2 * cdf[k - 1])
 
 
+def mean_ci(values: Sequence[float],
+            confidence: float) -> Tuple[float, float, float]:
+    """The mean of the values and its Student t interval (low, high) at
+    the confidence level; nan below 2 values."""
+    x = numpy.asarray(values, dtype=float)
+    if len(x) < 2:
+        return float("nan"), float("nan"), float("nan")
+    m = float(numpy.mean(x))
+    half = float(scipy_stats.t.ppf(1 - (1 - confidence) / 2, len(x) - 1)
+                 * numpy.std(x, ddof=1) / math.sqrt(len(x)))
+    return m, m - half, m + half
+
+
 def cv(values: Sequence[float]) -> float:
     """Coefficient of variation: sample standard deviation over mean; nan
     below 2 values or at a mean of 0."""
@@ -147,18 +163,29 @@ def equivalent_label(threshold: float) -> str:
 
 
 def is_ratio_verdict(text: str) -> bool:
-    """Whether a verdict is one the ratio's interval gave (and so one that
-    "bimodal" replaces): faster, slower, equivalent or not resolved."""
+    """Whether a verdict is one the ratio's intervals gave (and so one that
+    "bimodal" and WITHHELD replace): faster, slower, equivalent or not
+    resolved."""
     return text in ("faster", "slower", NOT_RESOLVED) \
         or text.startswith("equivalent (")
 
 
-def verdict(low: float, high: float, threshold: float, enough: bool) -> str:
+def _inside(low: float, high: float, threshold: float) -> bool:
+    """Whether [low, high] lies wholly inside (1 - threshold,
+    1 + threshold)."""
+    return 1 - threshold < low and high < 1 + threshold
+
+
+def verdict(low: float, high: float, threshold: float, enough: bool,
+            mean: Optional[Tuple[float, float]] = None) -> str:
     """The verdict on a ratio interval [low, high]: "faster" only if it
     lies wholly above 1 + threshold, "slower" only if wholly below
     1 - threshold, "equivalent (±T)" only if it lies wholly inside
-    (1 - threshold, 1 + threshold): the two one-sided tests of TOST, each
-    at half the interval's non-coverage; else (and always when the
+    (1 - threshold, 1 + threshold), and so does mean, the interval of
+    the mean ratio when given: the two one-sided tests of TOST on both,
+    each at half the interval's non-coverage, so that a variant that
+    loses throughput in a few collapsed runs, which the Hodges-Lehmann
+    interval leaves out, is not equivalent; else (and always when the
     interval does not reach the confidence level, not enough) "not
     resolved": the rounds cannot tell."""
     if not enough:
@@ -167,7 +194,8 @@ def verdict(low: float, high: float, threshold: float, enough: bool) -> str:
         return "faster"
     if high < 1 - threshold:
         return "slower"
-    if 1 - threshold < low and high < 1 + threshold:
+    if _inside(low, high, threshold) \
+            and (mean is None or _inside(mean[0], mean[1], threshold)):
         return equivalent_label(threshold)
     return NOT_RESOLVED
 
@@ -312,9 +340,20 @@ def analyse(tps: Mapping[RunKey, float], variants: Sequence[str],
             threshold: float, confidence: float,
             ratio_confidence: Optional[float] = None
             ) -> Tuple[PointResult, ...]:
-    """The points, in the order of variants, then clients.  The tps
-    intervals are at confidence, the ratio intervals at ratio_confidence
-    (default: the same); threshold is a fraction (0.02 for 2%)."""
+    """The points of analyse_study."""
+    return analyse_study(tps, variants, threshold, confidence,
+                         ratio_confidence)[0]
+
+
+def analyse_study(tps: Mapping[RunKey, float], variants: Sequence[str],
+                  threshold: float, confidence: float,
+                  ratio_confidence: Optional[float] = None
+                  ) -> Tuple[Tuple[PointResult, ...], Optional[float]]:
+    """The points, in the order of variants, then clients, and the
+    study-wide check of the rounds' independence (serial.check's
+    study_p).  The tps intervals are at confidence, the ratio intervals
+    at ratio_confidence (default: the same); threshold is a fraction
+    (0.02 for 2%)."""
     if ratio_confidence is None:
         ratio_confidence = confidence
     runs = by_point(tps)
@@ -324,18 +363,29 @@ def analyse(tps: Mapping[RunKey, float], variants: Sequence[str],
             points.append(_point(runs, s, c, threshold, confidence,
                                  ratio_confidence, variants[0]))
     _collapse(points, runs, variants)
-    return tuple(PointResult(**p) for p in points)
+    study_p = _serial(points, runs, variants[0])
+    return tuple(PointResult(**p) for p in points), study_p
+
+
+def _log_ratios(runs: Mapping[Tuple[str, int], Mapping[int, float]],
+                s: str, c: int, base: str) -> Dict[int, float]:
+    """The log ratios of variant s to the baseline at c clients, by round:
+    within a round, so that drift from round to round cancels; a round
+    where either ran at 0 tps has none."""
+    mine, b = runs[(s, c)], runs.get((base, c), {})
+    return {r: math.log(mine[r] / b[r]) for r in sorted(mine)
+            if r in b and b[r] > 0 and mine[r] > 0}
 
 
 def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
            c: int, threshold: float, confidence: float,
            ratio_confidence: float, base: str) -> Point:
-    """The point of variant s at c clients, before the collapse test.  A
-    run at 0 tps has no log: it is left out of the ratios (with its pair)
-    and of the collapse test, and counted in zero_runs."""
+    """The point of variant s at c clients, before the collapse test and
+    the check of its rounds.  A run at 0 tps has no log: it is left out
+    of the ratios (with its pair) and of the collapse test, and counted
+    in zero_runs."""
     mine = runs[(s, c)]
-    rounds = sorted(mine)
-    v = [mine[r] for r in rounds]
+    v = [mine[r] for r in sorted(mine)]
     med, lo, hi, cov = median_ci(v, confidence)
     p = dict(variant=s, clients=c, n=len(v), median=med, lo=min(v),
              hi=max(v), bifurcated=False, bad_runs=0, fisher_p=None,
@@ -347,25 +397,49 @@ def _point(runs: Mapping[Tuple[str, int], Mapping[int, float]], s: str,
     if s == base:
         p["verdict"] = "baseline"
         return p
-    # ratios within a round, so that drift from round to round cancels
-    b = runs.get((base, c), {})
-    ratios = [mine[r] / b[r] for r in rounds
-              if r in b and b[r] > 0 and mine[r] > 0]
-    p["pairs"] = len(ratios)
-    if not ratios:
+    logs = list(_log_ratios(runs, s, c, base).values())
+    p["pairs"] = len(logs)
+    if not logs:
         p["verdict"] = "no pairs"
         return p
-    est, rlo, rhi, rcov = hl_ci(numpy.log(ratios), ratio_confidence)
-    noise = ratio_noise(ratios)
+    est, rlo, rhi, rcov = hl_ci(logs, ratio_confidence)
+    noise = ratio_noise(numpy.exp(logs))
+    mean = None
+    if len(logs) > 1:
+        m, mlo, mhi = mean_ci(logs, ratio_confidence)
+        mean = (math.exp(mlo), math.exp(mhi))
+        p.update(mean_ratio=math.exp(m), mean_low=mean[0],
+                 mean_high=mean[1])
     p.update(ratio=math.exp(est), ci_low=math.exp(rlo),
              ci_high=math.exp(rhi), coverage=rcov, ratio_noise=noise,
              verdict=verdict(math.exp(rlo), math.exp(rhi), threshold,
-                             rcov >= ratio_confidence),
-             resolves=resolves(len(ratios), noise, threshold,
+                             rcov >= ratio_confidence, mean),
+             resolves=resolves(len(logs), noise, threshold,
                                ratio_confidence),
              rounds_equivalent=rounds_equivalent(noise, threshold,
                                                  ratio_confidence))
     return p
+
+
+def _serial(points: List[Point],
+            runs: Mapping[Tuple[str, int], Mapping[int, float]],
+            base: str) -> Optional[float]:
+    """The check of every ratio's rounds for independence (serial.check),
+    one permutation of the rounds for the whole study; a point that fails
+    it, its own check or the study's, is dependent and its verdict
+    withheld (WITHHELD).  Returns the study-wide p-value."""
+    mine = [p for p in points if p["ratio"] is not None]
+    checks, study_p = serial.check(
+        [_log_ratios(runs, p["variant"], p["clients"], base) for p in mine])
+    for p, c in zip(mine, checks):
+        if c is not None:
+            p.update(lag1=c.lag1, lag1_p=c.lag1_p, change_p=c.change_p,
+                     change_round=c.change_round, serial_p=c.point_p)
+        p["dependent"] = serial.dependent(c, study_p)
+        if p["dependent"] and (is_ratio_verdict(p["verdict"])
+                               or p["verdict"] == "bimodal"):
+            p["verdict"] = WITHHELD
+    return study_p
 
 
 def _collapse(points: List[Point],
@@ -375,10 +449,11 @@ def _collapse(points: List[Point],
     for each variant against the baseline at the same client count the
     bad runs of both sides counted by one rule: below the boundary of the
     variant's split if it splits, else of the baseline's.  Fisher's exact
-    test compares the two counts; where it finds them different (p below
-    COLLAPSE_ALPHA) the verdict is "bimodal", the variant collapsing more
-    or less often than the baseline; else the verdict stands, and the bad
-    runs are shown beside it."""
+    test, one-sided, asks whether the variant has more bad runs than the
+    baseline; where it finds so (p below COLLAPSE_ALPHA) the verdict is
+    "bimodal", the variant collapsing more often than the baseline; else
+    the verdict stands, and the bad runs are shown beside it (a baseline
+    that collapses more is the baseline's fault, not the variant's)."""
     base = variants[0]
     res: Dict[int, Dict[str, Dict[int, float]]] = {}
     nvar: Dict[int, int] = {}
@@ -409,7 +484,8 @@ def _collapse(points: List[Point],
         p["base_bad_runs"] = sum(x < boundary for x in theirs)
         _, pval = scipy_stats.fisher_exact(
             [[p["bad_runs"], len(mine) - p["bad_runs"]],
-             [p["base_bad_runs"], len(theirs) - p["base_bad_runs"]]])
+             [p["base_bad_runs"], len(theirs) - p["base_bad_runs"]]],
+            alternative="greater")
         p["fisher_p"] = float(pval)
         if pval < COLLAPSE_ALPHA and is_ratio_verdict(p["verdict"]):
             p["verdict"] = "bimodal"

@@ -71,12 +71,15 @@ class Exact:
 
     @staticmethod
     def verdict(low: float, high: float, threshold: float,
-                enough: bool) -> str:
+                enough: bool, mean: Tuple[float, float] = (1, 1)) -> str:
+        """The verdict on a ratio interval and mean, the interval of the
+        mean ratio, which equivalence needs inside the threshold too."""
         if enough and low > 1 + threshold:
             return "faster"
         if enough and high < 1 - threshold:
             return "slower"
-        if enough and 1 - threshold < low and high < 1 + threshold:
+        if enough and 1 - threshold < min(low, mean[0]) \
+                and max(high, mean[1]) < 1 + threshold:
             return "equivalent (±%g%%)" % (100 * threshold)
         return "not resolved"
 
@@ -106,6 +109,16 @@ class Exact:
     def binom_mass(N: int, p: Fraction, low: int, high: int) -> float:
         """P(low <= X <= high) for X ~ Binomial(N, p)."""
         return float(sum(Exact.binom_pmf(N, p)[low:high + 1]))
+
+    @staticmethod
+    def fisher_greater(a: int, b: int, c: int, d: int) -> Fraction:
+        """Fisher's exact test of [[a, b], [c, d]], one-sided: the
+        probability of the tables of the same margins whose first cell is
+        at least a."""
+        row, col, n = a + b, a + c, a + b + c + d
+        return sum(Fraction(math.comb(col, x) * math.comb(n - col, row - x),
+                            math.comb(n, row))
+                   for x in range(a, min(row, col) + 1))
 
     @staticmethod
     def fisher_p(a: int, b: int, c: int, d: int) -> Fraction:

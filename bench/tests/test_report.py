@@ -22,6 +22,11 @@ THREE = ["tas", "ttas_spin", "ttas"]
 CLIENTS = [1, 2, 8, 64]
 
 
+# a permutation of the rounds 1 .. 12, so that a level "+ MIX[r]" has no
+# trend over the rounds, which the rounds' check would flag
+MIX = {r: (5 * r) % 13 for r in range(1, 13)}
+
+
 def tps_report(study, tps, variants, threshold=2, **kw):
     return report.tps_report(study.runs(tps), variants, threshold, **kw)
 
@@ -39,7 +44,7 @@ def test_table_a_identical_variants(study):
     # difference beyond the threshold, and the fewest rounds that reach
     # the level (here 9, at 1 - 0.05 / 8) show equivalence
     assert re.search(r"^\s+64 \| ttas\s+\|\s+\d+ \|\s+\| 1\.000 \| "
-                     r"1\.000-1\.000 \| equivalent \(±2%\) \|\s+0\.0% \|"
+                     r"1\.000-1\.000 \| 1\.000 \| 1\.000-1\.000 \| equivalent \(±2%\) \|\s+0\.0% \|"
                      r"\s+±2\.0% \|\s+9$", r.text, re.M)
     assert r.variants == THREE
     assert r.text.endswith("\n") and not r.text.endswith("\n\n")
@@ -49,13 +54,13 @@ def test_table_a_identical_variants(study):
 
 def test_too_few_rounds_line(study):
     r = tps_report(study, study.grid(THREE, [8], 5, lambda s, c, r: (
-        1000 if s == "tas" else 1300) + r), THREE, correction="none")
+        1000 if s == "tas" else 1300) + MIX[r]), THREE, correction="none")
     coverage = 1 - Fraction(2, 2 ** 5)
     assert ("\nfewer than 6 rounds: the intervals are min-max, of coverage "
             "%.1f%% only, and are not resolved\n" % (100 * coverage)) \
         in r.text
     # its rounds resolve nothing; at no noise, 6 rounds show equivalence
-    assert re.search(r"^\s+8 \| ttas_spin .*\| not resolved \|\s+0\.0% \|"
+    assert re.search(r"^\s+8 \| ttas_spin .*\| not resolved \|\s+0\.\d% \|"
                      r"\s+- \|\s+6$", r.text, re.M)
 
 
@@ -64,7 +69,7 @@ def test_within_threshold(study):
         1000 if s == "tas" else 1015) * (1 + r / 1000))
     text = tps_report(study, tps, ["tas", "ttas"]).text
     assert re.search(r"^\s+2 \| ttas\s+\|\s+\d+ \|\s+\| 1\.015 \| "
-                     r"1\.015-1\.015 \| equivalent \(±2%\) \|", text, re.M)
+                     r"1\.015-1\.015 \| 1\.015 \| 1\.015-1\.015 \| equivalent \(±2%\) \|", text, re.M)
     assert "verdict (threshold 2%)" in text
     assert "| faster " in tps_report(study, tps, ["tas", "ttas"], 1).text
 
@@ -142,11 +147,13 @@ def test_null_studies(study):
 
 
 def _split_study(study):
-    # ttas splits at 16 clients (5 of 12 runs at 600), tas is clean
+    # ttas splits at 16 clients (5 of 12 runs at 600, spread over the
+    # rounds), tas is clean
     def tps(s, c, r):
         if s == "tas":
-            return 1000 + r
-        return 599 + r if c == 16 and r <= 5 else 1500 + r
+            return 1000 + MIX[r]
+        return 599 + MIX[r] if c == 16 and r in (2, 4, 7, 9, 12) \
+            else 1500 + MIX[r]
     return study.grid(["tas", "ttas"], [4, 16], 12, tps)
 
 
@@ -159,12 +166,15 @@ def test_collapse_table(study, exact):
         "heavy-tailed); needs 5 runs): the bad runs of each variant and of " \
         "tas, both below the boundary of the variant's split, " in r.text
     assert re.search(r"^\s+16 \| ttas\s+\|\s+5 of 12 \|\s+0 of 12 \|"
-                     r"\s+%.3f$" % exact.fisher_p(5, 7, 0, 12), r.text, re.M)
-    # in table (a): 5 of 12 against 0 of 12 differ (p < 0.05), so the
-    # verdict is bimodal, with the bad runs, and no rounds needed
-    assert exact.fisher_p(5, 7, 0, 12) < Fraction(1, 20)
+                     r"\s+%.3f$" % exact.fisher_greater(5, 7, 0, 12), r.text,
+                     re.M)
+    # in table (a): 5 of 12 against 0 of 12 differ (one-sided p < 0.05),
+    # so the verdict is bimodal, with the bad runs; the mean ratio, which
+    # the collapsed runs pull down, beside the Hodges-Lehmann one
+    assert exact.fisher_greater(5, 7, 0, 12) < Fraction(1, 20)
     assert re.search(r"^\s+16 \| ttas\s+\|\s+\d+ \|\s+\| [\d.]+ \| "
-                     r"[\d.-]+ \| bimodal, 5/12 low\s+\|", r.text, re.M)
+                     r"[\d.-]+ \| [\d.]+ \| [\d.-]+ \| bimodal, 5/12 low\s+\|",
+                     r.text, re.M)
     assert re.search(r"^\s+16 \| tas\s+\|\s+1006 \|", r.text, re.M)
     clean = tps_report(study, study.grid(["tas", "ttas"], [4], 9,
                                          lambda s, c, r: 1000 + r), None)
@@ -179,10 +189,11 @@ def test_collapse_beside_the_verdict(study, exact):
     # 3 of 12 runs at 60%: flagged, but 3 of 12 against 0 of 12 is not a
     # difference (p = 0.22), so the verdict stands with the bad runs
     def tps(s, c, r):
-        return 1000 + r if s == "tas" else (599 + r if r <= 3 else 1500 + r)
+        return 1000 + MIX[r] if s == "tas" else (
+            599 + MIX[r] if r in (2, 6, 10) else 1500 + MIX[r])
     r = tps_report(study, study.grid(["tas", "ttas"], [16], 12, tps),
                    ["tas", "ttas"])
-    assert exact.fisher_p(3, 9, 0, 12) > Fraction(1, 20)
+    assert exact.fisher_greater(3, 9, 0, 12) > Fraction(1, 20)
     assert re.search(r"^\s+16 \| ttas\s+\|.*\| (not resolved|faster), "
                      r"3/12 low \|", r.text, re.M)
 
@@ -298,27 +309,32 @@ def test_write_points(study, tmp_path, exact):
     assert lines[0] == "variant,clients,n,median,lo,hi,bifurcated,cv," \
         "tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage," \
         "verdict,resolves,rounds_equivalent,bad_runs,fisher_p," \
-        "base_bad_runs,ratio_noise,zero_runs"
+        "base_bad_runs,ratio_noise,zero_runs,mean_ratio,mean_low," \
+        "mean_high,lag1,lag1_p,change_p,change_round,serial_p,dependent"
     assert lines[-1] == "" and len(lines) == 2 + len(r.points)
     rows = [dict(zip(lines[0].split(","), x.split(","))) for x in lines[1:-1]]
     base, split = rows[1], rows[3]
-    # tas at 16 clients: tps 1001 .. 1012; ttas: 5 of 12 runs split off
+    # tas at 16 clients: tps 1001 .. 1012 (MIX); ttas: 5 of 12 runs split
+    # off
     assert (base["variant"], base["clients"], base["n"], base["median"],
             base["lo"], base["hi"], base["bifurcated"], base["verdict"],
             base["ratio"], base["fisher_p"], base["base_bad_runs"]) == \
         ("tas", "16", "12", "1006.500", "1001.000", "1012.000", "f",
          "baseline", "", "", "")
-    logs = [math.log((599 + x) / (1000 + x) if x <= 5 else
-                     (1500 + x) / (1000 + x)) for x in range(1, 13)]
+    bad = (2, 4, 7, 9, 12)
+    logs = [math.log(((599 if r in bad else 1500) + MIX[r])
+                     / (1000 + MIX[r])) for r in range(1, 13)]
     est = exact.signed_rank_ci(logs)[0]
     assert (split["bifurcated"], split["bad_runs"], split["base_bad_runs"],
             split["verdict"], split["pairs"], split["ratio"],
-            split["fisher_p"], split["zero_runs"]) == \
+            split["fisher_p"], split["zero_runs"], split["mean_ratio"],
+            split["dependent"]) == \
         ("t", "5", "0", "bimodal", "12", "%.6g" % math.exp(est),
-         "%.6g" % float(exact.fisher_p(5, 7, 0, 12)), "0")
+         "%.6g" % float(exact.fisher_greater(5, 7, 0, 12)), "0",
+         "%.6g" % math.exp(statistics.fmean(logs)), "f")
     assert float(split["ratio_noise"]) == pytest.approx(
         statistics.stdev(logs), rel=1e-5)
-    values = [599 + x if x <= 5 else 1500 + x for x in range(1, 13)]
+    values = [(599 if r in bad else 1500) + MIX[r] for r in range(1, 13)]
     assert float(split["cv"]) == pytest.approx(
         statistics.stdev(values) / statistics.fmean(values), rel=1e-5)
 
@@ -343,7 +359,7 @@ def test_report_of_data_read(tmp_path):
     # the runs as data.read_runs gives them, old column name and all
     path = tmp_path / "runs.csv"
     path.write_text("strategy,clients,round,position,tps,seconds\n" + "".join(
-        "%s,1,%d,%d,%d,5.0\n" % (s, r, i + 1, 1000 + r + 100 * i)
+        "%s,1,%d,%d,%d,5.0\n" % (s, r, i + 1, 1000 + MIX[r] + 100 * i)
         for r in range(1, 7) for i, s in enumerate(["x", "y"])))
     r = report.tps_report(data.read_runs(str(path)), None, 2)
     assert r.variants == ["x", "y"]

@@ -15,6 +15,7 @@ of the header only), likewise.  No server.
 import dataclasses
 import io
 import os
+import re
 import shutil
 
 import test_plots
@@ -87,8 +88,9 @@ def test_report_of_an_unpatched_variant(tmp_path):
                     "%s\n" % (NOT_AVAILABLE % "ttas") +
                     _top_tables(d, ["ttas"]))
     # table (a) has its ratio as without the line in versions.txt
-    assert ("\n       4 | ttas    | 63732 |             | 1.061 | "
-            "0.662-1.701 | not resolved |") in text
+    assert re.search(r"\n       4 \| ttas    \| 63732 \|             \| "
+                     r"1\.061 \| 0\.662-1\.701 \| [\d.]+ \| [\d.-]+ \| "
+                     r"not resolved \|", text)
     assert ("\n(b) top LWLocks: %s\n" % (NOT_AVAILABLE % "ttas")) in text
     assert ("\n(c) top spin-wait call sites: %s\n"
             % (NOT_AVAILABLE % "ttas")) in text
