@@ -26,7 +26,12 @@
 #     histogram).
 # And the other way: every family of the query file is a counter's or one
 # of %other_families below, with its source; the metric table of
-# doc/monitoring.md has exactly the query file's families.
+# doc/monitoring.md has exactly the query file's families, and its table of
+# the counters' families is the one that scripts/counters.pl writes from
+# the counter table.
+# The query file is made by "make" from its template and the counter table
+# (scripts/counters.pl), so that its checks here test that script's output
+# for every line of the table.
 # So a consumer that misses a counter the table says it shows fails here.
 # The checks also run on copies of the consumers with one counter taken
 # out, each of which must be reported, so that the test is known to fail
@@ -35,6 +40,7 @@
 use strict;
 use warnings FATAL => 'all';
 
+use IPC::Run;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -278,6 +284,18 @@ my %documented = monitoring_families($files{'doc/monitoring.md'});
 is( join(' ', sort keys %documented),
 	join(' ', sort keys %$families),
 	'the metric table of doc/monitoring.md has exactly the query file\'s families');
+
+# doc/monitoring.md's table of the counters' families: as
+# scripts/counters.pl writes it now (with the C preprocessor, "cc -E")
+my $doc_table = ($files{'doc/monitoring.md'} =~
+	  /^(<!-- counter metrics:.*?^<!-- end of counter metrics -->\n)/ms)[0] // '';
+my ($table, $table_err) = ('', '');
+IPC::Run::run([ $^X, 'scripts/counters.pl', 'metric-table' ],
+	'>', \$table, '2>', \$table_err)
+  or diag($table_err);
+isnt($table, '', 'scripts/counters.pl writes the table of the counters\' families');
+is($doc_table, $table,
+	'doc/monitoring.md has that table (scripts/counters.pl --update doc/monitoring.md writes it)');
 
 # The checks find a consumer that misses a counter: each copy below lacks
 # one counter in one consumer, and the check of that counter must report
