@@ -237,34 +237,61 @@ WHERE c.relname LIKE 'pg\_lwlock\_%' AND c.relkind IN ('v', 'c')
 
 -- A pg_lwlock_counters that does not match the library's counters (as
 -- after installing the SQL script of another release) is an error, not a
--- wrong column.
-\set VERBOSITY default
-\set SHOW_CONTEXT never
+-- wrong column.  The numbers of the message depend on the counter table:
+-- they are shown as N, and numbers_right checks them against the table (n
+-- LWLock lines): "has n + 1 attributes, where ... has n LWLock counters",
+-- or "attribute k ... where pg_lockstat's library has "<the k-th line's
+-- column>"".
+CREATE FUNCTION pg_temp.counters_error(query text,
+    OUT code text, OUT message text, OUT numbers_right boolean,
+    OUT hint text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    n integer;
+    m text[];
+BEGIN
+    SELECT count(*) INTO n
+    FROM lockstat_test_counter_lines() WHERE kind = 'lwlock';
+    EXECUTE query;
+    code := 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE,
+        message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+    m := regexp_match(message, '^type pg_lwlock_counters has (\d+) attributes, '
+                      'where pg_lockstat''s library has (\d+) LWLock counters$');
+    IF m IS NOT NULL THEN
+        numbers_right := m[1]::integer = n + 1 AND m[2]::integer = n;
+    ELSE
+        m := regexp_match(message, '^attribute (\d+) of type pg_lwlock_counters '
+                          'is .*, where pg_lockstat''s library has "(\w+)"');
+        numbers_right := m[1]::integer =
+            (SELECT ordinal FROM lockstat_test_counter_lines()
+             WHERE kind = 'lwlock' AND column_name = m[2]);
+    END IF;
+    message := regexp_replace(message, '\d+', 'N', 'g');
+END
+$$;
+\x on
 BEGIN;
 ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE dequeue_self TO dequeued;
-SELECT count(*) FROM pg_lwlock_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
-SELECT count(*) FROM pg_lwlock_backend_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_backend_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
 ALTER TYPE pg_lwlock_counters DROP ATTRIBUTE extra;
-SELECT count(*) FROM pg_lwlock_backend_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_backend_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE wait_time TO waited;
-SELECT count(*) FROM pg_lwlock_instance_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_instance_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
-SELECT count(*) FROM pg_lwlock_backend_type_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_backend_type_stats');
 ROLLBACK;
-\set VERBOSITY terse
+\x off
 SELECT count(*) > 0 AS still_reads FROM pg_lwlock_stats;
