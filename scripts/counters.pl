@@ -266,7 +266,8 @@ sub metric_entry
 }
 
 # the families of the query file that come from the table, in its order:
-# [family, kind, namespace, column, [counters]]
+# {family, kind, type, label, counters => [...], namespace, column, main
+# (true in the kind's main query)}; each counter's fam is its family
 sub families
 {
 	my (%by_family, @families);
@@ -278,7 +279,9 @@ sub families
 			fail("$c->{column}: family $c->{family} is shared with a counter "
 				  . "of another kind, type or label, or without a label")
 			  if $f->{kind} ne $c->{kind} || $f->{type} ne $c->{type}
-			  || !defined $c->{label} || $f->{label} ne $c->{label};
+			  || !defined $c->{label} || ($f->{label} // '') ne $c->{label};
+			fail("$c->{column}: family $c->{family} has $c->{label}=$c->{value} twice")
+			  if grep { $_->{value} eq $c->{value} } @{ $f->{counters} };
 			push @{ $f->{counters} }, $c;
 			$c->{fam} = $f;
 			next;
