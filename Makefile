@@ -41,7 +41,9 @@ OBJS = \
 	extension/lockstat_query_table.o \
 	extension/lockstat_core.o \
 	extension/lockstat_util.o
-DATA = extension/pg_lockstat--1.0.sql
+# The install script is made from a template and the counter table
+# (scripts/counters.pl, at the end of this file).
+DATA_built = extension/pg_lockstat--1.0.sql
 PGFILEDESC = "pg_lockstat - LWLock and spinlock contention statistics"
 
 # pg_regress tests in sql/ and expected/.  They need pg_lockstat and the
@@ -276,7 +278,7 @@ check-series:
 	scripts/check-series.sh
 
 clean:
-	rm -f $(OBJS) $(MODULE_big).so extension/*.bc
+	rm -f $(OBJS) $(MODULE_big).so extension/*.bc $(COUNTERS_MADE)
 	rm -rf results regression.diffs regression.out tmp_check log build/test build/test-* \
 		$(foreach a,$(ARCHES),build/pg*-$(a)-ext*)
 	rm -f tools/pg_lockstat_top/*.o tools/pg_lockstat_top/pg_lockstat_top
@@ -289,6 +291,10 @@ else
 # ------------------------------------------------------------------------
 # Plain PGXS
 # ------------------------------------------------------------------------
+# "clean" removes the Prometheus query file, made from the counter table,
+# with the install script (DATA_built); pgxs.mk reads EXTRA_CLEAN when it is
+# included
+EXTRA_CLEAN = integrations/prometheus/pg_lockstat.yaml
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 ifeq ($(PGXS),)
 $(error cannot run "$(PG_CONFIG) --pgxs": set PG_CONFIG to the pg_config of a PostgreSQL server built with its series from patches/)
@@ -305,6 +311,10 @@ $(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compa
 	extension/lockstat_spin_internal.h
 
 .PHONY: test test-module run bench-cost bench-observer
+
+# "all" makes the Prometheus query file too (its rule is at the end of
+# this file)
+all: integrations/prometheus/pg_lockstat.yaml
 
 # The client pg_lockstat_top has a Makefile of its own (PGXS takes PROGRAM
 # and MODULE_big from the same OBJS); it is built by "all" and installed
@@ -366,3 +376,24 @@ run: all install
 	REPEAT="$(REPEAT)" SEED="$(SEED)" THRESHOLD="$(THRESHOLD)" \
 	PYTHONPATH="$(CURDIR)/bench" /usr/bin/python3 -m lockstudy run
 endif
+
+# ------------------------------------------------------------------------
+# Made from the counter table, in both modes
+# ------------------------------------------------------------------------
+# The attributes of pg_lwlock_counters, the counter columns of
+# pg_spinlock_stats() and their descriptions in the install script, and the
+# counters' metrics in the Prometheus query file, are written from
+# extension/lockstat_counters.h into their templates by scripts/counters.pl,
+# which reads the table with the C preprocessor: PGXS's $(CPP), or make's
+# "$(CC) -E" without PG_CONFIG (doc/layout.md, "Adding a counter").
+PERL ?= perl
+COUNTERS_MADE = extension/pg_lockstat--1.0.sql integrations/prometheus/pg_lockstat.yaml
+COUNTERS_PL = $(PERL) scripts/counters.pl --cpp '$(CPP)' --header extension/lockstat_counters.h
+
+extension/pg_lockstat--1.0.sql: extension/pg_lockstat--1.0.sql.in extension/lockstat_counters.h scripts/counters.pl
+	$(COUNTERS_PL) sql $< >$@.tmp
+	mv $@.tmp $@
+
+integrations/prometheus/pg_lockstat.yaml: integrations/prometheus/pg_lockstat.yaml.in extension/lockstat_counters.h scripts/counters.pl
+	$(COUNTERS_PL) prometheus $< >$@.tmp
+	mv $@.tmp $@

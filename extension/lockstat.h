@@ -212,7 +212,8 @@ typedef struct LockStatHoldRow
  */
 typedef enum LockStatCounter
 {
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) LOCKSTAT_##symbol,
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, descr, sum, export) \
+	LOCKSTAT_##symbol,
 #include "lockstat_counters.h"
 #undef LOCKSTAT_LWLOCK_COUNTER
 	LOCKSTAT_NUM_COUNTERS
@@ -347,7 +348,8 @@ typedef struct LockStatSpinKey
  */
 typedef struct LockStatSpinTotals
 {
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) uint64 field;
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, descr, export) \
+	uint64		field;
 #include "lockstat_counters.h"
 #undef LOCKSTAT_SPIN_COUNTER
 	uint64		wait_hist[LOCKSTAT_WAIT_BUCKETS];	/* waits per duration */

@@ -396,7 +396,7 @@ lockstat_add_row(LockStatTrancheTotals *totals,
 	uint64		ex_slept = row->acquires[false][LW_EXCLUSIVE];
 	uint64		sh_slept = row->acquires[false][LW_SHARED];
 
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) \
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, descr, sum, export) \
 	c[LOCKSTAT_##symbol] += (sum);
 #include "lockstat_counters.h"
 #undef LOCKSTAT_LWLOCK_COUNTER

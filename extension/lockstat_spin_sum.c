@@ -30,7 +30,7 @@
  * The sum words of the core's counters line up with LockStatSpinTotals:
  * each counter of lockstat_counters.h, the waits per duration, and no more.
  */
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, descr, export) \
 StaticAssertDecl(offsetof(SpinWaitCounters, field) - \
 				 offsetof(SpinWaitCounters, contended) == \
 				 offsetof(LockStatSpinTotals, field), \

@@ -113,7 +113,7 @@ typedef struct LockStatCounterColumn
 } LockStatCounterColumn;
 
 static const LockStatCounterColumn lockstat_counter_columns[] = {
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) \
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, descr, sum, export) \
 	{column, LOCKSTAT_UNIT_##unit},
 #include "lockstat_counters.h"
 #undef LOCKSTAT_LWLOCK_COUNTER

@@ -41,7 +41,7 @@ typedef struct LockStatSpinColumn
 } LockStatSpinColumn;
 
 static const LockStatSpinColumn lockstat_spin_columns[] = {
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, descr, export) \
 	{column, LOCKSTAT_UNIT_##unit, offsetof(LockStatSpinTotals, field)},
 #include "lockstat_counters.h"
 #undef LOCKSTAT_SPIN_COUNTER

@@ -3,7 +3,9 @@
 # doc-columns.pl - write the column tables of doc/reference.md from the catalog
 #
 # The description of a view column has one source: its COMMENT ON COLUMN in
-# extension/pg_lockstat--1.0.sql.  This script reads the views of the
+# extension/pg_lockstat--1.0.sql, which "make" writes from its template and,
+# for the counters, the descriptions of extension/lockstat_counters.h
+# (scripts/counters.pl).  This script reads the views of the
 # installed extension pg_lockstat (the objects that pg_depend ties to it),
 # their columns, types (format_type) and comments (col_description) with
 # psql, and prints for each view a table between two markers:

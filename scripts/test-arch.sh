@@ -65,16 +65,19 @@ echo "$me: $arch: pg_lockstat, pg_lockstat_top and lockstat_test, built in $ext"
 rm -rf "$ext"
 mkdir -p "$ext"
 # The checkout's files (tracked or new, not ignored, and present: a
-# tracked file deleted in the work tree is left out), without build output.
+# tracked file deleted in the work tree is left out), without build output;
+# with the generator of the files made from the counter table and the query
+# file's template, which "make all" makes.
 if git -C "$top" rev-parse --git-dir >/dev/null 2>&1; then
 	git -C "$top" ls-files -z -co --exclude-standard -- Makefile '*.control' \
-		extension test tools |
+		extension test tools scripts/counters.pl integrations/prometheus |
 		while IFS= read -r -d '' f; do
 			if [ -e "$f" ]; then printf '%s\0' "$f"; fi
 		done | xargs -0 cp --parents -t "$ext" ||
 		die "copying the sources to $ext failed"
 else
-	cp -r --parents -t "$ext" Makefile ./*.control extension test tools ||
+	cp -r --parents -t "$ext" Makefile ./*.control extension test tools \
+		scripts/counters.pl integrations/prometheus ||
 		die "copying the sources to $ext failed"
 	find "$ext" \( -name '*.o' -o -name '*.so' -o -name '*.bc' \) -delete
 fi

@@ -3,26 +3,98 @@
 --
 \set VERBOSITY terse
 
--- columns and types
-SELECT attname, format_type(atttypid, atttypmod)
-FROM pg_attribute
-WHERE attrelid = 'pg_lwlock_stats'::regclass AND attnum > 0
+-- The counters: the attributes of pg_lwlock_counters and the counter
+-- columns of pg_spinlock_stats (those between func and max_wait_time) are
+-- the lines of the counter table, extension/lockstat_counters.h, from
+-- which the install script is made: the same names, types of their units,
+-- descriptions and order as the test module, compiled with the table, has
+-- them.  No row: no difference.
+SELECT kind, count(*) > 0 AS has_lines
+FROM lockstat_test_counter_lines() GROUP BY kind ORDER BY kind;
+CREATE TEMP VIEW catalog_counters AS
+    SELECT 'lwlock' AS kind, a.attnum::integer AS ordinal,
+           a.attname::text AS column_name,
+           format_type(a.atttypid, a.atttypmod) AS type,
+           col_description(a.attrelid, a.attnum) AS description
+    FROM pg_attribute a
+    WHERE a.attrelid = 'pg_lwlock_counters'::regclass AND a.attnum > 0
+    UNION ALL
+    SELECT 'spin', a.attnum - 3, a.attname,
+           format_type(a.atttypid, a.atttypmod),
+           col_description(a.attrelid, a.attnum)
+    FROM pg_attribute a
+    WHERE a.attrelid = 'pg_spinlock_stats'::regclass
+      AND a.attnum > 3 AND a.attname <> 'max_wait_time';
+CREATE TEMP VIEW counter_differences AS
+    (SELECT 'only in the table' AS "where", * FROM lockstat_test_counter_lines()
+     EXCEPT SELECT 'only in the table', * FROM catalog_counters)
+    UNION ALL
+    (SELECT 'only in the catalog', * FROM catalog_counters
+     EXCEPT SELECT 'only in the catalog', * FROM lockstat_test_counter_lines());
+SELECT * FROM counter_differences ORDER BY kind, ordinal, "where";
+-- a difference shows: a description that is not the table's
+BEGIN;
+COMMENT ON COLUMN pg_lwlock_counters.dequeue_self IS 'another description';
+SELECT "where", kind, column_name, description = 'another description' AS changed
+FROM counter_differences ORDER BY kind, ordinal, "where";
+ROLLBACK;
+SELECT attname FROM pg_attribute
+WHERE attrelid = 'pg_spinlock_stats'::regclass AND attnum > 0
+  AND (attnum <= 3 OR attname = 'max_wait_time')
 ORDER BY attnum;
+SELECT max(attnum) = (SELECT attnum FROM pg_attribute
+                      WHERE attrelid = 'pg_spinlock_stats'::regclass
+                        AND attname = 'max_wait_time') AS max_wait_time_last
+FROM pg_attribute
+WHERE attrelid = 'pg_spinlock_stats'::regclass AND attnum > 0;
+
+-- Columns and types.  In the LWLock views the attributes of
+-- pg_lwlock_counters, checked above against the counter table, are shown as
+-- one row, "(pg_lwlock_counters)": all of them, in their order and with
+-- their types, at that place (or how many are there, if not all).
+CREATE FUNCTION pg_temp.view_columns(rel regclass)
+RETURNS TABLE (attname text, format_type text)
+LANGUAGE sql AS $$
+    WITH t AS (
+        SELECT attnum, attname, atttypid, atttypmod
+        FROM pg_attribute
+        WHERE attrelid = 'pg_lwlock_counters'::regclass AND attnum > 0
+    ), v AS (
+        SELECT attnum, attname, atttypid, atttypmod
+        FROM pg_attribute
+        WHERE attrelid = rel AND attnum > 0
+    ), block AS (
+        -- the view's columns that are the type's attributes, in their
+        -- order from the place of the first one
+        SELECT v.attnum
+        FROM v JOIN t USING (attname, atttypid, atttypmod)
+        WHERE v.attnum - t.attnum =
+              (SELECT min(v.attnum) - 1 FROM v JOIN t USING (attname))
+    )
+    SELECT attname, format_type
+    FROM (SELECT attname::text, format_type(atttypid, atttypmod), attnum
+          FROM v WHERE attnum NOT IN (SELECT attnum FROM block)
+          UNION ALL
+          SELECT '(pg_lwlock_counters)',
+                 CASE WHEN count(*) = (SELECT count(*) FROM t)
+                      THEN 'every attribute, in order'
+                      ELSE count(*) || ' of ' || (SELECT count(*) FROM t)
+                 END,
+                 min(attnum)
+          FROM block
+          HAVING count(*) > 0) AS c
+    ORDER BY attnum
+$$;
+SELECT * FROM pg_temp.view_columns('pg_lwlock_stats');
 
 SELECT attname, format_type(atttypid, atttypmod)
 FROM pg_attribute
 WHERE attrelid = 'pg_lockstat_status'::regclass AND attnum > 0
 ORDER BY attnum;
 
-SELECT attname, format_type(atttypid, atttypmod)
-FROM pg_attribute
-WHERE attrelid = 'pg_lwlock_backend_stats'::regclass AND attnum > 0
-ORDER BY attnum;
+SELECT * FROM pg_temp.view_columns('pg_lwlock_backend_stats');
 
-SELECT attname, format_type(atttypid, atttypmod)
-FROM pg_attribute
-WHERE attrelid = 'pg_lwlock_backend_type_stats'::regclass AND attnum > 0
-ORDER BY attnum;
+SELECT * FROM pg_temp.view_columns('pg_lwlock_backend_type_stats');
 
 SELECT attname, format_type(atttypid, atttypmod)
 FROM pg_attribute
@@ -143,10 +215,13 @@ WHERE sh_acquires > 1e15 OR ex_acquires > 1e15 OR blocks > 1e15
 -- The counter columns of the LWLock views are the attributes of
 -- pg_lwlock_counters, each with its attribute's description; a view's
 -- other columns have descriptions of their own.
-SELECT v.attrelid::regclass AS view, count(*) AS counter_columns,
-       count(*) FILTER (WHERE col_description(v.attrelid, v.attnum)
-                        IS NOT DISTINCT FROM
-                        col_description(t.attrelid, t.attnum)) AS described
+SELECT v.attrelid::regclass AS view,
+       count(*) = (SELECT count(*) FROM pg_attribute
+                   WHERE attrelid = 'pg_lwlock_counters'::regclass
+                     AND attnum > 0) AS every_counter,
+       bool_and(col_description(v.attrelid, v.attnum)
+                IS NOT DISTINCT FROM
+                col_description(t.attrelid, t.attnum)) AS described
 FROM pg_attribute t
 JOIN pg_attribute v ON v.attname = t.attname AND v.attnum > 0
 WHERE t.attrelid = 'pg_lwlock_counters'::regclass AND t.attnum > 0
@@ -162,34 +237,61 @@ WHERE c.relname LIKE 'pg\_lwlock\_%' AND c.relkind IN ('v', 'c')
 
 -- A pg_lwlock_counters that does not match the library's counters (as
 -- after installing the SQL script of another release) is an error, not a
--- wrong column.
-\set VERBOSITY default
-\set SHOW_CONTEXT never
+-- wrong column.  The numbers of the message depend on the counter table:
+-- they are shown as N, and numbers_right checks them against the table (n
+-- LWLock lines): "has n + 1 attributes, where ... has n LWLock counters",
+-- or "attribute k ... where pg_lockstat's library has "<the k-th line's
+-- column>"".
+CREATE FUNCTION pg_temp.counters_error(query text,
+    OUT code text, OUT message text, OUT numbers_right boolean,
+    OUT hint text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    n integer;
+    m text[];
+BEGIN
+    SELECT count(*) INTO n
+    FROM lockstat_test_counter_lines() WHERE kind = 'lwlock';
+    EXECUTE query;
+    code := 'no error';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS code = RETURNED_SQLSTATE,
+        message = MESSAGE_TEXT, hint = PG_EXCEPTION_HINT;
+    m := regexp_match(message, '^type pg_lwlock_counters has (\d+) attributes, '
+                      'where pg_lockstat''s library has (\d+) LWLock counters$');
+    IF m IS NOT NULL THEN
+        numbers_right := m[1]::integer = n + 1 AND m[2]::integer = n;
+    ELSE
+        m := regexp_match(message, '^attribute (\d+) of type pg_lwlock_counters '
+                          'is .*, where pg_lockstat''s library has "(\w+)"');
+        numbers_right := m[1]::integer =
+            (SELECT ordinal FROM lockstat_test_counter_lines()
+             WHERE kind = 'lwlock' AND column_name = m[2]);
+    END IF;
+    message := regexp_replace(message, '\d+', 'N', 'g');
+END
+$$;
+\x on
 BEGIN;
 ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE dequeue_self TO dequeued;
-SELECT count(*) FROM pg_lwlock_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
-SELECT count(*) FROM pg_lwlock_backend_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_backend_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
 ALTER TYPE pg_lwlock_counters DROP ATTRIBUTE extra;
-SELECT count(*) FROM pg_lwlock_backend_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_backend_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters RENAME ATTRIBUTE wait_time TO waited;
-SELECT count(*) FROM pg_lwlock_instance_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_instance_stats');
 ROLLBACK;
 BEGIN;
 ALTER TYPE pg_lwlock_counters ADD ATTRIBUTE extra bigint;
-SELECT count(*) FROM pg_lwlock_backend_type_stats;
-\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM pg_temp.counters_error('SELECT count(*) FROM pg_lwlock_backend_type_stats');
 ROLLBACK;
-\set VERBOSITY terse
+\x off
 SELECT count(*) > 0 AS still_reads FROM pg_lwlock_stats;

@@ -13,8 +13,9 @@
 #     a control file; each extension's version is the control file's
 #     default_version as a semantic version (1.0 is 1.0.0), and so is the
 #     distribution's major.minor; its file is the install script of that
-#     version, in the Makefile's DATA; its docfile and the no_index
-#     directories exist;
+#     version, in the Makefile's DATA, or the template that the Makefile
+#     makes that script from (DATA_built, the script with ".in"); its
+#     docfile and the no_index directories exist;
 #   - the license: META.json's is "postgresql", the tree has a LICENSE
 #     file with the PostgreSQL License's grant, and the control file's
 #     comment names it;
@@ -152,6 +153,7 @@ is_deeply(\@problems, [], 'META.json follows the PGXN Meta Spec 1.0.0')
 my $makefile = slurp_file('Makefile');
 my ($extension) = $makefile =~ /^EXTENSION\s*=\s*(\S+)/m;
 my ($data) = $makefile =~ /^DATA\s*=\s*(.+)$/m;
+my ($data_built) = $makefile =~ /^DATA_built\s*=\s*(.+)$/m;
 is($meta->{name}, $extension, 'the name is the Makefile\'s EXTENSION');
 is_deeply([ sort keys %provides ], [$extension], 'the distribution provides that extension');
 
@@ -172,9 +174,20 @@ is($p->{version}, as_semver($default_version),
 my ($dist_mm) = $meta->{version} =~ /^(\d+\.\d+)\./;
 my ($ctl_mm) = as_semver($default_version) =~ /^(\d+\.\d+)\./;
 is($dist_mm, $ctl_mm, 'the distribution\'s major.minor is the control file\'s');
-is($p->{file}, "extension/$extension--$default_version.sql",
-	'the extension\'s file is the install script of that version');
-like(" $data ", qr/\s\Q$p->{file}\E\s/, 'and the Makefile installs it (DATA)');
+# the install script, or the template that "make" makes it from (DATA_built)
+my $script = "extension/$extension--$default_version.sql";
+like($p->{file}, qr/^\Q$script\E(?:\.in)?$/,
+	'the extension\'s file is the install script of that version, or its template');
+if ($p->{file} =~ /\.in$/)
+{
+	like(" " . ($data_built // '') . " ", qr/\s\Q$script\E\s/,
+		'and the Makefile makes the script and installs it (DATA_built)');
+}
+else
+{
+	like(" " . ($data // '') . " ", qr/\s\Q$script\E\s/,
+		'and the Makefile installs it (DATA)');
+}
 
 # the PostgreSQL majors: patches/pgNN, and this server
 my @ranges = map { [ $_ =~ $op_version ] } split /\s*,\s*/,

@@ -26,7 +26,13 @@
 #     histogram).
 # And the other way: every family of the query file is a counter's or one
 # of %other_families below, with its source; the metric table of
-# doc/monitoring.md has exactly the query file's families.
+# doc/monitoring.md has exactly the query file's families, and its table of
+# the counters' families is the one that scripts/counters.pl writes from
+# the counter table.
+# The query file is made by "make" from its template and the counter table
+# (scripts/counters.pl), so that its checks here test that script's output
+# for every line of the table; copies of the table with one line it cannot
+# write from must each be refused, naming the line.
 # So a consumer that misses a counter the table says it shows fails here.
 # The checks also run on copies of the consumers with one counter taken
 # out, each of which must be reported, so that the test is known to fail
@@ -35,6 +41,7 @@
 use strict;
 use warnings FATAL => 'all';
 
+use IPC::Run;
 use JSON::PP;
 use PostgreSQL::Test::Utils;
 use Test::More;
@@ -278,6 +285,63 @@ my %documented = monitoring_families($files{'doc/monitoring.md'});
 is( join(' ', sort keys %documented),
 	join(' ', sort keys %$families),
 	'the metric table of doc/monitoring.md has exactly the query file\'s families');
+
+# doc/monitoring.md's table of the counters' families: as
+# scripts/counters.pl writes it now (with the C preprocessor, "cc -E")
+my $doc_table = ($files{'doc/monitoring.md'} =~
+	  /^(<!-- counter metrics:.*?^<!-- end of counter metrics -->\n)/ms)[0] // '';
+my ($table, $table_err) = ('', '');
+IPC::Run::run([ $^X, 'scripts/counters.pl', 'metric-table' ],
+	'>', \$table, '2>', \$table_err)
+  or diag($table_err);
+isnt($table, '', 'scripts/counters.pl writes the table of the counters\' families');
+is($doc_table, $table,
+	'doc/monitoring.md has that table (scripts/counters.pl --update doc/monitoring.md writes it)');
+
+# scripts/counters.pl refuses a table that it cannot write the files from,
+# naming the line: each copy of the header below has one such line.
+my $tmp = PostgreSQL::Test::Utils::tempdir;
+foreach my $bad (
+	[
+		'a description without its unit',
+		sub { s/"exclusive acquisitions \(count\), as sh_acquires"/"exclusive acquisitions, as sh_acquires"/ },
+		qr/counter ex_acquires: its description names no unit "\(count"/
+	],
+	[
+		'a family with a label shared with one without',
+		sub {
+			s/"pg_lockstat_lwlock_acquires_total\{mode=shared\}"/"pg_lockstat_lwlock_acquires_total"/;
+		},
+		qr/ex_acquires: family pg_lockstat_lwlock_acquires_total is shared with a counter of another kind, type or label/
+	],
+	[
+		'a label value twice in a family',
+		sub { s/\{mode=exclusive\}/{mode=shared}/ },
+		qr/ex_acquires: family pg_lockstat_lwlock_acquires_total has mode=shared twice/
+	],
+	[
+		'a family outside its kind\'s prefix',
+		sub { s/"pg_lockstat_lwlock_blocks_total"/"pg_lockstat_blocks_total"/ },
+		qr/blocks: family pg_lockstat_blocks_total does not start with pg_lockstat_lwlock_/
+	],)
+{
+	my ($what, $edit, $expected) = @$bad;
+	local $_ = $files{'extension/lockstat_counters.h'};
+	$edit->();
+	isnt($_, $files{'extension/lockstat_counters.h'}, "the header with $what differs");
+	open(my $fh, '>', "$tmp/lockstat_counters.h") or die $!;
+	print $fh $_;
+	close($fh) or die $!;
+	my ($out, $err) = ('', '');
+	my $ok = IPC::Run::run(
+		[
+			$^X, 'scripts/counters.pl', '--header',
+			"$tmp/lockstat_counters.h", 'metric-table'
+		],
+		'>', \$out, '2>', \$err);
+	ok(!$ok && $err =~ $expected,
+		"scripts/counters.pl refuses $what, naming the line") or diag($err);
+}
 
 # The checks find a consumer that misses a counter: each copy below lacks
 # one counter in one consumer, and the check of that counter must report

@@ -1,7 +1,8 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
 # "make clean" removes every build product of the checkout, the test
-# module's included, in both of the Makefile's modes: with PG_CONFIG (plain
+# module's and the files made from the counter table included, in both of
+# the Makefile's modes: with PG_CONFIG (plain
 # PGXS) and without (the patched server of build/).  Objects left behind
 # would be linked into the next build for another server, as happened when
 # the test module's were kept.  Run in a copy of the checkout's files with
@@ -24,13 +25,18 @@ my $tmp = PostgreSQL::Test::Utils::tempdir;
 my @files = ('Makefile', 'pg_lockstat.control', 'META.json',
 	glob('extension/*'), glob('test/lockstat_test/*'),
 	glob('tools/pg_lockstat_top/*'));
-@files = grep { -f $_ && !/\.(o|so|bc)$/ && !m{/pg_lockstat_top$} } @files;
+# the files made from the counter table (scripts/counters.pl)
+my @made =
+  ('extension/pg_lockstat--1.0.sql', 'integrations/prometheus/pg_lockstat.yaml');
+my %made = map { $_ => 1 } @made;
+@files =
+  grep { -f $_ && !/\.(o|so|bc)$/ && !m{/pg_lockstat_top$} && !$made{$_} } @files;
 
-# the products of a build: each .c file's object, the libraries and the
-# client
+# the products of a build: each .c file's object, the libraries, the client
+# and the files made from the counter table
 my @products = (
 	'pg_lockstat.so', 'test/lockstat_test/lockstat_test.so',
-	'tools/pg_lockstat_top/pg_lockstat_top',
+	'tools/pg_lockstat_top/pg_lockstat_top', @made,
 	(map { s/\.c$/.o/r } grep { /\.c$/ } @files));
 
 sub products_left
@@ -39,8 +45,10 @@ sub products_left
 	my @left;
 	find(
 		sub {
-			push @left, $File::Find::name =~ s{^\Q$dir\E/}{}r
-			  if -f $_ && (/\.(o|so|bc)$/ || $_ eq 'pg_lockstat_top');
+			my $name = $File::Find::name =~ s{^\Q$dir\E/}{}r;
+			push @left, $name
+			  if -f $_
+			  && (/\.(o|so|bc)$/ || $_ eq 'pg_lockstat_top' || $made{$name});
 		},
 		$dir);
 	return join(' ', sort @left);
@@ -59,6 +67,7 @@ foreach my $mode ([ 'with PG_CONFIG', "PG_CONFIG=$pg_config" ],
 	}
 	foreach my $p (@products)
 	{
+		make_path("$dir/" . ($p =~ s{/[^/]*$}{}r)) if $p =~ m{/};
 		open(my $fh, '>', "$dir/$p") or die "$dir/$p: $!";
 		close($fh);
 	}

@@ -177,3 +177,19 @@ REVOKE ALL ON FUNCTION lockstat_test_spin_sites(integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_rendezvous() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_lwlock_nested(integer, integer, integer, integer, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_lwlock_disown(text, integer) FROM PUBLIC;
+
+-- The lines of pg_lockstat's counter table (extension/lockstat_counters.h)
+-- as this module was compiled with them, in their order: kind (lwlock or
+-- spin), ordinal among the lines of that kind, column, the SQL type of its
+-- unit and its description.  For the test that the install script made
+-- from the table has them.  No errors.
+CREATE FUNCTION lockstat_test_counter_lines(
+    OUT kind text,
+    OUT ordinal integer,
+    OUT column_name text,
+    OUT type text,
+    OUT description text
+)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lockstat_test_counter_lines'
+LANGUAGE C STRICT IMMUTABLE PARALLEL SAFE;

@@ -43,9 +43,9 @@ typedef struct CounterLine
 #define COUNTER_IN_MS_NS_AS_MS		true
 #define COUNTER_IN_MS_S_LOCK_COUNT	false
 #define EXPORT(metric, type, top_name, top_label, panel) top_name, top_label
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) \
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, descr, sum, export) \
 	{COUNTERS_LWLOCK, column, COUNTER_IN_MS_##unit, export},
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, descr, export) \
 	{COUNTERS_SPIN, column, COUNTER_IN_MS_##unit, export},
 
 static const CounterLine counter_lines[] = {

@@ -89,9 +89,9 @@ typedef enum OutputMode
  */
 enum
 {
-#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, sum, export) \
+#define LOCKSTAT_LWLOCK_COUNTER(symbol, column, unit, descr, sum, export) \
 	COUNTER_LINE_LWLOCK_##symbol,
-#define LOCKSTAT_SPIN_COUNTER(field, column, unit, export) \
+#define LOCKSTAT_SPIN_COUNTER(field, column, unit, descr, export) \
 	COUNTER_LINE_SPIN_##field,
 #include "lockstat_counters.h"
 #undef LOCKSTAT_LWLOCK_COUNTER
