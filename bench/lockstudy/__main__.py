@@ -108,7 +108,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     r = report.tps_report(data.read_runs(a.runs),
                           a.variants.split() if a.variants else None,
                           a.threshold, a.confidence, a.correction,
-                          source=a.runs, family=a.family)
+                          source=a.runs, family=a.family,
+                          shared=[g.split() for g in (a.shared or "").
+                                  split(";") if g.split()])
     sys.stdout.write(r.text)
     if a.points:
         report.write_points(r.points, a.points)
@@ -191,6 +193,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--family", type=positive,
                    help="the comparisons of the family these runs belong "
                    "to, for the Bonferroni correction (default: their own)")
+    p.add_argument("--shared", help="the variants that shared a server "
+                   "start (SHARED_START=1), groups separated by ';': the "
+                   "slot table")
     p.add_argument("--points", help="write the points as CSV")
     p.add_argument("--dat-dir", help="write the gnuplot data here")
     p.set_defaults(func=cmd_compare)
