@@ -127,7 +127,8 @@ def listed(result: model.StudyResult, plots: Sequence[str]) -> List[str]:
             + (["mechanism.csv"] if result.mechanism is not None else [])
             + ["persec.csv", "locks.csv", "spins.csv"] + list(plots)
             + ["settings.txt", "machine.txt", "versions.txt",
-               "commands.txt", RESULTS])
+               "commands.txt", RESULTS]
+            + ([floor.FLOOR_FILE] if result.tps.floor is not None else []))
 
 
 def show_study(directory: str, study: spec.Study, nproc: int,

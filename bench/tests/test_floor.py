@@ -151,6 +151,9 @@ def test_a_study_records_and_shows_the_floor(tmp_path):
     assert saved.machine_floor.last == saved.floor
     assert "\nfloor: this is an A/A study (every variant the same server)" \
         in text
+    # the line that names the study's files names floor.json
+    assert results.listed(model.load(os.path.join(aa, "results.json")),
+                          [])[-1] == floor.FLOOR_FILE
     other = _study(str(tmp_path / "20261208-100000"), "SCALE=10 ...")
     text = results.report_text(other, None, 2.0)
     assert not os.path.exists(os.path.join(other, "floor.json"))
