@@ -6,6 +6,8 @@
   mechanism  table (m), from runs.csv, locks.csv and spins.csv
   resolution what a number of rounds resolves at a ratio noise (the table
              of doc/study.md)
+  pool       studies of one comparison combined by a random-effects
+             meta-analysis
   order      the variant order of each round that a seed gives
   clients    the client order of each round that a seed gives
 
@@ -20,7 +22,7 @@ hands its directory to results.show_study; "report DIR" is analyse ->
 render on the saved files (results.json written again).
 
 Calls runner, results, report, report_locks, builds, params, spec, design,
-data, interrupts, stats.
+data, interrupts, stats, pool.
 """
 
 import argparse
@@ -36,7 +38,7 @@ NEEDS = ("the study needs /usr/bin/python3 with numpy, scipy and psycopg2 "
          "installs them)")
 
 try:
-    from . import (builds, data, design, interrupts, params, report,
+    from . import (builds, data, design, interrupts, params, pool, report,
                    report_locks, results, runner, spec, stats)
 except ModuleNotFoundError as e:
     if (e.name or "").split(".")[0] not in ("numpy", "scipy", "psycopg2"):
@@ -108,7 +110,9 @@ def cmd_compare(a: argparse.Namespace) -> int:
     r = report.tps_report(data.read_runs(a.runs),
                           a.variants.split() if a.variants else None,
                           a.threshold, a.confidence, a.correction,
-                          source=a.runs, family=a.family)
+                          source=a.runs, family=a.family,
+                          shared=[g.split() for g in (a.shared or "").
+                                  split(";") if g.split()])
     sys.stdout.write(r.text)
     if a.points:
         report.write_points(r.points, a.points)
@@ -124,6 +128,13 @@ def cmd_resolution(a: argparse.Namespace) -> int:
         [positive(n) for n in a.rounds.split()],
         [float(s) / 100 for s in a.noise.split()], threshold, level),
         threshold, level))
+    return 0
+
+
+def cmd_pool(a: argparse.Namespace) -> int:
+    sys.stdout.write(pool.pool_text(pool.pool(
+        a.studies, a.variants.split() if a.variants else None, a.clients,
+        a.confidence)))
     return 0
 
 
@@ -191,6 +202,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--family", type=positive,
                    help="the comparisons of the family these runs belong "
                    "to, for the Bonferroni correction (default: their own)")
+    p.add_argument("--shared", help="the variants that shared a server "
+                   "start (SHARED_START=1), groups separated by ';': the "
+                   "slot table")
     p.add_argument("--points", help="write the points as CSV")
     p.add_argument("--dat-dir", help="write the gnuplot data here")
     p.set_defaults(func=cmd_compare)
@@ -216,6 +230,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kinds", help="the study's kinds.csv: LWLock rows "
                    "of client backends and parallel workers only")
     p.set_defaults(func=cmd_mechanism)
+    _more_parsers(sub)
+    return ap
+
+
+def _more_parsers(sub) -> None:
+    """The commands after mechanism: pool, order and clients."""
+    p = sub.add_parser("pool", help="studies of one comparison combined "
+                       "(random effects)")
+    p.add_argument("studies", nargs="+", help="study directories, "
+                   "runs.csv files, or published intervals "
+                   "LABEL=RATIO:LOW:HIGH[@LEVEL]")
+    p.add_argument("--variants", help="the baseline and the variant "
+                   "(default: the first two of the first study)")
+    p.add_argument("--clients", type=positive, help="the client count "
+                   "(default: the one the studies have in common)")
+    p.add_argument("--confidence", type=float, default=0.95)
+    p.set_defaults(func=cmd_pool)
     p = sub.add_parser("order", help="the variant order of each round")
     p.add_argument("seed", type=non_negative)
     p.add_argument("rounds", type=positive)
@@ -226,7 +257,6 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("rounds", type=positive)
     p.add_argument("clients", nargs="+", type=positive)
     p.set_defaults(func=cmd_clients)
-    return ap
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -177,6 +177,98 @@ class PositionCell:
 
 
 @dataclass(frozen=True)
+class SlotEffect:
+    """SHARED_START's slot effect (lockstudy.slots): the tps of a run
+    after the first in its server start over that of the first, from the
+    runs of the variants that share a start, within each start; its log,
+    the standard error of the log, the two-sided p-value of no effect,
+    the runs and the residual degrees of freedom of the fit."""
+    effect: float
+    log_effect: float
+    se: float
+    p: float
+    runs: int
+    df: int
+
+
+@dataclass(frozen=True)
+class FirstSlotPoint:
+    """A variant that shares a server start, against a baseline in
+    another start, at one client count: its ratio (Hodges-Lehmann) and
+    interval at the study's ratio level from the rounds where both ran
+    first in their start only (None without such rounds), the rounds
+    used, the share of the paired rounds where the variant ran after the
+    first and where the baseline did, and the bias that the slot effect
+    puts on table (a)'s ratio (a ratio: the effect to the power of the
+    difference of the two shares)."""
+    variant: str
+    clients: int
+    pairs: int
+    ratio: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    coverage: float
+    later: float
+    base_later: float
+    bias: Optional[float]
+
+
+@dataclass(frozen=True)
+class SlotResult:
+    """The slot table of a study with shared server starts: the groups of
+    variants that shared a start, the slot effect (None when no run
+    followed another in its start), and the first-slot comparisons."""
+    groups: Tuple[Tuple[str, ...], ...]
+    effect: Optional[SlotEffect]
+    points: Tuple[FirstSlotPoint, ...] = ()
+
+
+@dataclass(frozen=True)
+class FloorPoint:
+    """One client count of an A/A study: the ratio of its second variant
+    to its first (the same server), interval, ratio noise and verdict."""
+    clients: int
+    pairs: int
+    ratio: Optional[float]
+    ci_low: Optional[float]
+    ci_high: Optional[float]
+    ratio_noise: float
+    verdict: str
+
+
+@dataclass(frozen=True)
+class Floor:
+    """The floor an A/A study measured on its machine (lockstudy.floor):
+    the host, the study (its directory's name), the first line of its
+    commands.txt, its rounds, the level of its ratio intervals and the
+    threshold; per client count its point; the median ratio noise, the
+    largest distance of an interval's end from 1 (a fraction), what its
+    rounds resolve at the median noise, and the false verdicts (faster or
+    slower: every one is false) of its comparisons."""
+    host: str
+    study: str
+    parameters: str
+    rounds: int
+    ratio_confidence: float
+    threshold: float
+    points: Tuple[FloorPoint, ...]
+    noise: float
+    half_width: float
+    resolves: Optional[float]
+    false_verdicts: int
+    comparisons: int
+
+
+@dataclass(frozen=True)
+class MachineFloor:
+    """The floor a study shows under table (a): the host, the directory
+    of its floors, and the last floor recorded there (None: none)."""
+    host: str
+    where: str
+    last: Optional[Floor]
+
+
+@dataclass(frozen=True)
 class TpsResult:
     """The tps side of a study: tables (a), collapse, noise, drift and
     position.  variants in report order, the first the baseline."""
@@ -193,6 +285,13 @@ class TpsResult:
     # the study-wide check of the rounds for independence
     # (lockstudy.serial), None when no point has enough rounds
     serial_p: Optional[float] = None
+    # SHARED_START's slot effect and the first-slot comparisons, None
+    # without shared starts
+    slots: Optional[SlotResult] = None
+    # the study's own floor when it is an A/A study, and the machine's
+    # last floor, shown under table (a) (None: not looked for)
+    floor: Optional[Floor] = None
+    machine_floor: Optional[MachineFloor] = None
 
 
 @dataclass(frozen=True)
@@ -358,9 +457,20 @@ def _decode(kind: Any, x: Any) -> Any:
     return x
 
 
+def encode_json(x: Any) -> str:
+    """The JSON text of a dataclass of this module, as results.json
+    holds it (floor.json too)."""
+    return json.dumps(_encode(x), indent=1, allow_nan=False) + "\n"
+
+
+def decode_json(kind: Any, text: str) -> Any:
+    """The dataclass kind that encode_json wrote as text."""
+    return _decode(kind, json.loads(text))
+
+
 def to_json(result: StudyResult) -> str:
     """The text of results.json."""
-    return json.dumps(_encode(result), indent=1, allow_nan=False) + "\n"
+    return encode_json(result)
 
 
 def from_json(text: str) -> StudyResult:

@@ -4,7 +4,7 @@ starts.
 The parameters come from the environment, as "make run" passes its make
 variables (an empty value counts as unset): PG_CONFIG, STOCK_PG_CONFIG,
 SCALE, STRATEGIES, VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP,
-WARMUP_ROUND, SHARED_START, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD,
+WARMUP_ROUND, SHARED_START, AA, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD,
 RUN_DIR, SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE (doc/study.md describes
 each).  Here: the numbers, the servers of PG_CONFIG and STOCK_PG_CONFIG
 and sysbench's tables; variants (VARIANTS, STRATEGIES) and workloads
@@ -25,6 +25,8 @@ from . import variants, workloads
 from .spec import SpecError, Study, Variant, Workload
 
 DEFAULT_STRATEGIES = "tas ttas_spin ttas"
+# what AA=1 runs: an A/A study, the base server twice (lockstudy.floor)
+AA_VARIANTS = "a; b"
 # sysbench's tables by default: SYSBENCH_TABLES of them, holding together
 # as many rows as pgbench_accounts at SCALE
 SYSBENCH_DEFAULT_TABLES = 4
@@ -145,10 +147,28 @@ def sysbench_tables(env: Mapping[str, str], scale: int) -> Tuple[int, int]:
 
 
 
+def _variants_text(env: Mapping[str, str]) -> str:
+    """VARIANTS, or AA_VARIANTS under AA=1, which refuses VARIANTS and
+    STRATEGIES."""
+    aa = _integer(env, "AA", "0", r"[01]", "1 (an A/A study: the base "
+                  "server twice, VARIANTS=\"%s\") or 0" % AA_VARIANTS)
+    if not aa:
+        return _get(env, "VARIANTS")
+    for given in ("VARIANTS", "STRATEGIES"):
+        if _get(env, given):
+            raise SpecError("AA=1 runs VARIANTS=\"%s\", the base server "
+                            "twice; give AA=1 or %s, not both (an A/A "
+                            "study of other settings: VARIANTS=\"a: "
+                            "<settings>; b: <the same settings>\")"
+                            % (AA_VARIANTS, given))
+    return AA_VARIANTS
+
+
 def _variants(env: Mapping[str, str], top: str, caller_pwd: str,
               check_patches: bool) -> Tuple[Variant, ...]:
-    """The variants of VARIANTS, else of STRATEGIES; not both."""
-    variants_text = _get(env, "VARIANTS")
+    """The variants of VARIANTS (or AA=1), else of STRATEGIES; not
+    both."""
+    variants_text = _variants_text(env)
     if not variants_text:
         return variants.parse_strategies(_get(env, "STRATEGIES",
                                               DEFAULT_STRATEGIES))
@@ -213,6 +233,6 @@ def from_environment(env: Mapping[str, str], top: str, caller_pwd: str,
         variant_dir=_get(env, "VARIANT_DIR",
                          os.path.join(top, "build", "variants")),
         variants=study_variants,
-        variants_given=_get(env, "VARIANTS") or None,
+        variants_given=_variants_text(env) or None,
         stock_pg_config=stock_pg_config, stock_bindir=stock_bindir,
         **numbers)

@@ -17,6 +17,7 @@ import fcntl
 import io
 import math
 import os
+import socket
 import subprocess
 import time
 from typing import Dict, List, Sequence, TextIO, Tuple
@@ -180,14 +181,15 @@ def pg_float(text: str) -> str:
 
 
 def machine_lines(nproc: int) -> List[str]:
-    """machine.txt: the CPUs, the kernel, the memory."""
+    """machine.txt: the CPUs, the kernel, the memory, the host's name
+    (which keys the machine's floors, lockstudy.floor)."""
     cpu = _first("/proc/cpuinfo", "model name").split(":", 1)[-1].strip()
     mem = _first("/proc/meminfo", "MemTotal").split(":", 1)[-1].strip()
     u = os.uname()
     return ["nproc: %d" % nproc, "cpu: " + cpu,
             "kernel: %s %s %s %s" % (u.sysname, u.release, u.version,
                                      u.machine),
-            "memory: " + mem]
+            "memory: " + mem, "host: " + socket.gethostname()]
 
 
 def versions_lines(study: spec.Study, top: str,

@@ -9,14 +9,16 @@ resolve and the rounds that would resolve the threshold), the lines on
 the number of comparisons and their correction and on the verdicts,
 the collapse table and the rounds' check (report_checks), the noise
 table, the drift table and, when the runs have positions, the table of
-the ratio by position; and the files points.csv (one row per point) and
+the ratio by position, and the slot table of shared server starts;
+and the files points.csv (one row per point) and
 the gnuplot data tps-<v>.dat, ratio-<v>.dat and bimodal-<v>.dat.  The
 text is the one bench/study_stats.py (at 4e541ba) printed with --noun
 variant.
 
-Calls stats and drift (the numbers), model (what they fill), collapse
-(the collapse test's constants), tables (their layout) and data (Run,
-InputError, the checks of the runs against the variants).
+Calls stats, drift and slots (the numbers), model (what they fill),
+floor (the line of the machine's floor under table (a)), report_checks
+(the checks' tables), tables (their layout) and data (Run, InputError,
+the checks of the runs against the variants).
 """
 
 import csv
@@ -26,8 +28,8 @@ import types
 from typing import (Dict, List, NamedTuple, Optional, Sequence,
                     Tuple)
 
-from . import data, drift, model, stats
-from .report_checks import NOUN, collapse_table, serial_table
+from . import data, drift, floor, model, slots, stats
+from .report_checks import NOUN, collapse_table, serial_table, slot_table
 from .tables import fmt, pct, table
 
 # the corrections for the number of comparisons, and their names in the text
@@ -59,10 +61,11 @@ def tps_report(runs: List[data.Run], variants: Optional[List[str]],
                threshold_pct: float, confidence: float = 0.95,
                correction: str = "bonferroni",
                source: str = "runs.csv",
-               family: Optional[int] = None) -> TpsReport:
+               family: Optional[int] = None,
+               shared: Sequence[Sequence[str]] = ()) -> TpsReport:
     """The report of the runs (tps_result), and its text (tps_text)."""
     r = tps_result(runs, variants, threshold_pct, confidence, correction,
-                   source, family)
+                   source, family, shared)
     return TpsReport(tps_text(r), r.points, list(r.variants),
                      r.comparisons.count, r.comparisons.ratio_confidence, r)
 
@@ -71,7 +74,8 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
                threshold_pct: float, confidence: float = 0.95,
                correction: str = "bonferroni",
                source: str = "runs.csv",
-               family: Optional[int] = None) -> model.TpsResult:
+               family: Optional[int] = None,
+               shared: Sequence[Sequence[str]] = ()) -> model.TpsResult:
     """What the runs show: variants in report order, the first the
     baseline (None or empty: their order of first appearance; a variant
     listed without runs is left out, but not the baseline), the verdict
@@ -82,11 +86,12 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
     over, when these are part of a larger family (a re-analysis of a
     study's runs with another baseline or other variants adds its
     comparisons to the study's): m is then family, which may not be
-    below the comparisons of these runs; None: these runs' own.
+    below the comparisons of these runs; None: these runs' own.  shared:
+    the groups of variants that shared a server start, for the slot table.
     InputError for a threshold, confidence, correction or family out of
-    range, a variant of the runs not in the list, a
-    baseline without runs, two runs of one variant, client count and round;
-    source names the runs' file in its messages."""
+    range, a variant of the runs not in the list, a baseline without runs,
+    two runs of one variant, client count and round; source names the
+    runs' file in its messages."""
     if not 0 <= threshold_pct < 100:
         raise data.InputError("--threshold must be a percentage in [0, 100)")
     if not 0 < confidence < 1:
@@ -112,21 +117,28 @@ def tps_result(runs: List[data.Run], variants: Optional[List[str]],
                                            confidence, ratio_confidence)
     positions = {k: r.position for k, r in index.items()
                  if r.position is not None}
-    # a false verdict needs an interval that misses the true ratio;
-    # intervals too short to give a verdict, and withheld ones, give none
+    npos = max(positions.values()) if positions and len(order) > 1 else 0
+    return model.TpsResult(
+        tuple(order), threshold, confidence,
+        _comparisons(points, ncomparisons, correction, ratio_confidence,
+                     family), points,
+        drift_cells(tps, order),
+        position_cells(tps, positions, order) if npos else (), npos,
+        serial_p, slots.slot_result(tps, positions, shared, order,
+                                    ratio_confidence))
+
+
+def _comparisons(points: Sequence[model.PointResult], count: int,
+                 correction: str, ratio_confidence: float,
+                 family: int) -> model.Comparisons:
+    """The comparisons of the points, with the bound on a false verdict:
+    one needs an interval that misses the true ratio; intervals too
+    short to give a verdict, and withheld ones, give none."""
     bound = math.fsum(1 - p.coverage for p in points if p.ratio is not None
                       and p.coverage >= ratio_confidence
                       and not p.dependent)
-    comparisons = model.Comparisons(ncomparisons, correction,
-                                    ratio_confidence, bound,
-                                    stats.min_rounds(ratio_confidence),
-                                    family)
-    npos = max(positions.values()) if positions and len(order) > 1 else 0
-    return model.TpsResult(
-        tuple(order), threshold, confidence, comparisons, points,
-        drift_cells(tps, order),
-        position_cells(tps, positions, order) if npos else (), npos,
-        serial_p)
+    return model.Comparisons(count, correction, ratio_confidence, bound,
+                             stats.min_rounds(ratio_confidence), family)
 
 
 def _family(ncomparisons: int, family: Optional[int], source: str) -> int:
@@ -180,6 +192,8 @@ def tps_text(r: model.TpsResult) -> str:
                 drift_table(r)]
     if r.npos:
         sections.append(position_table(r))
+    if r.slots is not None:
+        sections.append(slot_table(r))
     return "\n\n".join(sections) + "\n"
 
 
@@ -229,6 +243,7 @@ def table_a(r: model.TpsResult) -> str:
         out.append(_comparisons_line(k, rlevel))
     out.append(VERDICT_WORDS % dict(margin=margin, noun=NOUN,
                                     power=round(100 * stats.POWER)))
+    out.extend(floor.lines(r))
     return "\n".join(out)
 
 
@@ -357,8 +372,10 @@ def position_table(r: model.TpsResult) -> str:
     rows = [[s] + [cells.get((s, q), "") for q in range(1, r.npos + 1)]
             for s in r.variants[1:]]
     return ("position: median ratio to %s in the same round by the position "
-            "the %s ran in (number of ratios), all client counts %s\n"
-            % (r.variants[0], NOUN, _range_words())
+            "the %s ran in (number of ratios), all client counts, each "
+            "ratio centred on its client count's median ratio and the "
+            "%s's median ratio put back %s\n"
+            % (r.variants[0], NOUN, NOUN, _range_words())
             + table([NOUN] + ["position %d" % q
                               for q in range(1, r.npos + 1)],
                     rows, [False] + [True] * r.npos))

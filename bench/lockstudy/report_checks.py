@@ -1,7 +1,8 @@
 """The tables of the tps report that check what table (a) assumes: the
 collapse table (do a point's runs fall into a good and a bad group, and
 does the variant have more bad runs than the baseline?) and the table of
-the rounds' check for independence (lockstudy.serial).  They render
+the rounds' check for independence (lockstudy.serial), and the slot
+table of shared server starts (lockstudy.slots).  They render
 model.TpsResult's points only: no arithmetic.
 
 Calls collapse and serial (their constants), model, stats (the verdicts'
@@ -11,7 +12,7 @@ constants) and tables (the layout).
 from typing import Optional, Sequence
 
 from . import collapse, model, serial, stats
-from .tables import fmt, table
+from .tables import fmt, pct, table
 
 NOUN = "variant"
 
@@ -92,3 +93,47 @@ def serial_table(r: model.TpsResult) -> str:
             + table(["clients", NOUN, "lag-1", "lag-1 p", "change p",
                      "after round", "p", "*"], rows,
                     [True, False, True, True, True, True, True, False]))
+
+
+def slot_table(r: model.TpsResult) -> str:
+    """SHARED_START's slot effect and, for each variant of a shared start
+    against a baseline of another, its ratio from the rounds where both
+    ran first in their start, and the bias table (a)'s ratio carries."""
+    s = r.slots
+    groups = "; ".join("[%s]" % " ".join(g) for g in s.groups)
+    if s.effect is None:
+        head = ("slot: no run of the shared starts (%s) followed another in "
+                "its start at a client count, so their slot effect cannot "
+                "be estimated" % groups)
+    else:
+        e = s.effect
+        head = ("slot: in the shared server starts (%s), a run after the "
+                "first in its start against the first, within each start "
+                "(least squares over the starts' runs: the start's level, "
+                "the %s's, and this effect): x%s, %+.2f%% (se %.2f%%, p = "
+                "%s, %d runs)"
+                % (groups, NOUN, fmt(e.effect, 4), 100 * e.log_effect,
+                   100 * e.se, fmt(e.p, 3), e.runs))
+    if not s.points:
+        return head
+    base, level = r.variants[0], r.comparisons.ratio_confidence
+    rows = [[str(p.clients), p.variant, fmt(p.ratio, 3),
+             "" if p.ratio is None
+             else fmt(p.ci_low, 3) + "-" + fmt(p.ci_high, 3),
+             str(p.pairs), pct(p.later, 0), pct(p.base_later, 0),
+             "" if p.bias is None else "%+.2f%%" % (100 * (p.bias - 1))]
+            for p in s.points]
+    return (head + "\n%s always runs first in its start, a %s of a shared "
+            "one only in some rounds: the ratio to %s from the rounds "
+            "where both ran first (Hodges-Lehmann, interval at %s, no "
+            "verdict; fewer than %d such rounds reach that level), the "
+            "share of the paired rounds each ran after the first, and the "
+            "bias that the slot effect puts on table (a)'s ratio (the "
+            "effect to the power of the difference of the shares)\n"
+            % (base, NOUN, base, "%.4g%%" % (100 * level),
+               stats.min_rounds(level))
+            + table(["clients", NOUN, "first-slot ratio",
+                     "%.4g%% CI" % (100 * level), "rounds",
+                     "after first", base + " after first", "bias in (a)"],
+                    rows, [True, False, True, True, True, True, True,
+                           True]))

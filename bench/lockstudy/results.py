@@ -17,13 +17,19 @@ shares a line saying that these are not available.
 show_study() is what a study shows at its end: the report, the plots
 and the line that names its files.
 
-Calls report, report_locks, locktables, plots, model, spec and data.
+An A/A study's floor is written as floor.json and kept as its machine's
+(lockstudy.floor); every study's table (a) shows the machine's last.
+
+Calls report, report_locks, locktables, plots, model, spec, data, floor
+and slots.
 """
 
+import dataclasses
 import os
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import data, locktables, model, plots, report, report_locks, spec
+from . import (data, floor, locktables, model, plots, report,
+               report_locks, slots, spec)
 
 # the text files of a study, and the field of StudyMeta each fills
 META_FILES = (("machine.txt", "machine"), ("versions.txt", "versions"),
@@ -58,7 +64,13 @@ def analyse(directory: str, variants: Optional[List[str]],
 
     runs = data.read_runs(path("runs.csv"), need_transactions=True)
     meta = read_meta(directory)
-    tps = report.tps_result(runs, variants, threshold_pct)
+    tps = report.tps_result(runs, variants, threshold_pct,
+                            shared=slots.shared_groups(meta.commands))
+    own = floor.measure(tps, floor.host(meta),
+                        os.path.basename(os.path.abspath(directory)),
+                        meta.commands[0]) if floor.is_aa(meta) else None
+    tps = dataclasses.replace(tps, floor=own, machine_floor=floor.
+                              machine_floor(directory, meta, own))
     mechanism = None
     if len(tps.variants) > 1:
         # studies from before kinds.csv: every process's LWLock counts
@@ -80,6 +92,8 @@ def save(result: model.StudyResult, directory: str) -> None:
         return os.path.join(directory, name)
 
     model.save(result, path(RESULTS))
+    if result.tps.floor is not None:
+        floor.save(result.tps.floor, directory)
     report.write_points(result.tps.points, path("points.csv"))
     report.write_dat(result.tps.points, result.tps.variants, directory)
     if result.mechanism is not None:
@@ -113,7 +127,8 @@ def listed(result: model.StudyResult, plots: Sequence[str]) -> List[str]:
             + (["mechanism.csv"] if result.mechanism is not None else [])
             + ["persec.csv", "locks.csv", "spins.csv"] + list(plots)
             + ["settings.txt", "machine.txt", "versions.txt",
-               "commands.txt", RESULTS])
+               "commands.txt", RESULTS]
+            + ([floor.FLOOR_FILE] if result.tps.floor is not None else []))
 
 
 def show_study(directory: str, study: spec.Study, nproc: int,

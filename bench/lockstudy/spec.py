@@ -108,6 +108,16 @@ class Study:
         return [v.name for v in self.variants if v.unpatched]
 
     @property
+    def aa(self) -> bool:
+        """Whether it is an A/A study: two variants or more, all one
+        server with the same settings (lockstudy.floor)."""
+        first = self.variants[0]
+        return len(self.variants) > 1 and all(
+            (v.patches, v.settings, v.strategy, v.unpatched)
+            == (first.patches, first.settings, first.strategy,
+                first.unpatched) for v in self.variants)
+
+    @property
     def max_clients(self) -> int:
         return max(self.clients)
 
@@ -120,7 +130,7 @@ class Study:
     def parameters(self) -> str:
         """The parameters as the first line of commands.txt; sysbench's
         tables at its end, for a sysbench workload only, then SHARED_START=1
-        if it is set."""
+        if it is set, then AA=1 for an A/A study."""
         text = ("SCALE=%d %s CLIENTS=\"%s\" DURATION=%d WARMUP=%d "
                 "WARMUP_ROUND=%d WORKLOAD=%s REPEAT=%d SEED=%d THRESHOLD=%s "
                 "THREADS=%s"
@@ -135,4 +145,6 @@ class Study:
                 self.sysbench_tables, self.sysbench_table_size)
         if self.shared_start:
             text += " SHARED_START=1"
+        if self.aa:
+            text += " AA=1"
         return text

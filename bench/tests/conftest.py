@@ -9,13 +9,21 @@ the Walsh averages and an integer count of the signed-rank statistic's
 distribution, binomial acceptance bounds, Fisher's exact test, the split
 statistic by brute force.  The fixture study builds synthetic studies.
 The fixtures site and stock are the fake checkout and servers of the
-parameter tests (fakesite.py).
+parameter tests (fakesite.py).  The fixture audited imports the modules
+of the package at AUDITED, the commit issue 52's audit ran, from git, so
+that a simulation test can show that the package before it missed its
+target (skipped without the history).
 """
 
+import importlib
+import importlib.util
+import io
 import math
 import os
 import statistics
+import subprocess
 import sys
+import tarfile
 from fractions import Fraction
 from typing import Callable, Dict, List, Sequence, Tuple
 
@@ -248,3 +256,41 @@ def stock(site) -> str:
     """The site's stock server, where the Makefile puts it: beside the
     base's build, <build>-stock.  Its pg_config."""
     return fakesite.fake_server(os.path.join(site.tmp, "pg-stock"))
+
+
+# the package the audit of issue 52 ran
+AUDITED = "667e9a1"
+
+
+def package_at(commit: str, tmp: str) -> str:
+    """The package bench/lockstudy of commit, imported from a copy under
+    tmp as lockstudy_<commit> (its modules import each other
+    relatively); its name.  Skipped without the history."""
+    top = os.path.dirname(BENCH)
+    try:
+        tar = subprocess.run(
+            ["git", "-c", "safe.directory=*", "-C", top, "archive", commit,
+             "bench/lockstudy"], check=True, capture_output=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("no git history with %s" % commit)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as f:
+        f.extractall(tmp)
+    name = "lockstudy_" + commit
+    where = os.path.join(tmp, "bench", "lockstudy")
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(where, "__init__.py"),
+        submodule_search_locations=[where])
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[name] = package
+    spec.loader.exec_module(package)
+    return name
+
+
+@pytest.fixture(scope="session")
+def audited(tmp_path_factory) -> Callable:
+    """A function of a module's name (stats, drift, ...) that returns
+    that module of the package at AUDITED."""
+    name = package_at(AUDITED, str(tmp_path_factory.mktemp("audited")))
+    yield lambda module: importlib.import_module(name + "." + module)
+    for m in [m for m in sys.modules if m.split(".")[0] == name]:
+        del sys.modules[m]

@@ -327,6 +327,40 @@ def test_shared_start_refused(site, text):
                             '"%s"' % text)
 
 
+# --- AA (issue 52: the machine's floor) ------------------------------------
+
+def test_aa(site):
+    """AA=1 is VARIANTS="a; b": the base server twice, an A/A study,
+    whose parameters end in AA=1; VARIANTS of one server with the same
+    settings are one too."""
+    study = site.study({"AA": "1"})
+    assert study.names == ["a", "b"] and study.aa
+    assert study.variants_given == "a; b"
+    assert study.parameters().endswith(' AA=1')
+    assert 'VARIANTS="a; b"' in study.parameters()
+    same = site.study({"VARIANTS": "x: work_mem=8MB; y: work_mem=8MB"})
+    assert same.aa and same.parameters().endswith(" AA=1")
+    for given in ({}, {"AA": "0"}, {"VARIANTS": "x; y: work_mem=8MB"}):
+        study = site.study(given)
+        assert not study.aa and "AA=" not in study.parameters()
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"AA": "2"}, 'AA must be 1 (an A/A study: the base server twice, '
+     'VARIANTS="a; b") or 0, not "2"'),
+    ({"AA": "1", "VARIANTS": "x; y"}, 'AA=1 runs VARIANTS="a; b", the base '
+     'server twice; give AA=1 or VARIANTS, not both (an A/A study of other '
+     'settings: VARIANTS="a: <settings>; b: <the same settings>")'),
+    ({"AA": "1", "STRATEGIES": "tas ttas"}, 'AA=1 runs VARIANTS="a; b", the '
+     'base server twice; give AA=1 or STRATEGIES, not both (an A/A study '
+     'of other settings: VARIANTS="a: <settings>; b: <the same '
+     'settings>")')])
+def test_aa_refused(site, given, message):
+    with pytest.raises(spec.SpecError) as e:
+        site.study(given)
+    assert str(e.value) == message
+
+
 # --- STOCK_PG_CONFIG, which the bash harness did not have -------------------
 
 @pytest.mark.parametrize("pg_config, expected", [

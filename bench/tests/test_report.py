@@ -248,9 +248,10 @@ def test_drift_and_position_tables():
                      r"\[[\d.]+-[\d.]+\]( \*)?$"
                      % (1550 / 1150, 1625 / 1205), text, re.M)
     assert "\nposition: median ratio to a in the same round by the position " \
-        "the variant ran in (number of ratios), all client counts [range " \
-        "that chance gives it, 95% over the table together]; * outside " \
-        "it\n" in text
+        "the variant ran in (number of ratios), all client counts, each " \
+        "ratio centred on its client count's median ratio and the " \
+        "variant's median ratio put back [range that chance gives it, 95% " \
+        "over the table together]; * outside it\n" in text
     assert re.search(r"^ variant \|\s+position 1 \|\s+position 2\n[-+]+\n "
                      r"b\s+\|\s+1\.100 \[[\d.]+-[\d.]+\]( \*)? \(3\) \|"
                      r"\s+1\.000 \[[\d.]+-[\d.]+\]( \*)? \(3\)$", text,

@@ -20,7 +20,8 @@ import shutil
 
 import test_plots
 
-from lockstudy import data, locktables, report, report_locks, results
+from lockstudy import (data, floor, locktables, report, report_locks,
+                       results)
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 EVICTION = os.path.join(GOLDEN, "locks-eviction")
@@ -56,8 +57,13 @@ def _study(tmp_path, unpatched=(), versions=True):
 
 
 def _tps_text(d):
-    return report.tps_report(data.read_runs(os.path.join(d, "runs.csv")),
-                             None, 2.0).text
+    """The tps report of the study in d, with the line of its machine's
+    floor that a study directory has under table (a) (test_floor.py)."""
+    r = report.tps_result(data.read_runs(os.path.join(d, "runs.csv")),
+                          None, 2.0)
+    return report.tps_text(dataclasses.replace(
+        r, machine_floor=floor.machine_floor(d, results.read_meta(d),
+                                             None)))
 
 
 def _top_tables(d, unpatched):

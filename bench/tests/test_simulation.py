@@ -25,14 +25,11 @@ that passes proves the new rule and not the data.
 """
 
 import dataclasses
-import importlib
 import importlib.util
-import io
 import math
 import os
 import subprocess
 import sys
-import tarfile
 
 import numpy
 import pytest
@@ -44,7 +41,6 @@ CLIENTS = [1, 8, 64]
 ROUNDS = 12
 LEVEL = 1 - 0.05 / 6				# the defaults' ratio level
 OLD = "70c6d42"
-AUDITED = "667e9a1"				# the module the audit of issue 52 ran
 
 
 @pytest.fixture(scope="module")
@@ -184,39 +180,10 @@ def test_interval_coverage_every_n(kind, exact):
         assert (coverage >= LEVEL) == (n >= stats.min_rounds(LEVEL))
 
 
-def _package_at(commit, tmp):
-    """The package bench/lockstudy of commit, imported from a copy under
-    tmp as lockstudy_<commit> (its modules import each other relatively);
-    skipped without the history."""
-    top = os.path.dirname(os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__))))
-    try:
-        tar = subprocess.run(
-            ["git", "-c", "safe.directory=*", "-C", top, "archive", commit,
-             "bench/lockstudy"], check=True, capture_output=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("no git history with %s" % commit)
-    with tarfile.open(fileobj=io.BytesIO(tar)) as f:
-        f.extractall(tmp)
-    name = "lockstudy_" + commit
-    where = os.path.join(tmp, "bench", "lockstudy")
-    spec = importlib.util.spec_from_file_location(
-        name, os.path.join(where, "__init__.py"),
-        submodule_search_locations=[where])
-    package = importlib.util.module_from_spec(spec)
-    sys.modules[name] = package
-    spec.loader.exec_module(package)
-    return importlib.import_module(name + ".stats")
-
-
 @pytest.fixture(scope="module")
-def audited_stats(tmp_path_factory):
+def audited_stats(audited):
     """The statistics module of AUDITED, with the package it imports."""
-    module = _package_at(AUDITED, str(tmp_path_factory.mktemp("audited")))
-    yield module
-    for name in [m for m in sys.modules
-                 if m.split(".")[0] == "lockstudy_" + AUDITED]:
-        del sys.modules[name]
+    return audited("stats")
 
 
 def _paired_study(rng, noise, rounds, true):

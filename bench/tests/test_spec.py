@@ -61,7 +61,15 @@ def test_study_by_hand():
     assert s.parameters() == (
         'SCALE=2 VARIANTS="a;b" CLIENTS="8 1" DURATION=4 WARMUP=1 '
         'WARMUP_ROUND=1 WORKLOAD=tpcb-like REPEAT=2 SEED=5 THRESHOLD=1.5 '
-        'THREADS=')
+        'THREADS= AA=1')
+    # two variants of one server with the same settings are an A/A study
+    # (its parameters end in AA=1, which marks its floor); a setting that
+    # differs makes it none
+    assert s.aa
+    other = dataclasses.replace(s, variants=(
+        spec.Variant("a"), spec.Variant("b", settings=(("work_mem",
+                                                         "8MB"),))))
+    assert not other.aa and other.parameters().endswith("THREADS=")
     # a warm-up round unless the study says otherwise
     assert s.warmup_round is True
     off = dataclasses.replace(s, warmup_round=False)
