@@ -42,7 +42,7 @@ my $members = $node->safe_psql(
 	ORDER BY 1});
 my @queries = split /\n/, $members;
 is(scalar(grep { /\(\)$/ } @queries), 12, 'the extension has 12 functions');
-is(scalar(grep { !/\(\)$/ } @queries), 12, 'the extension has 12 views');
+is(scalar(grep { !/\(\)$/ } @queries), 14, 'the extension has 14 views');
 
 foreach my $query (@queries)
 {
