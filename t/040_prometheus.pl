@@ -146,21 +146,6 @@ sub view_samples
 		$wait{$id} = $wt;
 	}
 
-	# the estimated time held: acquisitions times the mean sampled hold,
-	# which a new sample can lower, so it is exact only where nothing moves
-	foreach my $row (
-		split /\n/,
-		$node->safe_psql(
-			'postgres',
-			q{SELECT coalesce(tranche_id::text, ''), tranche, mode,
-					 est_hold_time / 1000
-			  FROM pg_lwlock_utilization}))
-	{
-		my ($id, $tranche, $mode, $held) = split /\|/, $row, -1;
-		$v{ sample_key('pg_lockstat_lwlock_held_seconds_total',
-				tranche_id => $id, tranche => $tranche, mode => $mode) } = $held;
-	}
-
 	my %hist;
 	foreach my $row (
 		split /\n/,
@@ -405,9 +390,6 @@ foreach my $k (sort keys %all)
 		push @problems, "$k = $s: scraped, not in the views after the scrape";
 		next;
 	}
-	# an estimate, not a count: a new sample may lower it (exact above
-	# for lockstat_test, where nothing moves)
-	next if $k =~ /^pg_lockstat_lwlock_held_seconds_total\{/;
 	push @problems, "$k: before $b, scraped $s, after $a"
 	  unless ($b // 0) <= $s && $s <= $a;
 }

@@ -60,9 +60,7 @@ my %other_families = (
 	pg_lockstat_lwlock_max_wait_seconds => 'pg_lwlock_stats.max_wait_time',
 	pg_lockstat_lwlock_wait_duration_seconds =>
 	  'pg_lwlock_wait_histogram (its _count is blocks, its _sum wait_time)',
-	pg_lockstat_spin_max_wait_seconds => 'pg_spinlock_stats.max_wait_time',
-	pg_lockstat_lwlock_held_seconds_total =>
-	  'pg_lwlock_utilization.est_hold_time',);
+	pg_lockstat_spin_max_wait_seconds => 'pg_spinlock_stats.max_wait_time',);
 
 my %files = map { $_ => slurp_file($_) } (
 	'extension/lockstat_counters.h', $LockStatTest::Prometheus::query_file,
