@@ -23,7 +23,7 @@ from typing import Any, Optional, Tuple
 
 # the version of results.json's layout: raised when a field changes its
 # meaning or goes; a reader refuses another version
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 RunKey = Tuple[str, int, int]		# (variant, clients, round)
 
@@ -306,12 +306,20 @@ class MechanismRow:
     base_rate: float		# per 1000 transactions, over the paired rounds
     variant_rate: float
     ratio: float			# variant_rate / base_rate, inf if base 0
-    ci_low: float			# the bootstrap interval of the ratio
-    ci_high: float
+    ci_low: float			# the interval of the ratio, the sign-flip
+    ci_high: float			# test inverted; nan with too few events
     p: float				# the sign-flip test
-    q: float				# Benjamini-Hochberg over the point's rows
+    q: float				# min(1, K p), K the point's family
     change: float			# the sort key
-    marker: str				# "*" or ""
+    marker: str				# "*", "tps" (changed per transaction,
+    # not per second) or ""
+    # the events of each side over the paired rounds: its counts, or
+    # those its measure is made of (the blocks of wait_ms, the contended
+    # waits of spins)
+    base_events: float = 0.0
+    variant_events: float = 0.0
+    # the sign-flip test of the counts per second, nan when not made
+    p_second: float = math.nan
 
 
 # the columns of mechanism.csv
@@ -321,11 +329,17 @@ MECHANISM_COLUMNS = tuple(f.name for f in dataclasses.fields(MechanismRow))
 @dataclass(frozen=True)
 class MechanismPoint:
     """A variant other than the baseline at one client count: the rounds
-    paired with the baseline's and the rows, sorted by the change."""
+    paired with the baseline's and the rows, sorted by the change, the
+    family of their correction and the tps ratio."""
     variant: str
     clients: int
     rounds: Tuple[int, ...]
     rows: Tuple[MechanismRow, ...]
+    # Tarone's K: the rows that count in the correction of q
+    family: int = 0
+    # the variant's transactions per second over the baseline's, over
+    # the paired rounds; nan when not known
+    tps_ratio: float = math.nan
 
 
 @dataclass(frozen=True)

@@ -44,9 +44,9 @@ from typing import (Any, Dict, Iterable, List, Optional, Sequence,
 
 from .data import (InputError, Run, RunKey, index_runs, number,
                    read_rows, report_order)
-from .mechanism import (COLUMNS, MAX_EXACT_ROUNDS, MONTE_CARLO_FLIPS,
-                        Q_MARK, Counts, Point, Row, analyse,
-                        min_mark_rounds)
+from .mechanism import (COLUMNS, EVENTS_OF, MAX_EXACT_ROUNDS, MIN_EVENTS,
+                        MONTE_CARLO_FLIPS, Q_MARK, Counts, Point, Row,
+                        analyse, few_events, min_mark_rounds)
 from .model import LockTables, MechanismResult
 from .tables import half_up, table
 
@@ -132,6 +132,13 @@ def run_transactions(runs: Iterable[Run],
     return out
 
 
+def run_seconds(runs: Iterable[Run]) -> Dict[RunKey, float]:
+    """The length of each run of some tps, its transactions over its
+    tps (runs.csv read with need_transactions)."""
+    return {r.key: r.transactions / r.tps for r in runs
+            if r.transactions is not None and r.tps > 0}
+
+
 def mechanism_variants(runs: Sequence[Run], given: Optional[Sequence[str]],
                        runs_path: str) -> List[str]:
     """The variants of (m) in report order, the first the baseline: given
@@ -204,7 +211,8 @@ def mechanism_result(runs: Sequence[Run], locks_path: str, spins_path: str,
         read_counts(locks_path, "lwlock", transactions, counts)
     read_counts(spins_path, "spin", transactions, counts)
     points = analyse(transactions, counts,
-                     [v for v in names if v not in unpatched], confidence)
+                     [v for v in names if v not in unpatched], confidence,
+                     run_seconds(runs))
     return MechanismResult(tuple(names), unpatched, confidence,
                            kinds_path is not None, tuple(points))
 
@@ -216,8 +224,18 @@ def mechanism_report_text(m: MechanismResult, top: int = 10,
     text = mechanism_text(m.points, m.variants[0], m.confidence, top,
                           csv_name, m.variants, m.unpatched)
     if m.points:
-        text += counted_line(m.by_kind)
+        text += chance_line(m.points) + counted_line(m.by_kind)
     return text
+
+
+def chance_line(points: Sequence[Point]) -> str:
+    """The line under the tables (m) that says how many marks chance
+    gives the study."""
+    n = sum(1 for p in points if p.rows)
+    return ("Chance marks: at most %g expected in a point where nothing "
+            "changed, whatever the dependence between its rows (q = K p), "
+            "so at most %.2f over the %d point%s of this study with "
+            "rows.\n" % (Q_MARK, Q_MARK * n, n, "" if n == 1 else "s"))
 
 
 def counted_line(by_kind: bool) -> str:
@@ -225,10 +243,13 @@ def counted_line(by_kind: bool) -> str:
     if by_kind:
         return ("LWLock rows: the %s only (kinds.csv); the background "
                 "processes' counts, at a rate per second, are left out. "
-                "Spin-wait rows: every process.\n"
+                "Spin-wait rows: every process (pg_spinlock_stats keeps no "
+                "kind of process), so a rate per second of theirs can show "
+                "as a change per transaction: tps marks it.\n"
                 % " and ".join(k + "s" for k in WORKLOAD_KINDS))
     return ("LWLock rows: every process, background processes included "
-            "(this study has no kinds.csv).\n")
+            "(this study has no kinds.csv).  Spin-wait rows: every "
+            "process.\n")
 
 
 def rate_fmt(x: float, sign: bool = False) -> str:
@@ -258,11 +279,17 @@ def _bound_fmt(x: float) -> str:
 
 
 def _row_cells(q: Row) -> List[str]:
-    """The cells of one row of (m)."""
+    """The cells of one row of (m): its events in place of the ratio and
+    no interval when they are too few."""
+    if few_events(q):
+        shown = ["%.0f vs %.0f events" % (q.base_events, q.variant_events),
+                 "-"]
+    else:
+        shown = [ratio_fmt(q.ratio), "[%s, %s]" % (_bound_fmt(q.ci_low),
+                                                   _bound_fmt(q.ci_high))]
     return [q.name, q.measure, rate_fmt(q.base_rate),
-            rate_fmt(q.variant_rate), ratio_fmt(q.ratio),
-            "[%s, %s]" % (_bound_fmt(q.ci_low), _bound_fmt(q.ci_high)),
-            "%.4f" % q.p, "%.4f" % q.q, q.marker]
+            rate_fmt(q.variant_rate)] + shown + ["%.4f" % q.p,
+                                                 "%.4f" % q.q, q.marker]
 
 
 def _rows(n: int) -> str:
@@ -270,16 +297,30 @@ def _rows(n: int) -> str:
     return "%d row%s" % (n, "" if n == 1 else "s")
 
 
-def _marks_line(rows: Sequence[Row]) -> str:
-    """The line under a table (m): the rows marked and the chance marks
-    expected among them."""
-    marked = sum(q.marker == "*" for q in rows)
-    done = "%d of %s marked *" % (marked, _rows(len(rows)))
-    if not marked:
-        return done
-    return ("%s: at most %.2f of them expected by chance "
-            "(Benjamini-Hochberg: on average at most %g%% of the marked "
-            "rows)" % (done, Q_MARK * marked, 100 * Q_MARK))
+def _notes(p: Point, base: str, shown: Sequence[Row]) -> List[str]:
+    """The lines under a table (m): the rows marked, the tps ratio and
+    what tps marks, and what a row of events means."""
+    marked = sum(q.marker == "*" for q in p.rows)
+    tps = sum(q.marker == "tps" for q in p.rows)
+    lines = ["%d of %s marked *%s; expected chance marks at most %g "
+             "(where nothing changed)" % (marked, _rows(len(p.rows)),
+                                          ", %d tps" % tps if tps else "",
+                                          Q_MARK)]
+    if not math.isnan(p.tps_ratio):
+        lines.append(
+            "tps: %s's tps is x%.3f %s's, so a count at a fixed rate per "
+            "second reads x%.3f per 1000 transactions; a row at q <= %g "
+            "whose count per second does not differ too (its own q > %g) "
+            "is marked tps, not *" % (p.variant, p.tps_ratio, base,
+                                   1 / p.tps_ratio, Q_MARK, Q_MARK))
+    if any(few_events(q) for q in shown):
+        lines.append(
+            "\"b vs v events\": the two sides' events over the rounds (%s), "
+            "where one has fewer than %d, too few for a ratio and its "
+            "interval; p and q hold all the same"
+            % (", ".join("for %s its %s" % x for x in
+                         sorted(EVENTS_OF.items())), MIN_EVENTS))
+    return lines
 
 
 def _point_text(p: Point, base: str, confidence: float, top: int,
@@ -299,10 +340,11 @@ def _point_text(p: Point, base: str, confidence: float, top: int,
         "paired sign-flip test on %d sampled flips" % MONTE_CARLO_FLIPS
     lines = [where + "per 1000 transactions over the %d round%s both ran, "
              "each side's counts summed over its transactions; ratio of "
-             "the two rates with its %s bootstrap interval over the "
-             "rounds; p of the %s; q Benjamini-Hochberg over the %s; "
-             "* q <= %g" % (n, plural, level, test, _rows(len(p.rows)),
-                            Q_MARK)]
+             "the two rates with its %s interval, the test inverted; p of "
+             "the %s; q = K p, K = %d of the %s (Tarone: at most K rows "
+             "can reach p <= %g / K); * q <= %g"
+             % (n, plural, level, test, p.family, _rows(len(p.rows)),
+                Q_MARK, Q_MARK)]
     lines += table(["lock or call site", "measure", base, p.variant,
                     "ratio", level + " interval", "p", "q", "*"],
                    [_row_cells(q) for q in p.rows[:top]],
@@ -312,11 +354,13 @@ def _point_text(p: Point, base: str, confidence: float, top: int,
         lines.append("(%d more rows %s)" % (
             len(p.rows) - top, "in " + csv_name if csv_name
             else "not shown; --csv FILE writes every row"))
-    lines.append(_marks_line(p.rows))
-    if n < min_mark_rounds():
-        lines.append("fewer than %d rounds: the smallest p of the "
-                     "sign-flip test is %.4g, so no row can be marked"
-                     % (min_mark_rounds(), 2.0 ** (1 - n)))
+    lines += _notes(p, base, p.rows[:top])
+    if n < min_mark_rounds(p.family):
+        lines.append("no row can be marked: the smallest p of %d rounds, "
+                     "%.4g, is above %g / K; with every row in K, %d "
+                     "rounds could mark one" % (
+                         n, 2.0 ** (1 - n), Q_MARK,
+                         min_mark_rounds(len(p.rows))))
     return lines
 
 

@@ -1,17 +1,17 @@
 """Tests of table (m): lockstudy.mechanism, its statistics, and the text
 that lockstudy.report_locks.mechanism_text makes of them, on synthetic
-studies.
+studies (the simulations are test_mechanism_sim.py's).
 
 Every expected value is computed here from the counts and transactions
 of the study, independently of the package: the rounds paired with the
 baseline, each side's rate of sums per 1000 transactions and their ratio,
 the p of the sign-flip test over all 2^n flips (made here by
 itertools.product, each side's rates picked by numpy.where; in exact
-fractions on small cases), the Benjamini-Hochberg q by its definition,
-the marker, the size of the change and the order of the rows.  The
-bootstrap interval is computed here from the package's resample weights
-(resamples(), checked on its own), and by a plain loop on one row.
-Proved here:
+fractions on small cases), each row's least p, Tarone's K and q = K p by
+their definitions, the events, the marker, the size of the change and
+the order of the rows.  The interval, the test inverted, is computed here
+from every subset of the rounds (itertools.product), and in fractions on
+one row.  Proved here:
   - exactly twice the baseline's acquires per transaction, in runs of
     different numbers of transactions: ratio 2 in [2, 2], p the smallest
     (1/2048 of 12 rounds), marked, first; equal rates: ratio 1, p 1, not
@@ -21,32 +21,27 @@ Proved here:
     only one side ran is not paired; 3 times the acquires are marked;
     the interval holds the ratio;
   - a base of 0 in some rounds is no special case; a tranche or call site
-    absent from one side's runs counts 0: ratio 0, or infinite ("new"),
-    without an error;
+    absent from one side's runs counts 0: ratio 0, or infinite, without an
+    error, and too few events for an interval;
   - the sign-flip test by brute force in fractions, the sample of flips
-    above 16 rounds against the exact p, Benjamini-Hochberg by hand, the
-    bootstrap's weights and interval by hand;
-  - by simulation (fixed seeds, no server): null studies of 40 rows per
-    point get at most 0.25 marked rows per point, where the rule of
-    70c6d42 (loaded from git) gets more; a doubled rate is marked in most
-    studies; a variant that only runs more transactions is no effect;
-  - below 6 rounds nothing can be marked; points without rows or without
-    a round in common, the order of the points;
-  - the text: heading, columns, ratios, "new", p and q, the top rows
-    (--top) and the line on the rows left out, the line on the marks, the
-    note below 6 rounds, the lines of the points without rows or rounds.
+    above 16 rounds against the exact p, Tarone's K by hand, the interval
+    by brute force (zeros on either side, 1 to 12 rounds) and its sample
+    of subsets above 16 rounds against all of them;
+  - the rounds a row needs to be marked with K rows; points without rows
+    or without a round in common, the order of the points;
+  - the text: heading, columns, ratios, events in place of a ratio, p and
+    q, the top rows (--top) and the line on the rows left out, the line
+    on the marks, the note when no row can be marked, the lines of the
+    points without rows or rounds.
 The class Synth, the studies and expect() serve test_report_locks.py too,
 which writes the studies as files (the variants, the CSV, bad input).
 """
 
 import dataclasses
-import importlib.util
 import itertools
 import math
-import os
 import random
 import re
-import subprocess
 from fractions import Fraction
 from typing import Dict, List, Sequence, Tuple
 
@@ -54,11 +49,6 @@ import numpy
 import pytest
 
 from lockstudy import mechanism, report_locks
-
-HERE = os.path.dirname(os.path.abspath(__file__))
-CHECKOUT = os.path.dirname(os.path.dirname(HERE))
-# the last commit of the rule of medians of per-round ratios
-OLD_COMMIT = "70c6d42"
 
 
 class Synth:
@@ -113,22 +103,39 @@ def all_flips(n: int) -> numpy.ndarray:
                        dtype=bool).reshape(-1, n)
 
 
-def flip_p(cb, tb, cv, tv, flips=None) -> float:
-    """The sign-flip p of one row by brute force: per round the two rates
-    (counts per transaction), weighted by the round's mean transactions;
-    over every flip, each side's weighted rates picked by numpy.where,
-    the statistic |ln((e_v + 0.5) / (e_b + 0.5))| and the share at least
-    the observed one."""
+def weighted(cb, tb, cv, tv):
+    """Per round the two rates (counts per transaction), weighted by the
+    round's mean transactions: the variant's, the base's."""
     cb, tb, cv, tv = (numpy.asarray(x, dtype=float) for x in (cb, tb, cv,
                                                                 tv))
     w = (tb + tv) / 2
-    x, y = w * cv / tv, w * cb / tb
-    f = all_flips(len(cb)) if flips is None else flips.astype(bool)
+    return w * cv / tv, w * cb / tb
+
+
+def flip_stats(cb, tb, cv, tv, flips=None) -> numpy.ndarray:
+    """The statistic |ln((e_v + 0.5) / (e_b + 0.5))| of every flip, each
+    side's weighted rates picked by numpy.where."""
+    x, y = weighted(cb, tb, cv, tv)
+    f = all_flips(len(x)) if flips is None else flips.astype(bool)
     ev = numpy.where(f, y, x).sum(axis=1)
     eb = numpy.where(f, x, y).sum(axis=1)
-    t = numpy.abs(numpy.log((ev + 0.5) / (eb + 0.5)))
+    return numpy.abs(numpy.log((ev + 0.5) / (eb + 0.5)))
+
+
+def flip_p(cb, tb, cv, tv, flips=None) -> float:
+    """The sign-flip p of one row by brute force: the share of the flips
+    whose statistic is at least the observed one."""
+    x, y = weighted(cb, tb, cv, tv)
     observed = abs(math.log((x.sum() + 0.5) / (y.sum() + 0.5)))
+    t = flip_stats(cb, tb, cv, tv, flips)
     return float(numpy.mean(t >= observed - 1e-9))
+
+
+def least_p(cb, tb, cv, tv) -> float:
+    """The least p the row's values can give: the share of the flips at
+    the largest statistic."""
+    t = flip_stats(cb, tb, cv, tv)
+    return float(numpy.mean(t >= t.max() - 1e-9))
 
 
 def flip_p_exact(cb, tb, cv, tv) -> Fraction:
@@ -150,23 +157,11 @@ def flip_p_exact(cb, tb, cv, tv) -> Fraction:
     return Fraction(sum(stat(f) >= observed for f in flips), len(flips))
 
 
-def bh_by_hand(p: Sequence[float]) -> List[float]:
-    """Benjamini-Hochberg by its definition: q(i) the least m p(j) / j
-    over the j-th smallest p-values p(j) >= p(i), at most 1."""
-    m = len(p)
-    ranked = sorted(p)
-    return [min(1.0, min(m * ranked[j] / (j + 1) for j in range(m)
-                         if ranked[j] >= x)) for x in p]
-
-
-def interval_from(ratios: Sequence[float], confidence: float = 0.95
-                  ) -> Tuple[float, float]:
-    """The percentile interval of resampled ratios: of the B not nan,
-    sorted, ranks floor(a (B - 1)) + 1 and ceil((1 - a) (B - 1)) + 1."""
-    x = sorted(r for r in ratios if not math.isnan(r))
-    a = (1 - confidence) / 2
-    return (x[math.floor(a * (len(x) - 1))],
-            x[math.ceil((1 - a) * (len(x) - 1))])
+def tarone_by_hand(least: Sequence[float]) -> int:
+    """Tarone's K by its definition: the least K >= 1 with at most K
+    rows whose least p is at most 0.05 / K."""
+    return min(k for k in range(1, len(least) + 1)
+               if sum(x <= 0.05 / k for x in least) <= k)
 
 
 def div(a: float, b: float) -> float:
@@ -176,23 +171,32 @@ def div(a: float, b: float) -> float:
     return a / b
 
 
-def boot_ratios(cb, tb, cv, tv) -> List[float]:
-    """The rate ratio of each resample of the package's weights."""
-    w = mechanism.resamples(len(cb))
-    sums = [w @ numpy.asarray(x, dtype=float) for x in (cb, tb, cv, tv)]
-    return [div(v / t_v, b / t_b) for b, t_b, v, t_v in zip(*sums)]
+def interval_by_subsets(cb, tb, cv, tv, confidence=0.95, subsets=None):
+    """The sign-flip test inverted, by its definition: over every subset
+    S of the rounds (itertools.product), the two sides' weighted rates
+    summed and their ratio; low the k-th smallest, 0 / 0 counting as 0,
+    high the k-th largest, 0 / 0 counting as inf, k = floor(a N) + 1,
+    a = (1 - confidence) / 2 and N the number of subsets."""
+    x, y = weighted(cb, tb, cv, tv)
+    s = all_flips(len(x)) if subsets is None else subsets
+    sums = [(float(x[f].sum()), float(y[f].sum())) for f in s]
+    k = math.floor((1 - confidence) / 2 * len(sums)) + 1
+    low = sorted(0.0 if a == b == 0 else div(a, b) for a, b in sums)
+    high = sorted(math.inf if a == b == 0 else div(a, b) for a, b in sums)
+    return low[k - 1], high[-k]
 
 
 def rate(counts: Sequence[float], tx: Sequence[float]) -> float:
     return 1000 * sum(counts) / sum(tx)
 
 
-def expect(st: Synth, variants: Sequence[str]) -> List[Tuple]:
+def expect(st: Synth, variants: Sequence[str], seconds=None) -> List[Tuple]:
     """The expected points at 95% of a synthetic study."""
-    return expect_counts(st.transactions(), st.counts(), variants)
+    return expect_counts(st.transactions(), st.counts(), variants, seconds)
 
 
-def expect_counts(tx, count, variants: Sequence[str]) -> List[Tuple]:
+def expect_counts(tx, count, variants: Sequence[str],
+                  seconds=None) -> List[Tuple]:
     """The expected points at 95%: (variant, clients, rounds, rows), the
     rows dicts of the columns of mechanism.csv in the expected order."""
     base = variants[0]
@@ -203,33 +207,50 @@ def expect_counts(tx, count, variants: Sequence[str]) -> List[Tuple]:
                             and (base, c, r) in tx)
             keys = {k for r in rounds for s in (base, v)
                     for k in count.get((s, c, r), {})}
-            rows = [row for row in (expect_row(tx, count, base, v, c, rounds,
-                                               key) for key in keys) if row]
-            for row, q in zip(rows, bh_by_hand([x["p"] for x in rows])):
-                row["q"] = q
-                row["marker"] = "*" if q <= 0.05 else ""
+            rows = [row for row in (
+                expect_row((tx, count, seconds), (base, v, c, rounds), key)
+                for key in keys) if row]
+            family = tarone_by_hand([x.pop("least") for x in rows])
+            for row in rows:
+                row["q"] = min(1.0, family * row["p"])
+                # nan without seconds: never above
+                second = family * row["p_second"]
+                row["marker"] = "" if row["q"] > 0.05 else \
+                    "tps" if second > 0.05 else "*"
             rows.sort(key=lambda q: (-q["change"], q["kind"], q["name"],
                                      q["measure"]))
             out.append((v, c, rounds, rows))
     return out
 
 
-def expect_row(tx, count, base, v, c, rounds, key):
-    """One expected row but q and marker, None when it is zero on both
-    sides."""
-    def side(s):
-        return ([count.get((s, c, r), {}).get(key, 0.0) for r in rounds],
-                [tx[(s, c, r)] for r in rounds])
+def expect_row(study, point, key):
+    """One expected row, but q and marker, with its least p; None when it
+    is zero on both sides."""
+    tx, count, seconds = study
+    base, v, c, rounds = point
+    events = (key[0], key[1], {"wait_ms": "blocks",
+                               "spins": "contended"}.get(key[2], key[2]))
+
+    def side(s, k=key, of=tx):
+        return ([count.get((s, c, r), {}).get(k, 0.0) for r in rounds],
+                [of[(s, c, r)] for r in rounds])
     (cb, tb), (cv, tv) = side(base), side(v)
     if not any(cb) and not any(cv):
         return None
     rb, rv = rate(cb, tb), rate(cv, tv)
-    low, high = interval_from(boot_ratios(cb, tb, cv, tv))
+    low, high = interval_by_subsets(cb, tb, cv, tv)
+    eb, ev = sum(side(base, events)[0]), sum(side(v, events)[0])
+    if min(eb, ev) < 10:
+        low = high = math.nan
+    p_second = math.nan if seconds is None else \
+        flip_p(cb, side(base, of=seconds)[1], cv, side(v, of=seconds)[1])
     return {"variant": v, "clients": c, "kind": key[0], "name": key[1],
             "measure": key[2], "rounds": len(rounds), "base_rate": rb,
             "variant_rate": rv, "ratio": div(rv, rb), "ci_low": low,
             "ci_high": high, "p": flip_p(cb, tb, cv, tv),
-            "change": abs(math.log((rv + 1) / (rb + 1)))}
+            "least": least_p(cb, tb, cv, tv),
+            "change": abs(math.log((rv + 1) / (rb + 1))),
+            "base_events": eb, "variant_events": ev, "p_second": p_second}
 
 
 def assert_points(points, want) -> None:
@@ -380,8 +401,11 @@ def test_exact_rates():
     doubled = q[("B", 1, "lwlock", "Doubled", "acquires")]
     rows = len(points[0].rows)
     assert rows == 7
+    # K = 2: Doubled, and Equal's wait_ms, whose 3 decimals make its two
+    # sides unequal, can reach p <= 0.05 / 2
+    assert points[0].family == 2
     assert (doubled.ratio, doubled.ci_low, doubled.ci_high, doubled.p,
-            doubled.q, doubled.marker) == (2, 2, 2, 1 / 2048, rows / 2048,
+            doubled.q, doubled.marker) == (2, 2, 2, 1 / 2048, 2 / 2048,
                                            "*")
     assert (doubled.base_rate, doubled.variant_rate) == \
         pytest.approx((3000, 6000), rel=1e-12)
@@ -443,18 +467,20 @@ def test_noise_one_row_by_hand():
     assert (row.base_rate, row.variant_rate, row.ratio) == \
         pytest.approx((float(rb), float(rv), float(rv / rb)), rel=1e-12)
     assert row.p == float(flip_p_exact(cb, tb, cv, tv))
-    w = mechanism.resamples(12)
-    ratios = []
-    for weights in w:
-        n = [int(x) for x in weights]
-        ratios.append(
-            (sum(a * b for a, b in zip(n, cv)) / sum(a * b for a, b in
-                                                    zip(n, tv)))
-            / (sum(a * b for a, b in zip(n, cb)) / sum(a * b for a, b in
-                                                      zip(n, tb))))
-    ratios.sort()
+    # the interval: the 4096 subsets' ratios of weighted rates in
+    # fractions, the 103rd from each end; the empty one, 0 / 0, is the
+    # first from both, so among the others the 102nd
+    w = [Fraction(tb[i] + tv[i], 2) for i in range(12)]
+    x = [w[i] * Fraction(cv[i], tv[i]) for i in range(12)]
+    y = [w[i] * Fraction(cb[i], tb[i]) for i in range(12)]
+    ratios = sorted(
+        sum(x[i] for i in range(12) if f[i]) / sum(y[i] for i in range(12)
+                                                  if f[i])
+        for f in itertools.product((0, 1), repeat=12) if any(f))
+    assert math.floor(0.025 * 4096) + 1 == 103
     assert (row.ci_low, row.ci_high) == \
-        pytest.approx((ratios[49], ratios[1950]), rel=1e-12)
+        pytest.approx((float(ratios[101]), float(ratios[-102])),
+                      rel=1e-12)
     assert row.ci_low <= row.ratio <= row.ci_high
 
 
@@ -486,17 +512,21 @@ def test_base_zero_no_special_case():
 
 def test_ratio_zero_and_infinite():
     """Gone: acquires in A only, ratio 0; LockBufHdr: contended in B only,
-    an infinite ratio and interval, marked, without an error; its CSV
-    says inf."""
+    an infinite ratio, marked, without an error; too few events on a
+    side for an interval, so none (nan, and the text shows the events);
+    its CSV says inf."""
     points = analyse(base_zero_study(), ["A", "B"])
     q = by_key(points)
     gone = q[("B", 4, "lwlock", "Gone", "acquires")]
-    assert (gone.variant_rate, gone.ratio, gone.ci_low, gone.ci_high,
-            gone.p, gone.marker) == (0, 0, 0, 0, 1 / 2048, "*")
+    assert (gone.variant_rate, gone.ratio, gone.p, gone.marker,
+            gone.variant_events) == (0, 0, 1 / 2048, "*", 0)
+    assert math.isnan(gone.ci_low) and math.isnan(gone.ci_high)
     assert gone.base_rate == pytest.approx(200, rel=1e-12)
+    assert mechanism.few_events(gone)
     site = q[("B", 4, "spin", "LockBufHdr bufmgr.c:6282", "contended")]
-    assert (site.base_rate, site.ratio, site.ci_low, site.ci_high, site.p,
-            site.marker) == (0, math.inf, math.inf, math.inf, 1 / 2048, "*")
+    assert (site.base_rate, site.ratio, site.p, site.marker,
+            site.base_events) == (0, math.inf, 1 / 2048, "*", 0)
+    assert math.isnan(site.ci_low) and math.isnan(site.ci_high)
     assert site.variant_rate > 0 and site.change > 0
     # a rare event that one side lacks in every round but one
     st = Synth()
@@ -507,12 +537,59 @@ def test_ratio_zero_and_infinite():
             st.lock(s, 1, r, "Often", 0, 0, 5 if s == "B" else r == 2)
     q = by_key(analyse(st, ["A", "B"]))
     rare = q[("B", 1, "lwlock", "Rare", "blocks")]
-    assert (rare.ratio, rare.ci_low, rare.ci_high, rare.p, rare.marker) == \
-        (0, 0, 0, 1, "")
+    assert (rare.ratio, rare.p, rare.marker, rare.base_events,
+            rare.variant_events) == (0, 1, "", 1, 0)
     often = q[("B", 1, "lwlock", "Often", "blocks")]
-    assert (often.ratio, often.ci_high, often.marker) == (60, math.inf, "*")
-    # the 2.5% point: resamples with round 2 drawn 3 times
-    assert often.ci_low == 20
+    assert (often.ratio, often.marker, often.base_events,
+            often.variant_events) == (60, "*", 1, 60)
+    assert math.isnan(often.ci_low) and mechanism.few_events(often)
+
+
+def test_interval_by_brute_force():
+    """Small studies, zeros on one side or both among them, the interval
+    of every subset of the rounds by its definition here against the
+    package's, each row alone as among others; no ratio can be rejected
+    at 1 or 2 rounds ([0, inf]); a lower level, a narrower interval."""
+    rng = random.Random(3312)
+    for n in (1, 2, 3, 5, 6, 7, 12):
+        tb = [rng.randrange(50, 150) for _ in range(n)]
+        tv = [rng.randrange(50, 150) for _ in range(n)]
+        rows = [([rng.choice((0, 0, 1, 3, 20)) for _ in range(n)],
+                 [rng.choice((0, 1, 2, 40)) for _ in range(n)])
+                for _ in range(6)] + [([0] * n, [7] * n), ([5] * n, [0] * n)]
+        cb = numpy.array([r[0] for r in rows], dtype=float).T
+        cv = numpy.array([r[1] for r in rows], dtype=float).T
+        low, high = mechanism.flip_interval(cb, tb, cv, tv, 0.95)
+        for i, (b, v) in enumerate(rows):
+            want = interval_by_subsets(b, tb, v, tv)
+            assert (low[i], high[i]) == pytest.approx(want, rel=1e-12), \
+                (n, i)
+            one = mechanism.flip_interval(cb[:, i:i + 1], tb, cv[:, i:i + 1],
+                                          tv, 0.95)
+            assert (one[0][0], one[1][0]) == (low[i], high[i])
+            if n <= 2:
+                assert (low[i], high[i]) == (0, math.inf)
+        low90, high90 = mechanism.flip_interval(cb, tb, cv, tv, 0.9)
+        assert (low90 >= low).all() and (high90 <= high).all()
+
+
+def test_interval_sampled_above_16_rounds():
+    """17 rounds: the bounds from the 40000 sampled subsets lie, among
+    the ratios of all 131072 subsets, within 4 standard errors of the
+    2.5 % and 97.5 % points."""
+    rng = numpy.random.default_rng(3313)
+    n = 17
+    tb, tv = rng.integers(900, 1100, (2, n)).astype(float)
+    cb = rng.poisson([20, 200], (n, 2)).astype(float)
+    cv = rng.poisson([24, 180], (n, 2)).astype(float)
+    low, high = mechanism.flip_interval(cb, tb, cv, tv, 0.95)
+    f = all_flips(n)[1:]
+    se = math.sqrt(0.025 * 0.975 / (2 * mechanism.MONTE_CARLO_FLIPS))
+    for i in range(2):
+        x, y = weighted(cb[:, i], tb, cv[:, i], tv)
+        r = (f @ x) / (f @ y)
+        assert abs(numpy.mean(r < low[i]) - 0.025) < 4 * se
+        assert abs(numpy.mean(r > high[i]) - 0.025) < 4 * se
 
 
 def test_sign_flip_by_brute_force():
@@ -573,57 +650,44 @@ def test_sign_flip_sampled_above_16_rounds():
         assert got[i] >= 1 / mechanism.MONTE_CARLO_FLIPS
 
 
-def test_benjamini_hochberg_by_hand():
-    # sorted 0.01, 0.03, 0.04, 0.2: 4 p / rank 0.04, 0.06, 0.0533, 0.2,
-    # then the least from each rank on
-    q = mechanism.bh_q([0.01, 0.04, 0.03, 0.2])
-    assert list(q) == pytest.approx([0.04, 0.16 / 3, 0.16 / 3, 0.2],
-                                    rel=1e-12)
-    assert list(mechanism.bh_q([0.01, 0.01])) == [0.01, 0.01]
-    assert list(mechanism.bh_q([0.5, 0.9, 1.0])) == [1.0, 1.0, 1.0]
-    assert list(mechanism.bh_q([0.02])) == [0.02]
+def test_tarone_by_hand():
+    """K: 3 rows of least p 1/2048 and 10 that cannot reach 0.05 give
+    K = 3 (at K = 2, 3 rows reach 0.025); no row can reach 0.05, K = 1;
+    random least p against the definition here."""
+    assert mechanism.tarone_family([1 / 2048] * 3 + [1.0] * 10) == 3
+    assert mechanism.tarone_family([0.5, 0.2]) == 1
+    assert mechanism.tarone_family([]) == 0
     rng = random.Random(3307)
-    for m in (3, 10, 41):
-        p = [rng.choice((1 / 2048, 0.01, 0.2, 1.0, rng.random()))
-             for _ in range(m)]
-        assert list(mechanism.bh_q(p)) == pytest.approx(bh_by_hand(p),
-                                                        rel=1e-12)
+    for m in (1, 3, 10, 41):
+        least = [rng.choice((1 / 2048, 1 / 512, 0.01, 0.2, 1.0,
+                             rng.random() / 10)) for _ in range(m)]
+        assert mechanism.tarone_family(least) == tarone_by_hand(least)
 
 
-def test_bootstrap():
-    w = mechanism.resamples(6)
-    assert w.shape == (mechanism.BOOTSTRAP_RESAMPLES, 6)
-    assert (w.sum(axis=1) == 6).all() and (w == numpy.round(w)).all()
-    assert not w.flags.writeable
-    assert (mechanism.resamples(6) == w).all()
-    # about 1 / e of the rounds left out of a resample, each round about
-    # as often as another
-    assert abs((w == 0).mean() - (5 / 6) ** 6) < 0.02
-    assert numpy.ptp(w.mean(axis=0)) < 0.1
-    # the interval of several rows at once is that of each alone
-    rng = numpy.random.default_rng(3308)
-    tb, tv = rng.integers(900, 1100, (2, 12)).astype(float)
-    cb = rng.poisson([5, 50, 500], (12, 3)).astype(float)
-    cv = rng.poisson([10, 50, 400], (12, 3)).astype(float)
-    low, high = mechanism.bootstrap_ci(cb, tb, cv, tv, 0.95)
-    for i in range(3):
-        one = mechanism.bootstrap_ci(cb[:, i:i + 1], tb, cv[:, i:i + 1], tv,
-                                     0.95)
-        assert (one[0][0], one[1][0]) == (low[i], high[i])
-        want = interval_from(boot_ratios(cb[:, i], tb, cv[:, i], tv))
-        assert (low[i], high[i]) == pytest.approx(want, rel=1e-12)
-        ratio = (cv[:, i].sum() / tv.sum()) / (cb[:, i].sum() / tb.sum())
-        assert low[i] <= ratio <= high[i]
-    # a wider level, a wider interval
-    low90, high90 = mechanism.bootstrap_ci(cb, tb, cv, tv, 0.9)
-    assert (low90 >= low).all() and (high90 <= high).all()
+def test_subsets():
+    """Every subset of the rounds once up to 16 rounds, the empty one
+    first; above, the sampled flips and their complements."""
+    s = mechanism.subsets(4)
+    assert s.shape == (4, 16) and not s[:, 0].any()
+    assert {tuple(x) for x in s.T.astype(int)} == \
+        set(itertools.product((0, 1), repeat=4))
+    assert not s.flags.writeable
+    big = mechanism.subsets(17)
+    assert big.shape == (17, 2 * mechanism.MONTE_CARLO_FLIPS)
+    assert (big[:, :mechanism.MONTE_CARLO_FLIPS]
+            + big[:, mechanism.MONTE_CARLO_FLIPS:] == 1).all()
 
 
 def test_fewer_than_6_rounds_no_mark():
-    assert mechanism.min_mark_rounds() == 6
+    # with K rows, 2 / 2^n <= 0.05 / K: 6 rounds for 1, 11 for 40, 12
+    # for 52 (2^10 = 1024 < 52 / 0.05 = 1040)
+    assert [mechanism.min_mark_rounds(k) for k in (1, 2, 40, 52)] == \
+        [6, 7, 11, 12]
     (row,) = analyse(few_rounds_study(), ["A", "B"])[0].rows
+    # the interval, the 1st of 32 subsets from each end, is the empty
+    # one's: below 6 rounds it cannot exclude a ratio either
     assert (row.rounds, row.ratio, row.ci_low, row.ci_high, row.p, row.q,
-            row.marker) == (5, 2, 2, 2, 1 / 16, 1 / 16, "")
+            row.marker) == (5, 2, 0, math.inf, 1 / 16, 1 / 16, "")
 
 
 def test_points_without_rows_or_common_rounds():
@@ -657,95 +721,7 @@ def test_helpers():
     assert list(mechanism.COLUMNS) == [
         "variant", "clients", "kind", "name", "measure", "rounds",
         "base_rate", "variant_rate", "ratio", "ci_low", "ci_high", "p", "q",
-        "change", "marker"]
-
-
-# --- by simulation ----------------------------------------------------------
-
-def simulated(seed: int, points: int, effect: float = 1.0,
-              effect_rate: float = 1.0, speed: float = 1.0,
-              transactions: float = 1e5):
-    """(transactions, counts) of points A against B at clients 1 ..
-    points, 12 rounds: per point 40 rows whose rates per 1000 transactions
-    are log-uniform over 0.01 .. 1000; each run about that many
-    transactions (10% log-normal, times speed for B), its counts Poisson
-    of the rate times gamma noise of 10% per run.  With effect, row 0 has
-    effect_rate, and B effect times that."""
-    rng = numpy.random.default_rng(seed)
-    tx: Dict = {}
-    counts: Dict = {}
-    shape = 100.0						# gamma of CV 10%
-    for c in range(1, points + 1):
-        rates = 10 ** rng.uniform(-2, 3, 40)
-        if effect != 1:
-            rates[0] = effect_rate
-        for r in range(1, 13):
-            for s in ("A", "B"):
-                t = float(round(transactions * (speed if s == "B" else 1)
-                                * rng.lognormal(0, 0.1)))
-                tx[(s, c, r)] = t
-                mu = rates * t / 1000 * rng.gamma(shape, 1 / shape, 40)
-                if s == "B":
-                    mu[0] *= effect
-                x = rng.poisson(mu)
-                counts[(s, c, r)] = {("lwlock", "T%02d" % i, "blocks"):
-                                     float(x[i]) for i in range(40) if x[i]}
-    return tx, counts
-
-
-def marks_per_point(module, tx, counts) -> float:
-    points = module.analyse(tx, counts, ["A", "B"], 0.95)
-    return sum(q.marker == "*" for p in points for q in p.rows) / len(points)
-
-
-def old_mechanism():
-    """lockstudy.mechanism of 70c6d42 (medians of per-round ratios or
-    differences, order-statistics intervals, a mark per row), as the
-    module lockstudy.mechanism_old; None without git history."""
-    where = OLD_COMMIT + ":bench/lockstudy/mechanism.py"
-    out = subprocess.run(["git", "-c", "safe.directory=*", "-C", CHECKOUT,
-                          "show", where], capture_output=True, text=True)
-    if out.returncode != 0:
-        return None
-    spec = importlib.util.spec_from_loader("lockstudy.mechanism_old",
-                                           loader=None)
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(out.stdout, where, "exec"), module.__dict__)
-    return module
-
-
-OLD = old_mechanism()
-
-
-def test_null_studies_few_chance_marks():
-    """150 null points: at most 0.25 marked rows per point (0.06 seen).
-    A variant that runs 1.5 times the transactions at the same rates is
-    no effect either, even in runs of 1000 transactions, where most rows
-    count a few events (0.03 seen; swapping whole runs, transactions
-    with counts, gave 1.8)."""
-    assert marks_per_point(mechanism, *simulated(3309, 150)) <= 0.25
-    assert marks_per_point(mechanism, *simulated(
-        3310, 60, speed=1.5, transactions=1e3)) <= 0.25
-
-
-@pytest.mark.skipif(OLD is None, reason="no git history (70c6d42)")
-def test_null_studies_old_rule_marks_more():
-    """The same null points, the first 40, under the rule of 70c6d42: more
-    than 0.25 marked rows per point (1.35 seen; 1.46 over the 150), so
-    that the test above fails on it."""
-    tx, counts = simulated(3309, 40)
-    assert marks_per_point(OLD, tx, counts) > 0.25
-    assert marks_per_point(mechanism, tx, counts) <= 0.25
-
-
-def test_doubled_rate_is_marked():
-    """30 points whose row 0 has 1 event per 1000 transactions in A and 2
-    in B, among 39 null rows: marked in most (all seen)."""
-    tx, counts = simulated(3311, 30, effect=2.0)
-    points = mechanism.analyse(tx, counts, ["A", "B"], 0.95)
-    found = [q.marker == "*" for p in points for q in p.rows
-             if q.name == "T00"]
-    assert len(found) == 30 and sum(found) >= 0.9 * 30
+        "change", "marker", "base_events", "variant_events", "p_second"]
 
 
 # --- the text of (m) --------------------------------------------------------
@@ -762,34 +738,42 @@ def test_mechanism_text_exact_rates():
     assert lines[0] == (
         "(m) mechanism: B against A, 1 clients: per 1000 transactions over "
         "the 12 rounds both ran, each side's counts summed over its "
-        "transactions; ratio of the two rates with its 95% bootstrap "
-        "interval over the rounds; p of the exact paired sign-flip test; q "
-        "Benjamini-Hochberg over the 7 rows; * q <= 0.05")
+        "transactions; ratio of the two rates with its 95% interval, the "
+        "test inverted; p of the exact paired sign-flip test; q = K p, K = "
+        "2 of the 7 rows (Tarone: at most K rows can reach p <= 0.05 / K); "
+        "* q <= 0.05")
     assert re.fullmatch(r" lock or call site +\| measure +\| +A \| +B \| "
                         r"+ratio \| +95% interval \| +p \| +q \| \*",
                         lines[1])
     assert re.search(r"^ Doubled +\| acquires +\| +3000\.00 \| +6000\.00 \| "
                      r"+x2\.000 \| +\[2\.000, 2\.000\] \| 0\.0005 \| "
-                     r"0\.0034 \| \*$", text, re.M)
+                     r"0\.0010 \| \*$", text, re.M)
     assert re.search(r"^ WaitBufHdrUnlocked bufmgr\.c:6310 +\| spins +\| "
                      r"+300\.00 \| +300\.00 \| +x1\.000 \| "
                      r"+\[1\.000, 1\.000\] \| 1\.0000 \| 1\.0000 \|$", text,
                      re.M)
     # every row, the line on the marks, no note on the rounds
     assert len(lines) == 3 + len(want[3]) + 2 and lines[-1] == ""
-    assert lines[-2] == "1 of 7 rows marked *: at most 0.05 of them " \
-        "expected by chance (Benjamini-Hochberg: on average at most 5% of " \
-        "the marked rows)"
+    assert lines[-2] == "1 of 7 rows marked *; expected chance marks at " \
+        "most 0.05 (where nothing changed)"
 
 
 def test_mechanism_text_zero_and_new():
+    """A side without events: its events in place of the ratio, no
+    interval, and the line that says why."""
     text = text_of(analyse(base_zero_study(), ["A", "B"]))
     assert re.search(r"^ Gone +\| acquires +\| +200\.00 \| +0\.00 \| "
-                     r"+x0\.000 \| +\[0\.000, 0\.000\] \| 0\.0005 \| "
-                     r"0\.00\d\d \| \*$", text, re.M)
+                     r"+22146 vs 0 events \| +- \| 0\.0005 \| "
+                     r"0\.0020 \| \*$", text, re.M)
     assert re.search(r"^ LockBufHdr bufmgr\.c:6282 +\| contended +\| "
-                     r"+0\.00 \| +[\d.]+ \| +new \| +\[inf, inf\] \| "
-                     r"0\.0005 \| 0\.00\d\d \| \*$", text, re.M)
+                     r"+0\.00 \| +[\d.]+ \| +0 vs 8754 events \| +- \| "
+                     r"0\.0005 \| 0\.0020 \| \*$", text, re.M)
+    assert text.endswith(
+        "\n\"b vs v events\": the two sides' events over the rounds (for "
+        "spins its contended, for wait_ms its blocks), where one has fewer "
+        "than 10, too few for a ratio and its interval; p and q hold all "
+        "the same\n")
+    assert "events" not in text_of(analyse(exact_study(), ["A", "B"]))
 
 
 def headings(text):
@@ -812,9 +796,8 @@ def test_mechanism_top_and_more_rows():
             len(w[3]) - 10)
         marked = sum(q["marker"] == "*" for q in w[3])
         assert marked and lines[-1] == (
-            "%d of %d rows marked *: at most %.2f of them expected by "
-            "chance (Benjamini-Hochberg: on average at most 5%% of the "
-            "marked rows)" % (marked, len(w[3]), 0.05 * marked))
+            "%d of %d rows marked *; expected chance marks at most 0.05 "
+            "(where nothing changed)" % (marked, len(w[3])))
     text3 = text_of(points, top=3)
     for block, w in zip(text3.split("\n\n"), want):
         lines = block.strip("\n").split("\n")
@@ -830,10 +813,13 @@ def test_mechanism_top_and_more_rows():
 
 def test_mechanism_fewer_rounds_and_empty_points():
     text = text_of(analyse(few_rounds_study(), ["A", "B"]))
-    assert "Benjamini-Hochberg over the 1 row; * q <= 0.05\n" in text
-    assert text.endswith("\n0 of 1 row marked *\nfewer than 6 rounds: the "
-                         "smallest p of the sign-flip test is 0.0625, so no "
-                         "row can be marked\n")
+    assert "K = 1 of the 1 row (Tarone: at most K rows can reach p <= " \
+        "0.05 / K); * q <= 0.05\n" in text
+    assert text.endswith("\n0 of 1 row marked *; expected chance marks at "
+                         "most 0.05 (where nothing changed)\nno row can be "
+                         "marked: the smallest p of 5 rounds, 0.0625, is "
+                         "above 0.05 / K; with every row in K, 6 rounds "
+                         "could mark one\n")
     points = analyse(empty_points_study(), ["C", "A", "B"])
     text = text_of(points, base="C")
     assert headings(text) == ["A against C, 1", "A against C, 2",
