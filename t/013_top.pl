@@ -10,6 +10,10 @@
 #   its counters: every number parses and none is negative, exactly the
 #   intervals with a reset are marked, and each interval's counts are those
 #   since the reset;
+# - Busy % and Ceil tps, in batch mode and CSV: a busy share above 0 and at
+#   most 100 % for holds of the test lock inside one interval, equal to the
+#   estimated hold time over the interval, a ceiling of tps over it where
+#   there were transactions, and 0 and no ceiling without activity;
 # - extension missing, role without pg_read_all_stats, library not
 #   preloaded, server unreachable: one line saying what to do, exit code 2;
 # - bad options: exit code 1, a message naming the option and what it takes;
@@ -88,8 +92,10 @@ sub rate_columns
 	  } @counters;
 }
 # the shares of all tranches' blocks and spin delays, headed so that they do
-# not read as blocks per acquisition
-my @tranche_columns = (rate_columns('lwlock'), 'Blk share', 'Delay share');
+# not read as blocks per acquisition, and beside the share of blocks the
+# interval's busy share and the throughput ceiling it sets
+my @tranche_columns = (rate_columns('lwlock'), 'Blk share', 'Busy %',
+	'Ceil tps', 'Delay share');
 my @site_columns = rate_columns('spin');
 my $columns_1_0 = qr{^(?:Acq/s|Blk/s|SpinDelay/s|Wait ms/s|Contended/s|Spins/s|Delays/s)$};
 is( join(' ', grep { /$columns_1_0/ } @tranche_columns),
@@ -213,7 +219,8 @@ my (@timestamps, %reset_of, %lockstat_of);
 # fields that may be empty: no tranche ID (the overflow row), no share, no
 # hold sample
 my %may_be_empty = map { $col{$_} => 1 }
-  qw(tranche_id blk_pct spin_delay_pct mean_hold_us);
+  qw(tranche_id blk_pct spin_delay_pct mean_hold_us ex_est_hold_time_ms
+  busy_pct tps ceiling_tps);
 
 foreach my $line (@lines)
 {
@@ -265,6 +272,89 @@ is( join(',', map { $lockstat_of{$_} // 'none' } @timestamps),
 	'1 1 1,1 1 1,1 1 1,none,1 1 1,1 1 1',
 	'lockstat_test: sh_acquires, ex_acquires and blocks of each round, counted since the reset'
 );
+
+# --- Busy % and Ceil tps ----------------------------------------------------
+# Gated, two intervals: in the first a session takes the test LWLock
+# exclusively 20 times for 2 ms each, every hold timed, and makes its
+# transaction's count visible in pg_stat_database before the next sample
+# (pg_stat_force_next_flush(): flushed before the session goes idle); the
+# second has no activity on the lock.  The holds all lie within the first
+# interval, so its busy share is above 0 and at most 100 % on any machine;
+# the ceiling is the interval's tps over it, shown since that interval had
+# transactions.  Without activity the share is 0 and there is no ceiling.
+# Returns the output of the run in @mode (--batch or --csv).
+sub busy_run
+{
+	my (@mode) = @_;
+	my $t = LockStatTest::Top::start_gated_top($node, $top, @mode, '-n', '2',
+		'-i', '0.1', '-t', '0', '-d', $connstr);
+	LockStatTest::Top::gated_top_pass($t, 'sample');
+	$node->safe_psql('postgres',
+		"SET pg_lockstat.hold_sample_every = 1; "
+		  . "SELECT lockstat_test_lwlock('exclusive', 20, 2000); "
+		  . "SELECT pg_stat_force_next_flush();");
+	LockStatTest::Top::gated_top_pass($t, 'sample');
+	LockStatTest::Top::gated_top_pass($t, undef);
+	my ($rc, $out, $err) = LockStatTest::Top::finish_gated_top($t);
+	is($rc, 0, "busy share, @mode: exit code 0");
+	return $out;
+}
+
+@reports = reports(busy_run('--batch'));
+is(scalar(@reports), 2, 'busy share, batch: two reports');
+my @busy = map { row_values($_, 'lockstat_test', @tranche_columns) } @reports;
+like($busy[0]->{'Busy %'} // '', qr/^\d+\.\d\d$/,
+	'batch: lockstat_test has a busy share in the interval of its holds');
+ok($busy[0]->{'Busy %'} > 0 && $busy[0]->{'Busy %'} <= 100,
+	'batch: that busy share is above 0 and at most 100 %')
+  or diag("@reports");
+like($busy[0]->{'Ceil tps'}, qr/^\d+$/,
+	'batch: a ceiling in the interval with transactions');
+is( ($busy[1]->{'Busy %'} // '') . ' ' . ($busy[1]->{'Ceil tps'} // ''),
+	'0.00 -', 'batch: without activity, a busy share of 0 and no ceiling')
+  or diag("@reports");
+
+@lines = split /\n/, busy_run('--csv');
+@header = split /,/, shift(@lines);
+is( join(',', @header[ -4 .. -1 ]),
+	'ex_est_hold_time_ms,busy_pct,tps,ceiling_tps',
+	'CSV: the busy share and the ceiling with what they come from, last');
+my (@test_rows, $ceiling_bad);
+foreach my $line (@lines)
+{
+	my %f;
+	@f{@header} = split /,/, $line, -1;
+	push @test_rows, \%f if $f{tranche} eq 'lockstat_test';
+	# a ceiling only where the busy share and tps are above 0, and then
+	# their ratio, but for the last digits, which the rounding of the three
+	# changes (and a busy share too small to compare as printed)
+	my $ceiling = $f{ceiling_tps};
+	my $both = $f{busy_pct} ne '' && $f{tps} ne '' && $f{tps} > 0;
+	my $want = $both && $f{busy_pct} > 0 ? 100 * $f{tps} / $f{busy_pct} : 0;
+	next
+	  if ($ceiling eq '' && !($both && $f{busy_pct} > 0))
+	  || ($ceiling ne '' && $both && $f{busy_pct} < 0.1)
+	  || ($ceiling ne '' && $want > 0
+		&& abs($ceiling - $want) <=
+		0.1 + $want * (0.06 / $f{tps} + 0.006 / $f{busy_pct}));
+	$ceiling_bad++;
+	diag("ceiling not tps / busy: $line");
+}
+is($ceiling_bad // 0, 0, 'CSV: every ceiling is tps over the busy share, and only there');
+is(scalar(@test_rows), 2, 'CSV: lockstat_test has a row in both intervals');
+my ($busy, $quiet) = @test_rows;
+my $computed = $busy->{ex_est_hold_time_ms} / (10 * $busy->{interval_s});
+ok( $busy->{ex_est_hold_time_ms} > 0
+	  && abs($busy->{busy_pct} - $computed) <=
+	  0.006 + ($computed * 0.001 + 0.0001) / $busy->{interval_s},
+	'CSV: the busy share is the estimated hold time over the interval')
+  or diag(join(',', map { "$_=$busy->{$_}" } @header));
+ok($busy->{busy_pct} > 0 && $busy->{busy_pct} <= 100,
+	'CSV: the busy share is above 0 and at most 100 %');
+ok($busy->{tps} > 0 && $busy->{ceiling_tps} ne '',
+	'CSV: the interval with the transaction has tps and a ceiling');
+is("$quiet->{ex_est_hold_time_ms} $quiet->{busy_pct} $quiet->{ceiling_tps}",
+	'0.000 0.00 ', 'CSV: without activity, nothing held and no ceiling');
 
 # --- setup errors: exit 2 with one line saying what to do --------------------
 $node->safe_psql('postgres', 'CREATE DATABASE regress_nolockstat');

@@ -197,17 +197,19 @@ $blocker = LockStatTest::Top::lwlock_blocker($node, '', '');
 	'--csv', '-i', '0.1', '-t', '0', '-d', $connstr);
 LockStatTest::Top::lwlock_blocker_quit($blocker);
 is($rc, 0, 'CSV run exits with 0');
-# the header: the columns of 1.0, and those that a counter of the counter
-# table shown in top adds (its count and its rate, named after its top_name)
+# the header: the columns of 1.0, then those of the busy share and the
+# ceiling, and those that a counter of the counter table shown in top adds
+# (its count and its rate, named after its top_name)
 my $csv_1_0 =
-  'timestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct,hold_samples,hold_time_ms,mean_hold_us';
+  'timestamp,interval_s,reset,tranche_id,tranche,sh_acquires,ex_acquires,blocks,spin_delays,wait_time_ms,acquires_per_s,blocks_per_s,spin_delays_per_s,wait_ms_per_s,blk_pct,spin_delay_pct,hold_samples,hold_time_ms,mean_hold_us'
+  . ',ex_est_hold_time_ms,busy_pct,tps,ceiling_tps';
 my %in_1_0 = map { $_ => 1 } split /,/, $csv_1_0;
 my %of_counter = map { ($_ => 1, "${_}_ms" => 1, "${_}_per_s" => 1) }
   map { $_->{top_name} || () } LockStatTest::Counters::counters();
 my ($csv_header) = $out =~ /\A([^\n]*)\n/;
 is( join(',', grep { $in_1_0{$_} || !$of_counter{$_} } split /,/, $csv_header // ''),
 	$csv_1_0,
-	'the CSV header is unchanged, but for the columns of counters added to the table');
+	'the CSV header is that of 1.0 and the busy share, but for the columns of counters added to the table');
 like($out, qr/^[^,\n]+,[^,\n]+,0,\d+,lockstat_test,2,1,2,/m,
 	'the round shows in tranche lockstat_test: two shared acquisitions, one exclusive, two blocks');
 unlike($out, qr/lockstat_test_lwlock|query ID/,

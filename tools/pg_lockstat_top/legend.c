@@ -35,10 +35,12 @@ static const char *const legend_keys[] = {
 	NULL
 };
 
-/* the tranche table's shares, after its rate columns */
+/* the tranche table's shares, busy share and ceiling, after its rates */
 static const char *const legend_shares[] = {
-	"  Blk share, Delay share: the tranche's share (%) of all tranches' blocks",
-	"  and spin delays in the interval; not a rate per acquisition",
+	"  Blk share, Delay share: its % of all tranches' blocks, spin delays (not per",
+	"  Acq); Busy %: % of the interval held exclusively, from Acq and sampled holds",
+	"  (sum over the tranche's locks); Ceil tps: tps / Busy, the tps that holds it",
+	"  all along; -: none, or not known (no exclusive hold timed since the reset)",
 	NULL
 };
 
@@ -47,11 +49,9 @@ static const char *const legend_sections[] = {
 	"Sampled holds: the holds timed (pg_lockstat.hold_sample_every); Samples:",
 	"  how many; Hold us: their mean; Held ms/s: the mean times Acq/s",
 	"Wait ms/s Blk/s of blocked calls per query; Top tranche: where it waited",
-	"  most; Query: its text from pg_stat_statements, or queryid N",
-	"  (no query ID) TYPE: calls while no query ID was set: other processes,",
-	"  and utility statements prepared (COMMIT under pgbench -M prepared), whose",
-	"  ID pg_stat_statements clears after their first run if track_utility is on",
-	"  (residual: ...): calls of entries evicted from pg_lwlock_query_stats",
+	"  most; Query: its text from pg_stat_statements, or queryid N; (residual:",
+	"  ...): evicted entries; (no query ID) TYPE: other processes, and utility",
+	"  statements prepared (pgbench -M prepared's COMMIT) with track_utility on",
 	"Waiter / holder / root holder (pg_lwlock_blockers): holder: whose release",
 	"  ended the wait; root: the hold at the head of that chain; ?: not known",
 	NULL

@@ -27,9 +27,11 @@ static bool csv_header_done = false;
 
 static void clip_to_screen(const char *text, int rows, int cols,
 						   PQExpBuffer screen);
+static int	cut_at_blank(const char *line, int cols);
 static bool is_heading(const char *line);
 static void write_batch(const Report *report);
 static void write_csv(const Report *report);
+static void write_csv_busy(const Report *report, const TrancheRate *r);
 static void write_csv_header(void);
 static void write_csv_counts(const TrancheRate *r, bool held);
 static void write_csv_text(const char *text);
@@ -120,9 +122,9 @@ hide_legend(void)
  *		The escape sequences that draw text on a screen of rows by cols,
  *		into screen: home, each line clipped and cleared to its end (the
  *		column names in reverse video), then clear below.  Nothing is cut
- *		without a mark: a line cut at the right edge ends in ">", and if
- *		the text has more lines than the screen, its last line says how
- *		many more.
+ *		without a mark: a line cut at the right edge ends in ">" (after its
+ *		last blank that fits, see cut_at_blank), and if the text has more
+ *		lines than the screen, its last line says how many more.
  */
 static void
 clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
@@ -152,7 +154,7 @@ clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
 			appendPQExpBufferStr(screen, "\033[7m");
 		if (len > cols)
 		{
-			appendBinaryPQExpBuffer(screen, line, cols - 1);
+			appendBinaryPQExpBuffer(screen, line, cut_at_blank(line, cols));
 			appendPQExpBufferChar(screen, '>');
 		}
 		else
@@ -162,6 +164,25 @@ clip_to_screen(const char *text, int rows, int cols, PQExpBuffer screen)
 		line = eol ? eol + 1 : line + len;
 	}
 	appendPQExpBufferStr(screen, "\033[J");
+}
+
+/*
+ * cut_at_blank
+ *		How many bytes of a line too long for a window cols wide to show
+ *		before the ">" that marks the cut: up to its last blank within
+ *		cols - 1 bytes, so that no number or word shows in part (a number
+ *		cut in part would read as a smaller one), or cols - 1 bytes if it
+ *		has no such blank.
+ */
+static int
+cut_at_blank(const char *line, int cols)
+{
+	for (int i = cols - 1; i > 0; i--)
+	{
+		if (line[i] == ' ')
+			return i;
+	}
+	return cols - 1;
 }
 
 /*
@@ -206,7 +227,7 @@ write_batch(const Report *report)
  *		One CSV row per tranche (the top -t of them), preceded once by the
  *		header row.  Values are the interval's counts and their rates; the
  *		percentages are empty when the interval had no blocks or spin delays
- *		at all.
+ *		at all, the busy share and ceiling when not known.
  */
 static void
 write_csv(const Report *report)
@@ -241,9 +262,33 @@ write_csv(const Report *report)
 		putchar(',');
 		if (r->mean_hold_us >= 0)
 			printf("%.3f", r->mean_hold_us);
-		putchar('\n');
+		write_csv_busy(report, r);
 	}
 	fflush(stdout);
+}
+
+/*
+ * write_csv_busy
+ *		The last fields of a tranche's CSV row and its line end: the
+ *		interval's estimated exclusive hold time, the busy share, the tps
+ *		and the ceiling, each empty when not known (see busy.c).
+ */
+static void
+write_csv_busy(const Report *report, const TrancheRate *r)
+{
+	putchar(',');
+	if (r->ex_est_hold_ms >= 0)
+		printf("%.3f", r->ex_est_hold_ms);
+	putchar(',');
+	if (r->busy_pct >= 0)
+		printf("%.2f", r->busy_pct);
+	putchar(',');
+	if (report->have_tps)
+		printf("%.1f", report->tps);
+	putchar(',');
+	if (r->ceiling_tps >= 0)
+		printf("%.1f", r->ceiling_tps);
+	putchar('\n');
 }
 
 /*
@@ -268,7 +313,8 @@ write_csv_header(void)
 	}
 	fputs(",blk_pct,spin_delay_pct", stdout);
 	write_csv_counts(NULL, true);
-	fputs(",mean_hold_us\n", stdout);
+	fputs(",mean_hold_us,ex_est_hold_time_ms,busy_pct,tps,ceiling_tps\n",
+		  stdout);
 	csv_header_done = true;
 }
 

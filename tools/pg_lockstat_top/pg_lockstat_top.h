@@ -13,6 +13,8 @@
  *	layout.c			the lines of the screen each section gets
  *	legend.c			the legend of the columns and keys (the "?" key)
  *	rates.c				rates between two samples
+ *	busy.c				the busy share and ceiling of a tranche over an
+ *						interval
  *	order.c				the order of a report's rows
  *	sample.c			the query of one sample, driven by a table of the
  *						views it reads, and finding the extension
@@ -112,9 +114,11 @@ typedef enum CounterKind
 /*
  * the other values that this program names: those of the shares and the
  * sort keys of the tranches (the column of ACQUIRES is the acquisitions),
- * and those that order the call sites
+ * the exclusive acquisitions of the busy share, and those that order the
+ * call sites
  */
 #define ACQUIRES		"sh_acquires"
+#define EX_ACQUIRES		"ex_acquires"
 #define BLOCKS			"blocks"
 #define SPIN_DELAYS		"spin_delays"
 #define WAIT_TIME		"wait_time"
@@ -154,6 +158,10 @@ typedef struct TrancheCounters
 	int			id;				/* tranche_id; -1 for the overflow row */
 	char	   *name;
 	double		values[MAX_TOP_VALUES]; /* of counter_set(COUNTERS_LWLOCK) */
+	/* pg_lwlock_utilization's exclusive row, or all 0 if it has none */
+	double		ex_util_acquires;	/* its acquires */
+	double		ex_util_samples;	/* its samples */
+	double		ex_util_est_ms; /* its est_hold_time */
 } TrancheCounters;
 
 /* one row of pg_spinlock_stats, in extension versions that have it */
@@ -249,6 +257,10 @@ typedef struct TrancheRate
 	double		held_ms_per_s;	/* estimated hold time per second: the mean
 								 * hold times the acquisitions per second, or
 								 * -1 */
+	double		ex_est_hold_ms; /* the interval's estimated exclusive hold
+								 * time, or -1: not known */
+	double		busy_pct;		/* it in percent of the interval, or -1 */
+	double		ceiling_tps;	/* tps / busy, or -1: not known or none */
 } TrancheRate;
 
 /* one spinlock call site's activity over an interval */
@@ -344,6 +356,7 @@ extern char *next_sampling_note(void);
 /* rows.c */
 extern void read_status(const PGresult *res, Sample *sample);
 extern void read_tranches(const PGresult *res, Sample *sample);
+extern void read_utilization(const PGresult *res, Sample *sample);
 extern void read_sites(const PGresult *res, Sample *sample);
 extern void read_queries(const PGresult *res, Sample *sample);
 extern void read_blockers(const PGresult *res, Sample *sample);
@@ -366,6 +379,10 @@ extern void append_counter_select(PQExpBuffer sql, CounterKind kind);
 extern bool make_report(const Sample *prev, const Sample *cur,
 						Report *report);
 extern void free_report(Report *report);
+
+/* busy.c */
+extern void make_busy(const TrancheCounters *cur, const TrancheCounters *prev,
+					  const Report *report, TrancheRate *r);
 
 /* order.c */
 extern void sort_report(Report *report);

@@ -193,9 +193,9 @@ make_header(const Sample *prev, const Sample *cur, double seconds,
  * make_tranche_rates
  *		The tranche rows of a report whose header is made: counts, rates
  *		over report->rate_interval, each tranche's share of all blocks
- *		and spin delays (-1 when the interval had none), and the mean of the
+ *		and spin delays (-1 when the interval had none), the mean of the
  *		interval's sampled holds with the hold time per second it implies
- *		(-1 without samples).
+ *		(-1 without samples), and the busy share and ceiling (busy.c).
  */
 static void
 make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
@@ -224,6 +224,7 @@ make_tranche_rates(const Sample *prev, const Sample *cur, Report *report)
 			r->held_ms_per_s = r->mean_hold_us / 1000.0 *
 				column_rate(r, ACQUIRES);
 		}
+		make_busy(c, p, report, r);
 	}
 	make_shares(report);
 }

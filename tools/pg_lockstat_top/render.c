@@ -3,7 +3,10 @@
  * render.c
  *	  pg_lockstat_top's report as text
  *
- * One text, in 80 columns, serves the screen and --batch (output.c).  The
+ * One text serves the screen and --batch (output.c).  It is 80 columns
+ * wide for names of up to 14 characters, but for the query texts and the
+ * tranche table, which the busy share and the ceiling beside the share of
+ * blocks take to 97: a narrower window cuts their lines (output.c).  The
  * rate columns of the tranche and call-site tables are those of the counter
  * table (columns.c), in its order.
  *
@@ -38,7 +41,7 @@ static void render_headings(CounterKind kind, PQExpBuffer out);
 static void render_rates(CounterKind kind, const double *per_s,
 						 PQExpBuffer out);
 static bool all_zero(CounterKind kind, const double *per_s);
-static void format_pct(char *buf, size_t len, double pct);
+static void format_value(char *buf, size_t len, double value, int decimals);
 
 /* narrowest name column of the tranche tables */
 #define NAME_WIDTH		14
@@ -202,9 +205,9 @@ render_cut(const SectionSize *size, PQExpBuffer out)
  * render_tranches
  *		The tranche table: column names, then its rows shown, the name
  *		column as wide as the widest name shown: the rate columns of the
- *		counter table, then the shares of blocks and spin delays ("Blk
- *		share", "Delay share": of all tranches' in the interval, not per
- *		acquisition).
+ *		counter table, then the share of blocks ("Blk share": of all
+ *		tranches' in the interval, not per acquisition), the busy share and
+ *		the ceiling beside it (busy.c), and the share of spin delays.
  */
 static void
 render_tranches(const Report *report, PQExpBuffer out,
@@ -214,18 +217,24 @@ render_tranches(const Report *report, PQExpBuffer out,
 
 	appendPQExpBuffer(out, "%-*s", namewidth, "Tranche");
 	render_headings(COUNTERS_LWLOCK, out);
-	appendPQExpBuffer(out, " %9s %11s\n", "Blk share", "Delay share");
+	appendPQExpBuffer(out, " %9s %6s %9s %11s\n",
+					  "Blk share", "Busy %", "Ceil tps", "Delay share");
 	for (int i = 0; i < size->shown; i++)
 	{
 		const TrancheRate *r = &report->rows[i];
 		char		blk_pct[16];
+		char		busy_pct[16];
+		char		ceiling[32];
 		char		spin_pct[16];
 
-		format_pct(blk_pct, sizeof(blk_pct), r->blk_pct);
-		format_pct(spin_pct, sizeof(spin_pct), r->spin_delay_pct);
+		format_value(blk_pct, sizeof(blk_pct), r->blk_pct, 2);
+		format_value(busy_pct, sizeof(busy_pct), r->busy_pct, 2);
+		format_value(ceiling, sizeof(ceiling), r->ceiling_tps, 0);
+		format_value(spin_pct, sizeof(spin_pct), r->spin_delay_pct, 2);
 		appendPQExpBuffer(out, "%-*s", namewidth, r->name);
 		render_rates(COUNTERS_LWLOCK, r->per_s, out);
-		appendPQExpBuffer(out, " %9s %11s\n", blk_pct, spin_pct);
+		appendPQExpBuffer(out, " %9s %6s %9s %11s\n",
+						  blk_pct, busy_pct, ceiling, spin_pct);
 	}
 	if (report->nrows == 0)
 		appendPQExpBufferStr(out, "(no LWLock activity since the last reset)\n");
@@ -443,15 +452,16 @@ render_sites(const Report *report, PQExpBuffer out, const SectionSize *size)
 }
 
 /*
- * format_pct
- *		A share in percent into buf (of len bytes), or "-" when the interval
- *		had none at all (as the view's NULL).
+ * format_value
+ *		A share, busy share or ceiling with decimals decimals into buf (of
+ *		len bytes), or "-" for -1: the interval had none at all (as the
+ *		view's NULL), or it is not known.
  */
 static void
-format_pct(char *buf, size_t len, double pct)
+format_value(char *buf, size_t len, double value, int decimals)
 {
-	if (pct < 0)
+	if (value < 0)
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%.2f", pct);
+		snprintf(buf, len, "%.*f", decimals, value);
 }

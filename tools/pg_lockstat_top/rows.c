@@ -151,6 +151,38 @@ read_tranches(const PGresult *res, Sample *sample)
 }
 
 /*
+ * read_utilization
+ *		Fill the exclusive acquisitions, timed holds and estimated hold time
+ *		of the tranches of a sample that have a row in res, the exclusive
+ *		rows of pg_lwlock_utilization (those with a timed hold).  The
+ *		tranches are read before; a row of a tranche that they do not have
+ *		(active only between the two reads) is left out.
+ */
+void
+read_utilization(const PGresult *res, Sample *sample)
+{
+	int			c_tranche_id = PQfnumber(res, "tranche_id");
+	int			c_acquires = PQfnumber(res, "acquires");
+	int			c_samples = PQfnumber(res, "samples");
+	int			c_est = PQfnumber(res, "est_hold_time");
+
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		TrancheCounters key;
+		TrancheCounters *t;
+
+		key.id = atoi(PQgetvalue(res, i, c_tranche_id));
+		t = bsearch(&key, sample->tranches, sample->ntranches,
+					sizeof(TrancheCounters), compare_tranche_id);
+		if (t == NULL)
+			continue;
+		t->ex_util_acquires = strtod(PQgetvalue(res, i, c_acquires), NULL);
+		t->ex_util_samples = strtod(PQgetvalue(res, i, c_samples), NULL);
+		t->ex_util_est_ms = strtod(PQgetvalue(res, i, c_est), NULL);
+	}
+}
+
+/*
  * read_sites
  *		Fill the spinlock call-site counters of a sample, sorted by site.
  */

@@ -5,12 +5,13 @@
  *
  * A sample is one statement per view of the table sections below, sent in
  * one query: pg_lockstat_status (with pg_stat_database and
- * pg_stat_activity), pg_lwlock_stats, and pg_spinlock_stats,
- * pg_lwlock_query_stats and pg_lwlock_blockers when the extension's schema
- * has them.  The table drives the query, the checks of its results, the
- * notes and the readers.  The status is read before the counters, so that
- * a reset between the two reads shows either as a counter that went down
- * or, in the next sample, as a moved stats_reset (see rates.c).
+ * pg_stat_activity), pg_lwlock_stats, and pg_lwlock_utilization (its
+ * exclusive rows), pg_spinlock_stats, pg_lwlock_query_stats and
+ * pg_lwlock_blockers when the extension's schema has them.  The table
+ * drives the query, the checks of its results, the notes and the readers.
+ * The status is read before the counters, so that a reset between the two
+ * reads shows either as a counter that went down or, in the next sample, as
+ * a moved stats_reset (see rates.c).
  *
  * The counters of the tranches and the call sites are those of the
  * extension's counter table that columns.c says are shown, selected under
@@ -66,6 +67,10 @@ static const SampleSection sections[] = {
 	{"pg_lwlock_stats", "",
 		"COALESCE(tranche_id, -1) AS tranche_id, tranche",
 	COUNTERS_LWLOCK, NULL, read_tranches},
+	{"pg_lwlock_utilization", " WHERE mode = 'exclusive'",
+		"COALESCE(tranche_id, -1) AS tranche_id, acquires, samples, "
+		"est_hold_time",
+	COUNTERS_NONE, "Busy % and Ceil tps", read_utilization},
 	{"pg_spinlock_stats", "", "func, file, line",
 	COUNTERS_SPIN, "spinlock call sites", read_sites},
 	{"pg_lwlock_query_stats", "",
