@@ -297,9 +297,12 @@ def _install_extension(variant: spec.Variant, vdir: str, key: str,
     if _read(os.path.join(ext, ".pg_lockstat_ext_key")) != stamp:
         shutil.rmtree(ext, ignore_errors=True)
     os.makedirs(ext, exist_ok=True)
-    for item in ("Makefile", "pg_lockstat.control"):
+    os.makedirs(os.path.join(ext, "scripts"), exist_ok=True)
+    # with the generator of the files made from the counter table (the
+    # install script, the query file) and the query file's template
+    for item in ("Makefile", "pg_lockstat.control", "scripts/counters.pl"):
         shutil.copy2(os.path.join(top, item), os.path.join(ext, item))
-    for item in ("extension", "tools"):
+    for item in ("extension", "tools", "integrations/prometheus"):
         shutil.copytree(os.path.join(top, item), os.path.join(ext, item),
                         ignore=_build_products, dirs_exist_ok=True)
     print("%s: installing pg_lockstat into variant %s's server (log: %s)"

@@ -11,15 +11,18 @@ be rendered again, or read by other tools, without parsing text tables.
 In results.json a float that is not finite is written as the string
 "nan", "inf" or "-inf" (JSON has no such numbers); tuples are lists.
 
-Calls no other module of the package.
+Calls no other module of the package but jsonio, which writes and reads
+its dataclasses as JSON.
 """
 
 import dataclasses
 import json
 import math
-import typing
 from dataclasses import dataclass
-from typing import Any, Optional, Tuple
+from typing import Optional, Tuple
+
+from . import jsonio
+from .jsonio import decode_json, encode_json  # noqa: F401 (floor.py's)
 
 # the version of results.json's layout: raised when a field changes its
 # meaning or goes; a reader refuses another version
@@ -440,51 +443,9 @@ class SchemaError(Exception):
     """A results.json this version cannot read."""
 
 
-def _encode(x: Any) -> Any:
-    """A value as results.json holds it."""
-    if dataclasses.is_dataclass(x):
-        return {f.name: _encode(getattr(x, f.name))
-                for f in dataclasses.fields(x)}
-    if isinstance(x, (tuple, list)):
-        return [_encode(v) for v in x]
-    if isinstance(x, float) and not math.isfinite(x):
-        return repr(x)
-    return x
-
-
-def _decode(kind: Any, x: Any) -> Any:
-    """The value of type kind that _encode wrote as x."""
-    if x is None:
-        return None
-    origin = typing.get_origin(kind)
-    if origin is typing.Union:
-        return _decode([a for a in typing.get_args(kind)
-                        if a is not type(None)][0], x)
-    if origin is tuple:
-        return tuple(_decode(typing.get_args(kind)[0], v) for v in x)
-    if dataclasses.is_dataclass(kind):
-        hints = typing.get_type_hints(kind)
-        return kind(**{f.name: _decode(hints[f.name], x[f.name])
-                       for f in dataclasses.fields(kind) if f.name in x})
-    if kind is float:
-        return float(x)
-    return x
-
-
-def encode_json(x: Any) -> str:
-    """The JSON text of a dataclass of this module, as results.json
-    holds it (floor.json too)."""
-    return json.dumps(_encode(x), indent=1, allow_nan=False) + "\n"
-
-
-def decode_json(kind: Any, text: str) -> Any:
-    """The dataclass kind that encode_json wrote as text."""
-    return _decode(kind, json.loads(text))
-
-
 def to_json(result: StudyResult) -> str:
     """The text of results.json."""
-    return encode_json(result)
+    return jsonio.encode_json(result)
 
 
 def from_json(text: str) -> StudyResult:
@@ -495,7 +456,7 @@ def from_json(text: str) -> StudyResult:
         raise SchemaError("results.json: schema %r, this version reads %d"
                           % (x.get("schema") if isinstance(x, dict)
                              else None, SCHEMA_VERSION))
-    return _decode(StudyResult, x)
+    return jsonio.decode(StudyResult, x)
 
 
 def save(result: StudyResult, path: str) -> None:
