@@ -34,6 +34,7 @@ The modules, each calling only those below it:
                 workloads)
     report      table (a) to the position table: model, text, points.csv,
                 plot data
+    busiest     table (u), the busiest locks of each point: computed, text
     report_locks  the lock side as text: (m), (b), (c), lock shares
     locktables  what (b), (c) and the lock shares show, computed
     mechanism   lock counts per transaction, variant against baseline

@@ -416,6 +416,32 @@ class LockTables:
 
 
 @dataclass(frozen=True)
+class BusyLock:
+    """A tranche of table (u), over a point's rounds: exclusive acquires
+    and hold samples, the mean sampled exclusive hold (us), busy (their
+    product over the runs' seconds, a fraction) and tps / busy; None
+    without a sample (busy 0: no ceiling)."""
+    name: str
+    acquires: int
+    hold_samples: Optional[int]
+    mean_hold_us: Optional[float]
+    busy: Optional[float]
+    ceiling_tps: Optional[float]
+
+
+@dataclass(frozen=True)
+class BusyPoint:
+    """Table (u) of a point: its rounds with lock counts, their seconds
+    and tps, and its busiest tranches (lockstudy.busiest)."""
+    variant: str
+    clients: int
+    rounds: int
+    seconds: float
+    tps: float
+    locks: Tuple[BusyLock, ...] = ()
+
+
+@dataclass(frozen=True)
 class StudyMeta:
     """What the study's text files say: the machine, the versions, the
     commands and the settings, each a tuple of its lines (empty when the
@@ -430,13 +456,14 @@ class StudyMeta:
 @dataclass(frozen=True)
 class StudyResult:
     """All a study found: its metadata, its runs, the tps side, table (m)
-    (None with one variant) and the lock tables of each variant."""
+    (None with one variant), the lock tables of each variant and (u)."""
     meta: StudyMeta
     runs: Tuple[RunRecord, ...]
     tps: TpsResult
     mechanism: Optional[MechanismResult]
     locks: Tuple[LockTables, ...]
     schema: int = SCHEMA_VERSION
+    busiest: Tuple[BusyPoint, ...] = ()	# table (u)
 
 
 class SchemaError(Exception):

@@ -8,11 +8,12 @@ bimodal- and locks-<variant>.dat); report_text() renders it.  Printed,
 in order: table (a) with the comparisons, the collapse, noise, drift and
 position tables; (m) the mechanism, when there are two variants or more;
 (b) the top LWLocks and (c) the top spin-wait call sites of each variant
-at the highest client count.  The study runs it at its end; "python3 -m
-lockstudy report DIR" runs it again on a saved study, without a server.
+at the highest client count; (u) the busiest locks of each point.  The
+study runs it at its end; "python3 -m lockstudy report DIR" runs it again
+on a saved study, without a server.
 The variants that versions.txt names as running the unpatched server get
-table (a) as any other, and in place of (m), (b), (c) and their lock
-shares a line saying that these are not available.
+table (a) as any other, and in place of (m), (b), (c), (u) and their
+lock shares a line saying that these are not available.
 
 show_study() is what a study shows at its end: the report, the plots
 and the line that names its files.
@@ -20,15 +21,15 @@ and the line that names its files.
 An A/A study's floor is written as floor.json and kept as its machine's
 (lockstudy.floor); every study's table (a) shows the machine's last.
 
-Calls report, report_locks, locktables, plots, model, spec, data, floor
-and slots.
+Calls report, report_locks, locktables, busiest, plots, model, spec,
+data, floor and slots.
 """
 
 import dataclasses
 import os
 from typing import List, Optional, Sequence, TextIO, Tuple
 
-from . import (data, floor, locktables, model, plots, report,
+from . import (busiest, data, floor, locktables, model, plots, report,
                report_locks, slots, spec)
 
 # the text files of a study, and the field of StudyMeta each fills
@@ -83,7 +84,10 @@ def analyse(directory: str, variants: Optional[List[str]],
         path("locks.csv"), path("spins.csv"), tps.variants,
         max(r.clients for r in runs), max(r.round for r in runs),
         meta.unpatched)
-    return model.StudyResult(meta, tuple(runs), tps, mechanism, locks)
+    return model.StudyResult(meta, tuple(runs), tps, mechanism, locks,
+                             busiest=busiest.busiest(
+                                 runs, path("locks.csv"), tps.variants,
+                                 meta.unpatched))
 
 
 def save(result: model.StudyResult, directory: str) -> None:
@@ -110,7 +114,9 @@ def render(result: model.StudyResult) -> str:
     if result.mechanism is not None:
         parts.append(report_locks.mechanism_report_text(
             result.mechanism, csv_name="mechanism.csv"))
-    return "\n".join(parts) + report_locks.top_tables(result.locks)
+    return ("\n".join(parts) + report_locks.top_tables(result.locks)
+            + busiest.busiest_text(result.busiest, result.tps.variants,
+                                   result.meta.unpatched))
 
 
 def report_text(directory: str, variants: Optional[List[str]],

@@ -3,13 +3,14 @@
 On the files of the kept eviction study (golden/locks-eviction: tas and
 ttas, 1 and 4 clients, 6 rounds): without versions.txt, or with one that
 names no unpatched variant, the report is table (a) and the rest of the
-tps report, then (m) as m-rates.txt, then (b) and (c) as report.txt.
+tps report, then (m) as m-rates.txt, then (b) and (c) as report.txt,
+then (u) as busiest.txt.
 With versions.txt naming a variant that ran the unpatched server (its
 rows taken out of locks.csv and spins.csv, as such a study writes them):
-table (a) unchanged, and one "not available" line where its (m), (b) and
-(c) were, a comment as its locks-<variant>.dat and a mechanism.csv of the
-other variants; an unpatched baseline, or only unpatched variants (files
-of the header only), likewise.  No server.
+table (a) unchanged, and one "not available" line where its (m), (b),
+(c) and (u) were, a comment as its locks-<variant>.dat and a
+mechanism.csv of the other variants; an unpatched baseline, or only
+unpatched variants (files of the header only), likewise.  No server.
 """
 
 import dataclasses
@@ -20,8 +21,8 @@ import shutil
 
 import test_plots
 
-from lockstudy import (data, floor, locktables, report, report_locks,
-                       results)
+from lockstudy import (busiest, data, floor, locktables, report,
+                       report_locks, results)
 
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
 EVICTION = os.path.join(GOLDEN, "locks-eviction")
@@ -67,9 +68,15 @@ def _tps_text(d):
 
 
 def _top_tables(d, unpatched):
+    """(b), (c) and (u) of the study in d."""
+    runs = data.read_runs(os.path.join(d, "runs.csv"),
+                          need_transactions=True)
     return report_locks.top_tables(locktables.lock_tables(
         os.path.join(d, "locks.csv"), os.path.join(d, "spins.csv"),
-        ["tas", "ttas"], 4, 6, unpatched))
+        ["tas", "ttas"], 4, 6, unpatched)) + busiest.busiest_text(
+            busiest.busiest(runs, os.path.join(d, "locks.csv"),
+                            ["tas", "ttas"], unpatched),
+            ["tas", "ttas"], unpatched)
 
 
 def test_report_without_unpatched_variants(tmp_path):
@@ -81,7 +88,8 @@ def test_report_without_unpatched_variants(tmp_path):
         text = results.report_text(d, None, 2.0)
         assert text == (_tps_text(d) + "\n" +
                         _read(os.path.join(EVICTION, "m-rates.txt")) +
-                        tables)
+                        tables + _read(os.path.join(EVICTION,
+                                                    "busiest.txt")))
         for v in ("tas", "ttas"):
             assert _read(os.path.join(d, "locks-%s.dat" % v)) == \
                 _read(os.path.join(EVICTION, "locks-%s.dat" % v))
@@ -131,7 +139,9 @@ def test_report_of_unpatched_variants_only(tmp_path):
         "\n(%s) %s: %s\n" % (t, what, NOT_AVAILABLE % v)
         for t, what in (("b", "top LWLocks"),
                         ("c", "top spin-wait call sites"))
-        for v in ("tas", "ttas")))
+        for v in ("tas", "ttas")) + "\n" + busiest.WORDS % 3 + "".join(
+            "(u) busiest locks: %s\n\n" % (NOT_AVAILABLE % v)
+            for v in ("tas", "ttas")))
 
 
 def test_read_unpatched(tmp_path):
@@ -170,7 +180,8 @@ def test_report_reads_kinds_csv(tmp_path):
         report_locks.counted_line(True)
     golden = _read(os.path.join(EVICTION, "report.txt"))
     assert text == (_tps_text(d) + "\n" + m +
-                    golden[golden.index("\n(b) top"):])
+                    golden[golden.index("\n(b) top"):] +
+                    _read(os.path.join(EVICTION, "busiest.txt")))
 
 
 def test_show_study(tmp_path, monkeypatch):
