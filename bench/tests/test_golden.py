@@ -146,17 +146,23 @@ BEFORE_52 = "a31a8ab"
 KEPT = ("baseline", "faster", "slower", "bimodal", "no pairs")
 
 
-def _old_points(name: str):
-    """The rows of a case's points.csv at BEFORE_52, from git; None
-    outside a git checkout with that commit."""
+def _old_golden(commit: str, name: str, file: str):
+    """A case's golden file as it was at commit, from git; None outside a
+    git checkout with that commit."""
     try:
-        text = subprocess.run(
+        return subprocess.run(
             ["git", "-c", "safe.directory=*", "-C", TOP, "show",
-             "%s:bench/tests/golden/%s/points.csv" % (BEFORE_52, name)],
+             "%s:bench/tests/golden/%s/%s" % (commit, name, file)],
             check=True, capture_output=True, text=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return None
-    return list(csv.DictReader(io.StringIO(text)))
+
+
+def _old_points(name: str, commit: str = BEFORE_52):
+    """The rows of a case's points.csv at commit, from git; None outside
+    a git checkout with that commit."""
+    text = _old_golden(commit, name, "points.csv")
+    return None if text is None else list(csv.DictReader(io.StringIO(text)))
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -206,12 +212,7 @@ def test_numbers_agree_with_the_goldens_before_52_mean(name):
     rounds fail the check), "not resolved" for an old "equivalent" whose
     mean interval reaches the threshold, and a ratio verdict for an old
     "bimodal" whose one-sided p is not below 0.05."""
-    global BEFORE_52
-    saved, BEFORE_52 = BEFORE_52, BEFORE_52_MEAN
-    try:
-        old = _old_points(name)
-    finally:
-        BEFORE_52 = saved
+    old = _old_points(name, BEFORE_52_MEAN)
     if old is None:
         pytest.skip("not a git checkout with commit %s" % BEFORE_52_MEAN)
     with open(os.path.join(GOLDEN, name, "points.csv")) as f:
@@ -252,12 +253,8 @@ def test_only_the_position_table_moved(name):
     heading and its rows' medians; their ranges and counts stay, but in
     mixed-reorder, whose a ran at 0 tps once (at position 3): that ratio
     of 0, which has no log, is left out now, as table (a) leaves it."""
-    try:
-        old = subprocess.run(
-            ["git", "-c", "safe.directory=*", "-C", TOP, "show",
-             "%s:bench/tests/golden/%s/stdout.txt" % (BEFORE_CENTRED, name)],
-            check=True, capture_output=True, text=True).stdout
-    except (OSError, subprocess.CalledProcessError):
+    old = _old_golden(BEFORE_CENTRED, name, "stdout.txt")
+    if old is None:
         pytest.skip("not a git checkout with commit %s" % BEFORE_CENTRED)
     new = _read(os.path.join(GOLDEN, name, "stdout.txt"))
     cut = "\nposition: "
