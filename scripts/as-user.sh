@@ -12,7 +12,14 @@
 #     reach the current directory, and exec the command as that user with
 #     setpriv (its uid, gid and groups; no capabilities).  The environment is
 #     passed through unchanged, PATH included, except HOME=/var/lib/pglockstat,
-#     USER=LOGNAME=pglockstat and SHELL=<the user's shell>.
+#     USER=LOGNAME=pglockstat, SHELL=<the user's shell> and PG_CACHE_DIR:
+#     a build cache that root chose (scripts/build-server.sh) is root's, and
+#     the user cannot write it, so the servers that the command builds as
+#     the user (make run's variants, t/036) go to a cache of its own inside
+#     it, PG_CACHE_DIR=<root's PG_CACHE_DIR>/as-pglockstat, created and
+#     given to the user: emptying root's cache empties both.  Without
+#     PG_CACHE_DIR the user's builds go to its default cache
+#     (/var/lib/pglockstat/.cache/pg_lockstat).
 #
 #     setpriv execs the command in place: it keeps this process's pid, and
 #     a signal sent to it (kill, or Ctrl-C to the process group) reaches the
@@ -97,6 +104,22 @@ for dir in ${AS_USER_WRITABLE:-}; do
 		die "step 'writable dirs': $abs belongs to $user but $user cannot reach it; its parent directories must be searchable (chmod o+x) by $user"
 	fi
 done
+
+# --- the build cache ------------------------------------------------------------
+# root's PG_CACHE_DIR holds root's builds; the user gets a directory of its
+# own inside it (see above)
+if [ -n "${PG_CACHE_DIR:-}" ]; then
+	mkdir -p "$PG_CACHE_DIR" || die "step 'build cache': cannot create $PG_CACHE_DIR"
+	usercache=$(cd "$PG_CACHE_DIR" && pwd -P)/as-$user
+	if ! mkdir -p "$usercache" || ! chown "$user": "$usercache"; then
+		die "step 'build cache': cannot create $usercache for $user"
+	fi
+	if ! runuser -u "$user" -- test -w "$usercache" -a -x "$usercache"; then
+		die "step 'build cache': $user cannot write $usercache; the directories above it must be searchable (chmod o+x) by $user"
+	fi
+	PG_CACHE_DIR=$usercache
+	export PG_CACHE_DIR
+fi
 
 # --- the current directory ------------------------------------------------------
 # An absolute path, so that the search permission of every parent counts.
