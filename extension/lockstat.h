@@ -330,14 +330,16 @@ extern void lockstat_fold_instance(uint64 *rows, int width, LockStatFold fold);
 extern void lockstat_fold_instance_rows(LockStatTrancheTotals *totals);
 
 /*
- * One call site of spin waits as the readers sum it over processes: the key
- * and entry of lockstat_spin_read()'s hash table.
+ * One call site of spin waits, and the kind of process that waited there,
+ * as the readers sum it over processes: the key and entry of
+ * lockstat_spin_read()'s hash table.  kind is -1 in a sum over all kinds.
  */
 typedef struct LockStatSpinKey
 {
 	char		file[LOCKSTAT_SITE_NAME_LEN];
 	char		func[LOCKSTAT_SITE_NAME_LEN];
 	int			line;
+	int			kind;			/* see lockstat_kind_of(); -1: every kind */
 } LockStatSpinKey;
 
 /*
@@ -366,7 +368,7 @@ typedef struct LockStatSpinEntry
 } LockStatSpinEntry;
 
 /* lockstat_spin_sum.c */
-extern HTAB *lockstat_spin_read(void);
+extern HTAB *lockstat_spin_read(bool by_kind);
 extern void lockstat_spin_reset(void);
 extern uint64 lockstat_spin_dropped(void);
 

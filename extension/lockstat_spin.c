@@ -12,10 +12,11 @@
  * spinlock: the core adds the wait with plain stores (see SpinWaitCounters in
  * storage/s_lock.h).
  *
- * Layout: the reset baseline per call site name (LockStatSpinEntry, up to
- * LOCKSTAT_SPIN_BASELINES(max_spin_sites) names), then one block per
- * process slot (ProcNumber), each holding pg_lockstat.max_spin_sites
- * entries: the site's names (LockStatSpinSite), its counters
+ * Layout: the reset baseline per call site name and kind of process
+ * (LockStatSpinEntry, up to LOCKSTAT_SPIN_BASELINES(max_spin_sites) of
+ * them), then one block per process slot (ProcNumber), each holding
+ * pg_lockstat.max_spin_sites entries: the site's names and the kind of
+ * process of the owner that registered it (LockStatSpinSite), its counters
  * (LockStatSpinCounters, the core's SpinWaitCounters and a few fields of
  * ours) and the entry's contended count at the last reset, which its
  * longest wait since the reset needs.
@@ -29,7 +30,11 @@
  *	 then a read barrier, then only entries below it.  Slots are handed to
  *	 the next process with the same ProcNumber without being cleared: the
  *	 new owner forgets the earlier owner's string addresses and finds its
- *	 entries again by their names.
+ *	 entries again by their names and its kind of process.  An entry that
+ *	 an owner of another kind registered keeps its counts under that kind,
+ *	 and the new owner registers an entry of its own: an entry's counts are
+ *	 all of one kind, the kind its processes had when they started
+ *	 counting, as for LWLocks.
  *
  * - Every change of an entry's counters, by the core at the end of a wait or
  *	 by us at its first spin, happens between two increments of the entry's
@@ -43,7 +48,9 @@
  *	 them under the shared lock, then the counters, still under it.  Since
  *	 an entry's counters only grow and entries are never removed, a site
  *	 name's sum over the slots only grows, so the baseline is kept per
- *	 name, not per entry, as readers report it.  Each
+ *	 name and kind of process, not per entry; readers subtract it from
+ *	 their sums per name and kind (pg_spinlock_backend_type_stats) or per
+ *	 name (pg_spinlock_stats: the sum of the kinds' baselines).  Each
  *	 takes the lock once, so the tranche "pg_lockstat_spin" shows one
  *	 acquisition per read or reset in pg_lwlock_stats.
  *
@@ -62,9 +69,10 @@
  *	 A wait that ends while a reset runs may count in the maximum after the
  *	 reset but in the other counters before it.
  *
- * - Sites are identified by name when summed over processes, since the same
- *	 site has the same names in every process, but not always the same
- *	 string addresses (EXEC_BACKEND, libraries loaded after start).
+ * - Sites are identified by name (and kind) when summed over processes,
+ *	 since the same site has the same names in every process, but not
+ *	 always the same string addresses (EXEC_BACKEND, libraries loaded after
+ *	 start).
  *
  * This file keeps the layout and the writers' side: the owner's entries,
  * and its first spin of each wait.  The readers' side, the sums over the
@@ -88,6 +96,9 @@ LockStatSpinState *lockstat_spin_state = NULL;
 
 /* this process's slot; NULL if none */
 static LockStatSpinSlot *spin_my_slot = NULL;
+
+/* this process's kind (lockstat_kind_of()), as it started counting */
+static int	spin_my_kind = B_INVALID;
 
 static Size
 lockstat_spin_slot_stride(int max_sites)
@@ -166,8 +177,10 @@ lockstat_spin_shmem_startup(void)
 
 /*
  * The process with ProcNumber slot starts: take over the slot's table.
- * Entries keep their names and counts; the string addresses of the earlier
- * owner are forgotten, so that they are matched by name again.
+ * Entries keep their names, kinds and counts; the string addresses of the
+ * earlier owner are forgotten, so that they are matched by name again.
+ * The process's kind is that of its MyBackendType and, for a background
+ * worker, its bgw_type, as lockstat_attach_process() records it.
  */
 void
 lockstat_spin_attach(int slot)
@@ -177,6 +190,8 @@ lockstat_spin_attach(int slot)
 	if (lockstat_spin_state == NULL || slot < 0 || slot >= lockstat_spin_state->num_slots)
 		return;
 
+	spin_my_kind = lockstat_kind_of(MyBackendType,
+									MyBgworkerEntry ? MyBgworkerEntry->bgw_type : NULL);
 	spin_my_slot = lockstat_spin_slot(slot);
 	sites = lockstat_spin_sites(spin_my_slot);
 	for (uint32 i = 0; i < spin_my_slot->nsites; i++)
@@ -202,8 +217,9 @@ spin_name_equal(const char *stored, const char *name)
 
 /*
  * The entry of a call site in this process's table, registering it if need
- * be; -1 if the table is full.  Looks up the string addresses first, then
- * the names of entries that an earlier owner of the slot registered.
+ * be; -1 if the table is full.  Looks up the string addresses first (only
+ * this process sets them), then the names of entries of this process's
+ * kind that an earlier owner of the slot registered.
  */
 static int
 spin_find_site(LockStatSpinSlot *slot, const char *file, int line,
@@ -222,6 +238,7 @@ spin_find_site(LockStatSpinSlot *slot, const char *file, int line,
 	for (uint32 i = 0; i < n; i++)
 	{
 		if (sites[i].file_ptr == NULL && sites[i].line == line &&
+			sites[i].kind == spin_my_kind &&
 			spin_name_equal(sites[i].file, file) &&
 			spin_name_equal(sites[i].func, func))
 		{
@@ -237,6 +254,7 @@ spin_find_site(LockStatSpinSlot *slot, const char *file, int line,
 	sites[n].file_ptr = file;
 	sites[n].func_ptr = func;
 	sites[n].line = line;
+	sites[n].kind = spin_my_kind;
 	strlcpy(sites[n].file, file ? file : "", LOCKSTAT_SITE_NAME_LEN);
 	strlcpy(sites[n].func, func ? func : "", LOCKSTAT_SITE_NAME_LEN);
 	pg_write_barrier();

@@ -20,13 +20,17 @@
 
 #include "lockstat.h"
 
-/* one call site of a slot, as its owner registered it */
+/*
+ * one call site of a slot and the kind of process that waited there, as
+ * the slot's owner registered it
+ */
 typedef struct LockStatSpinSite
 {
 	const char *file_ptr;		/* the owner's string addresses: its lookup
 								 * key; NULL until the owner uses the entry */
 	const char *func_ptr;
 	int			line;
+	int			kind;			/* the owner's lockstat_kind_of() */
 	char		file[LOCKSTAT_SITE_NAME_LEN];
 	char		func[LOCKSTAT_SITE_NAME_LEN];
 } LockStatSpinSite;

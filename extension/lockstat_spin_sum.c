@@ -6,9 +6,10 @@
  *	  and the waits dropped because a table was full
  *
  * pg_spinlock_stats and its sibling views are each site name's counts
- * summed over the slots' entries of that name, minus the name's baseline,
+ * summed over the slots' entries of that name, minus the name's baselines,
  * with the longest wait since the reset found from each entry's epoch and
- * carry.  The layout of the tables, the rules of their writers and those of
+ * carry; pg_spinlock_backend_type_stats the same per site name and kind of
+ * process.  The layout of the tables, the rules of their writers and those of
  * the baselines and the epoch are in lockstat_spin.c's header; the reset's
  * place in pg_lockstat_reset()'s sequence, in lockstat_reset.c's.
  *
@@ -138,9 +139,12 @@ spin_key_entry(HTAB *htab, const LockStatSpinKey *key)
 	return entry;
 }
 
-/* the same for a slot's entry, by its names */
+/*
+ * the same for a slot's entry, by its names and, if by_kind, its kind of
+ * process (else kind -1: the sum of all kinds)
+ */
 static LockStatSpinEntry *
-spin_read_entry(HTAB *htab, const LockStatSpinSite *site)
+spin_read_entry(HTAB *htab, const LockStatSpinSite *site, bool by_kind)
 {
 	LockStatSpinKey key;
 
@@ -148,6 +152,7 @@ spin_read_entry(HTAB *htab, const LockStatSpinSite *site)
 	strlcpy(key.file, site->file, LOCKSTAT_SITE_NAME_LEN);
 	strlcpy(key.func, site->func, LOCKSTAT_SITE_NAME_LEN);
 	key.line = site->line;
+	key.kind = by_kind ? site->kind : -1;
 	return spin_key_entry(htab, &key);
 }
 
@@ -165,20 +170,26 @@ spin_new_table(void)
 }
 
 /*
- * Subtract each site name's baseline from its sum in htab.  The sum only
- * grows, and was read after the baseline, so the difference is never
- * negative; a name has entries now if it had them at the reset.
+ * Subtract each baseline, kept per site name and kind, from its sum in
+ * htab: the sum of that name and kind if by_kind, else of that name (which
+ * then loses every kind's baseline).  The sum only grows, and was read
+ * after the baseline, so the difference is never negative; a name and kind
+ * have entries now if they had them at the reset.
  */
 static void
 spin_subtract_baselines(HTAB *htab, const LockStatSpinEntry *baselines,
-						int num_baselines)
+						int num_baselines, bool by_kind)
 {
 	for (int b = 0; b < num_baselines; b++)
 	{
-		LockStatSpinEntry *entry = hash_search(htab, &baselines[b].key,
-											   HASH_FIND, NULL);
+		LockStatSpinKey key = baselines[b].key;
+		LockStatSpinEntry *entry;
 		uint64	   *sum;
 		const uint64 *then = (const uint64 *) &baselines[b].counts;
+
+		if (!by_kind)
+			key.kind = -1;
+		entry = hash_search(htab, &key, HASH_FIND, NULL);
 
 		if (entry == NULL)
 			continue;
@@ -189,15 +200,16 @@ spin_subtract_baselines(HTAB *htab, const LockStatSpinEntry *baselines,
 }
 
 /*
- * Add the counters of a slot's entries to their site names' sums in htab,
- * and each entry's longest wait since the reset of epoch to its name's
- * maximum; base_contended[max_sites] holds the entries' contended counts at
- * that reset.  Called under the shared lock, which holds off interrupts.
- * Errors: 55P03 if an entry cannot be read consistently.
+ * Add the counters of a slot's entries to their site names' (and, if
+ * by_kind, kinds') sums in htab, and each entry's longest wait since the
+ * reset of epoch to its sum's maximum; base_contended[max_sites] holds the
+ * entries' contended counts at that reset.  Called under the shared lock,
+ * which holds off interrupts.  Errors: 55P03 if an entry cannot be read
+ * consistently.
  */
 static void
 spin_read_slot(HTAB *htab, LockStatSpinSlot *slot, int max_sites,
-			   const uint64 *base_contended, uint64 epoch)
+			   const uint64 *base_contended, uint64 epoch, bool by_kind)
 {
 	LockStatSpinSite *sites = lockstat_spin_sites(slot);
 	volatile LockStatSpinCounters *counters = lockstat_spin_counters(slot, max_sites);
@@ -213,7 +225,7 @@ spin_read_slot(HTAB *htab, LockStatSpinSlot *slot, int max_sites,
 		LockStatSpinTotals *to;
 
 		(void) spin_copy_counters(&copy, &counters[i], false);
-		to = &spin_read_entry(htab, &sites[i])->counts;
+		to = &spin_read_entry(htab, &sites[i], by_kind)->counts;
 		spin_add(to, &copy);
 		to->max_wait_ns = Max(to->max_wait_ns,
 							  spin_max_since(&copy, base_contended[i], epoch));
@@ -221,13 +233,14 @@ spin_read_slot(HTAB *htab, LockStatSpinSlot *slot, int max_sites,
 }
 
 /*
- * Sum every slot's counters, minus their baselines, per call site, into a
- * new local hash table of LockStatSpinEntry (in CurrentMemoryContext): the
- * counts since the last reset.  Errors: 55000 if not counting (see
+ * Sum every slot's counters, minus their baselines, per call site and, if
+ * by_kind, kind of process, into a new local hash table of
+ * LockStatSpinEntry (in CurrentMemoryContext; key.kind -1 unless by_kind):
+ * the counts since the last reset.  Errors: 55000 if not counting (see
  * lockstat_require_ready()); 55P03 if an entry cannot be read consistently.
  */
 HTAB *
-lockstat_spin_read(void)
+lockstat_spin_read(bool by_kind)
 {
 	HTAB	   *htab;
 	int			max_sites;
@@ -262,10 +275,10 @@ lockstat_spin_read(void)
 
 	for (int s = 0; s < num_slots; s++)
 		spin_read_slot(htab, lockstat_spin_slot(s), max_sites,
-					   &base_contended[s * max_sites], epoch);
+					   &base_contended[s * max_sites], epoch, by_kind);
 	LWLockRelease(lockstat_spin_state->lock);
 
-	spin_subtract_baselines(htab, baselines, num_baselines);
+	spin_subtract_baselines(htab, baselines, num_baselines, by_kind);
 	pfree(base_contended);
 	pfree(baselines);
 	return htab;
@@ -306,11 +319,11 @@ spin_copy_all(LockStatSpinCounters *copy, uint32 *nsites, int num_slots,
 }
 
 /*
- * The names of a new baseline, in a new local hash table of
+ * The names and kinds of a new baseline, in a new local hash table of
  * LockStatSpinEntry (in CurrentMemoryContext): the copied counters of every
- * slot's first nsites[s] entries summed per site name, and every name of
- * the current baseline, with zero counts if no copy has it.  Called under
- * the exclusive lock.
+ * slot's first nsites[s] entries summed per site name and kind, and every
+ * name and kind of the current baseline, with zero counts if no copy has
+ * it.  Called under the exclusive lock.
  */
 static HTAB *
 spin_sum_copies(const LockStatSpinCounters *copy, const uint32 *nsites,
@@ -323,7 +336,7 @@ spin_sum_copies(const LockStatSpinCounters *copy, const uint32 *nsites,
 		LockStatSpinSite *sites = lockstat_spin_sites(lockstat_spin_slot(s));
 
 		for (uint32 i = 0; i < nsites[s]; i++)
-			spin_add(&spin_read_entry(htab, &sites[i])->counts,
+			spin_add(&spin_read_entry(htab, &sites[i], true)->counts,
 					 &copy[s * max_sites + i]);
 	}
 	for (int b = 0; b < lockstat_spin_state->num_baselines; b++)
@@ -332,8 +345,9 @@ spin_sum_copies(const LockStatSpinCounters *copy, const uint32 *nsites,
 }
 
 /*
- * Raise each site name's baseline to its sum in htab (spin_sum_copies()),
- * never lowering it, and make htab's names the baseline's.  Called under
+ * Raise each site name's and kind's baseline to its sum in htab
+ * (spin_sum_copies()), never lowering it, and make htab's names and kinds
+ * the baseline's.  Called under
  * the exclusive lock, with no more names in htab than the baseline holds.
  */
 static void
@@ -391,10 +405,10 @@ spin_raise_base_contended(const LockStatSpinCounters *copy,
  * epoch (see the locking rules of lockstat_spin.c), and an entry whose
  * owner stalls in between keeps its first copy, which is older but whole.
  * Entries registered after the first copy had no counts then and keep none
- * in the baseline.  Each site name's baseline is raised to its sum over the
- * copies, never lowered.  Errors: 55P03 if an entry cannot be read
- * consistently, 53400 if the slots have more site names than the baseline
- * can hold, both before the epoch is raised.
+ * in the baseline.  Each site name's and kind's baseline is raised to its
+ * sum over the copies, never lowered.  Errors: 55P03 if an entry cannot be
+ * read consistently, 53400 if the slots have more site names and kinds
+ * than the baseline can hold, both before the epoch is raised.
  */
 void
 lockstat_spin_reset(void)
@@ -418,13 +432,13 @@ lockstat_spin_reset(void)
 	LWLockAcquire(lockstat_spin_state->lock, LW_EXCLUSIVE);
 	spin_copy_all(copy, nsites, num_slots, max_sites, false);
 
-	/* the names of the new baseline: those copied, and the old ones */
+	/* the names and kinds of the new baseline: those copied, the old ones */
 	htab = spin_sum_copies(copy, nsites, num_slots, max_sites);
 	if (hash_get_num_entries(htab) > max_baselines)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("too many spin wait call sites to reset"),
-				 errdetail("The processes have counted spin waits at %lld call sites, and the reset baseline holds %d.",
+				 errdetail("The processes have counted spin waits at %lld call sites and kinds of process, and the reset baseline holds %d.",
 						   (long long) hash_get_num_entries(htab),
 						   max_baselines),
 				 errhint("Raise \"pg_lockstat.max_spin_sites\" and restart the server.")));

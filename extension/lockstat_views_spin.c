@@ -2,9 +2,11 @@
  *
  * lockstat_views_spin.c
  *	  SQL-callable functions of pg_lockstat behind the spinlock views
- *	  pg_spinlock_stats and pg_spinlock_wait_histogram
+ *	  pg_spinlock_stats, pg_spinlock_backend_type_stats and
+ *	  pg_spinlock_wait_histogram
  *
- * Both read the spin-wait counters per call site of lockstat_spin_sum.c.
+ * All read the spin-wait counters per call site (and kind of process) of
+ * lockstat_spin_sum.c.
  *
  * One C function per SQL function of pg_lockstat--1.0.sql, of the same
  * name, with one result shape: each checks that its SQL definition has the
@@ -24,6 +26,7 @@
 #include "lockstat_srf.h"
 
 PG_FUNCTION_INFO_V1(pg_spinlock_stats);
+PG_FUNCTION_INFO_V1(pg_spinlock_backend_type_stats);
 PG_FUNCTION_INFO_V1(pg_spinlock_wait_histogram);
 
 /*
@@ -47,30 +50,33 @@ static const LockStatSpinColumn lockstat_spin_columns[] = {
 #undef LOCKSTAT_SPIN_COUNTER
 };
 
-/* the columns of pg_spinlock_stats() before and after the counters */
+/*
+ * the columns of pg_spinlock_stats() before and after the counters; those
+ * of pg_spinlock_backend_type_stats() have one more before them
+ */
 #define PG_SPINLOCK_STATS_SITE_COLS		3
 #define PG_SPINLOCK_STATS_COLS \
 	(PG_SPINLOCK_STATS_SITE_COLS + lengthof(lockstat_spin_columns) + 1)
+#define PG_SPINLOCK_BACKEND_TYPE_STATS_COLS	(1 + PG_SPINLOCK_STATS_COLS)
 
 /*
- * Check that the columns of a pg_spinlock_stats() result after the call
- * site are those of the spin-wait lines of lockstat_counters.h, by name.
- * Errors: 42804 if not (the script and the library are of different
+ * Check that the columns of the result of function fn from column first on
+ * (0-based) are those of the spin-wait lines of lockstat_counters.h, by
+ * name.  Errors: 42804 if not (the script and the library are of different
  * versions).
  */
 static void
-lockstat_check_spin_columns(TupleDesc result)
+lockstat_check_spin_columns(TupleDesc result, int first, const char *fn)
 {
 	for (int c = 0; c < lengthof(lockstat_spin_columns); c++)
 	{
-		Form_pg_attribute att =
-			TupleDescAttr(result, PG_SPINLOCK_STATS_SITE_COLS + c);
+		Form_pg_attribute att = TupleDescAttr(result, first + c);
 
 		if (strcmp(NameStr(att->attname), lockstat_spin_columns[c].column) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column %d of pg_spinlock_stats() is \"%s\", where pg_lockstat's library has \"%s\"",
-							PG_SPINLOCK_STATS_SITE_COLS + c + 1,
+					 errmsg("column %d of %s() is \"%s\", where pg_lockstat's library has \"%s\"",
+							first + c + 1, fn,
 							NameStr(att->attname),
 							lockstat_spin_columns[c].column),
 					 errhint("Install the library and the SQL script of the same pg_lockstat release.")));
@@ -113,6 +119,45 @@ lockstat_put_spin_counters(Datum *values, bool *nulls, int i,
 }
 
 /*
+ * Put one row per call site (and kind of process, if by_kind) with
+ * contended waits since the last reset into rsinfo's tuplestore: the kind's
+ * name if by_kind, then the columns of pg_spinlock_stats().  Errors as
+ * lockstat_spin_read().
+ */
+static void
+lockstat_put_spin_rows(ReturnSetInfo *rsinfo, bool by_kind)
+{
+	HTAB	   *htab = lockstat_spin_read(by_kind);
+	HASH_SEQ_STATUS seq;
+	LockStatSpinEntry *entry;
+
+	hash_seq_init(&seq, htab);
+	while ((entry = hash_seq_search(&seq)) != NULL)
+	{
+		LockStatSpinTotals *c = &entry->counts;
+		Datum		values[PG_SPINLOCK_BACKEND_TYPE_STATS_COLS];
+		bool		nulls[PG_SPINLOCK_BACKEND_TYPE_STATS_COLS] = {0};
+		int			i = 0;
+
+		if (c->contended == 0)
+			continue;
+
+		if (by_kind)
+			values[i++] = CStringGetTextDatum(lockstat_kind_name(entry->key.kind));
+		values[i++] = CStringGetTextDatum(entry->key.file);
+		values[i++] = Int32GetDatum(entry->key.line);
+		values[i++] = CStringGetTextDatum(entry->key.func);
+		i = lockstat_put_spin_counters(values, nulls, i, c);
+		values[i++] = lockstat_ns_as_ms(c->max_wait_ns);
+		Assert(i == (by_kind ? PG_SPINLOCK_BACKEND_TYPE_STATS_COLS :
+					 PG_SPINLOCK_STATS_COLS));
+
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	hash_destroy(htab);
+}
+
+/*
  * pg_spinlock_stats() returns setof record
  *
  * Contended spin waits per call site since the last reset, summed over all
@@ -136,35 +181,38 @@ Datum
 pg_spinlock_stats(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo, PG_SPINLOCK_STATS_COLS);
-	HTAB	   *htab;
-	HASH_SEQ_STATUS seq;
-	LockStatSpinEntry *entry;
 
-	lockstat_check_spin_columns(rsinfo->setDesc);
-	htab = lockstat_spin_read();
+	lockstat_check_spin_columns(rsinfo->setDesc, PG_SPINLOCK_STATS_SITE_COLS,
+								"pg_spinlock_stats");
+	lockstat_put_spin_rows(rsinfo, false);
+	return (Datum) 0;
+}
 
-	hash_seq_init(&seq, htab);
-	while ((entry = hash_seq_search(&seq)) != NULL)
-	{
-		LockStatSpinTotals *c = &entry->counts;
-		Datum		values[PG_SPINLOCK_STATS_COLS];
-		bool		nulls[PG_SPINLOCK_STATS_COLS] = {0};
-		int			i = 0;
+/*
+ * pg_spinlock_backend_type_stats() returns setof record
+ *
+ * Contended spin waits per kind of process and call site since the last
+ * reset, of live and exited processes alike:
+ *	backend_type text	the kind of process, as
+ *						pg_lwlock_backend_type_stats.backend_type: the kind
+ *						the process had when it started counting
+ *	then the columns of pg_spinlock_stats(), from the same counters
+ * Per call site, the kinds' counts add up to pg_spinlock_stats' exactly,
+ * and its max_wait_time is the largest of theirs.  Errors: 55000 if
+ * pg_lockstat is not preloaded; 55P03 if counters cannot be read
+ * consistently; 42804 if the SQL definition's counter columns are not the
+ * library's.
+ */
+Datum
+pg_spinlock_backend_type_stats(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = lockstat_begin_srf(fcinfo,
+											   PG_SPINLOCK_BACKEND_TYPE_STATS_COLS);
 
-		if (c->contended == 0)
-			continue;
-
-		values[i++] = CStringGetTextDatum(entry->key.file);
-		values[i++] = Int32GetDatum(entry->key.line);
-		values[i++] = CStringGetTextDatum(entry->key.func);
-		i = lockstat_put_spin_counters(values, nulls, i, c);
-		values[i++] = lockstat_ns_as_ms(c->max_wait_ns);
-		Assert(i == PG_SPINLOCK_STATS_COLS);
-
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
-	}
-
-	hash_destroy(htab);
+	lockstat_check_spin_columns(rsinfo->setDesc,
+								1 + PG_SPINLOCK_STATS_SITE_COLS,
+								"pg_spinlock_backend_type_stats");
+	lockstat_put_spin_rows(rsinfo, true);
 	return (Datum) 0;
 }
 
@@ -196,7 +244,7 @@ pg_spinlock_wait_histogram(PG_FUNCTION_ARGS)
 	HASH_SEQ_STATUS seq;
 	LockStatSpinEntry *entry;
 
-	htab = lockstat_spin_read();
+	htab = lockstat_spin_read(false);
 
 	hash_seq_init(&seq, htab);
 	while ((entry = hash_seq_search(&seq)) != NULL)

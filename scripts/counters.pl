@@ -12,10 +12,11 @@
 #
 # A template is copied to standard output with each placeholder line,
 #
-#   <indentation>@<kind> <part>@[,]
+#   <indentation>@<kind> <part>[ <relation>]@[,]
 #
 # (kind lwlock or spin: the LOCKSTAT_LWLOCK_COUNTER or LOCKSTAT_SPIN_COUNTER
-# lines) replaced by that part for every counter of that kind, in the
+# lines; relation: for comments, the view whose columns they are, if not
+# the kind's own) replaced by that part for every counter of that kind, in the
 # table's order, each line with the placeholder's indentation.  The items
 # of a list (attributes, parameters, columns) are separated by commas; the
 # last one has a comma after it if the placeholder has.  A part with no
@@ -226,7 +227,8 @@ my %sql_parts = (
 	comments => [
 		0,
 		sub {
-			"COMMENT ON COLUMN $kinds{ $_[0]{kind} }{type_comment}.$_[0]{column} IS\n"
+			my $relation = $_[1] // $kinds{ $_[0]{kind} }{type_comment};
+			"COMMENT ON COLUMN $relation.$_[0]{column} IS\n"
 			  . sql_literal($_[0]{descr}) . ';';
 		}
 	],);
@@ -446,17 +448,19 @@ sub fill
 	my $out = '';
 	foreach my $line (split /^/m, $text)
 	{
-		if ($line !~ /^(\s*)\@(\w+) (\w+)\@(,?)\s*$/)
+		if ($line !~ /^(\s*)\@(\w+) (\w+)(?: (\w+))?\@(,?)\s*$/)
 		{
 			fail("$template: a line with \@: $line") if $line =~ /^\s*\@\w/;
 			$out .= $line;
 			next;
 		}
-		my ($indent, $kind, $part, $comma) = ($1, $2, $3, $4);
+		my ($indent, $kind, $part, $relation, $comma) = ($1, $2, $3, $4, $5);
 		fail("$template: no kind of counters \"$kind\"") unless $kinds{$kind};
 		my $p = $parts->{$part} or fail("$template: no part \"$part\"");
+		fail("$template: part \"$part\" takes no relation")
+		  if defined $relation && $part ne 'comments';
 		my ($list, $make) = @$p;
-		my @items = map { $make->($_) } grep { $_->{kind} eq $kind } @counters;
+		my @items = map { $make->($_, $relation) } grep { $_->{kind} eq $kind } @counters;
 		next unless @items;
 		my $items = join($list ? ",\n" : "\n", @items) . $comma;
 		$out .= join('', map { $_ eq '' ? "\n" : "$indent$_\n" } split /\n/, $items, -1);

@@ -47,6 +47,28 @@ SELECT max(attnum) = (SELECT attnum FROM pg_attribute
                         AND attname = 'max_wait_time') AS max_wait_time_last
 FROM pg_attribute
 WHERE attrelid = 'pg_spinlock_stats'::regclass AND attnum > 0;
+-- pg_spinlock_backend_type_stats: backend_type, then the columns of
+-- pg_spinlock_stats with their types, the counters with their descriptions
+SELECT attname, format_type(atttypid, atttypmod)
+FROM pg_attribute
+WHERE attrelid = 'pg_spinlock_backend_type_stats'::regclass AND attnum = 1;
+SELECT count(*) = (SELECT count(*) FROM pg_attribute
+                   WHERE attrelid = 'pg_spinlock_backend_type_stats'::regclass
+                     AND attnum > 1) AS every_column,
+       bool_and(k.attname = s.attname AND k.atttypid = s.atttypid
+                AND k.atttypmod = s.atttypmod) AS same_names_and_types,
+       bool_and(col_description(k.attrelid, k.attnum) IS NOT DISTINCT FROM
+                col_description(s.attrelid, s.attnum))
+           FILTER (WHERE s.attnum > 3 AND s.attname <> 'max_wait_time')
+           AS counters_described_alike
+FROM pg_attribute s
+JOIN pg_attribute k ON k.attrelid = 'pg_spinlock_backend_type_stats'::regclass
+                   AND k.attnum = s.attnum + 1
+WHERE s.attrelid = 'pg_spinlock_stats'::regclass AND s.attnum > 0;
+SELECT a.attname
+FROM pg_attribute a
+WHERE a.attrelid = 'pg_spinlock_backend_type_stats'::regclass AND a.attnum > 0
+  AND col_description(a.attrelid, a.attnum) IS NULL;
 
 -- Columns and types.  In the LWLock views the attributes of
 -- pg_lwlock_counters, checked above against the counter table, are shown as

@@ -41,8 +41,8 @@ my $members = $node->safe_psql(
 	  AND d.classid IN ('pg_proc'::regclass, 'pg_class'::regclass)
 	ORDER BY 1});
 my @queries = split /\n/, $members;
-is(scalar(grep { /\(\)$/ } @queries), 12, 'the extension has 12 functions');
-is(scalar(grep { !/\(\)$/ } @queries), 14, 'the extension has 14 views');
+is(scalar(grep { /\(\)$/ } @queries), 13, 'the extension has 13 functions');
+is(scalar(grep { !/\(\)$/ } @queries), 15, 'the extension has 15 views');
 
 foreach my $query (@queries)
 {

@@ -121,6 +121,9 @@ ok(-s "$studies[0]/pgbench-$_-0.log", "the warm-up round's log $_ is kept")
 like(slurp_file("$studies[0]/spins.csv"),
 	qr/^variant,clients,round,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
 	'spins.csv has the pg_spinlock_stats columns');
+like(slurp_file("$studies[0]/spinkinds.csv"),
+	qr/^variant,clients,round,backend_type,file,line,func,contended,spins,delays,wait_time,tas_attempts,unlocked_skips,max_wait_time\n/,
+	'spinkinds.csv has the pg_spinlock_backend_type_stats columns');
 my $points = slurp_file("$studies[0]/points.csv");
 like($points, qr/^variant,clients,n,median,lo,hi,bifurcated,cv,tps_ci_low,tps_ci_high,pairs,ratio,ci_low,ci_high,coverage,verdict,resolves,rounds_equivalent,bad_runs,fisher_p,base_bad_runs,ratio_noise,zero_runs,mean_ratio,mean_low,mean_high,lag1,lag1_p,change_p,change_round,serial_p,dependent\n/,
 	"points.csv has the columns ratio, ci_low, ci_high and verdict, resolves and rounds_equivalent, then bad_runs, fisher_p, base_bad_runs, ratio_noise and zero_runs, the mean ratio and the rounds' check");
@@ -260,6 +263,13 @@ is(scalar(@rdv_rows), 1,
 	'spins.csv has one call site of lockstat_test_rendezvous.c (the holder never waits)');
 like($rdv_rows[0] // '', qr/^ttas,2,1,lockstat_test_rendezvous\.c,\d+,lst_rendezvous_wait,1,/,
 	'at lst_rendezvous_wait(): one contended wait');
+my @rdv_kinds = grep { /^ttas,2,1,[^,]+,lockstat_test_rendezvous\.c,/ }
+  split /\n/, slurp_file("$rdv_study/spinkinds.csv");
+is(scalar(@rdv_kinds), 1,
+	'spinkinds.csv has that call site once, under one kind of process');
+like($rdv_kinds[0] // '',
+	qr/^ttas,2,1,client backend,lockstat_test_rendezvous\.c,\d+,lst_rendezvous_wait,1,/,
+	'the wait of a client backend, as table (m) reads it');
 
 # a workload script of bench/workloads: sinval traffic shows in SInvalWrite
 my $sinval_dir = PostgreSQL::Test::Utils::tempdir;

@@ -32,7 +32,7 @@ my @functions = map { [ split /\|/, $_, -1 ] } split /\n/,
 	WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
 	  AND e.extname = 'pg_lockstat'
 	ORDER BY 1});
-is(scalar(@functions), 12, 'the extension has 12 SQL functions');
+is(scalar(@functions), 13, 'the extension has 13 SQL functions');
 is_deeply(
 	[ grep { $_->[0] ne $_->[1] } @functions ],
 	[], 'each calls the C function of its own name');
@@ -99,23 +99,30 @@ foreach my $f (@functions)
 
 # A counter column of another name than the library's counter there (an
 # install script of another release) is refused, not shown under the wrong
-# name: pg_spinlock_stats' counter columns by name, and the LWLock views'
-# through the attributes of pg_lwlock_counters (sql/views.sql).
+# name: the spin-wait functions' counter columns by name (spins is the 5th
+# column of pg_spinlock_stats, after file, line, func and contended, and
+# the 6th of pg_spinlock_backend_type_stats, which has backend_type first),
+# and the LWLock views' through the attributes of pg_lwlock_counters
+# (sql/views.sql).
+foreach my $fn ([ 'pg_spinlock_stats', 5 ],
+	[ 'pg_spinlock_backend_type_stats', 6 ])
 {
-	my ($f) = grep { $_->[0] eq 'pg_spinlock_stats' } @functions;
+	my ($name, $column) = @$fn;
+	my ($f) = grep { $_->[0] eq $name } @functions;
 	my @cols = split /,/, $f->[3];
 	my @names = split /,/, $f->[4];
-	$names[4] = 'spun';
+	is($names[ $column - 1 ], 'spins', "$name: column $column is spins");
+	$names[ $column - 1 ] = 'spun';
 	my $outs = join ', ', map { "OUT $names[$_] $cols[$_]" } 0 .. $#cols;
 	$node->safe_psql('postgres',
-		    "CREATE FUNCTION wrong.pg_spinlock_stats_renamed($outs) RETURNS SETOF record "
-		  . "AS '\$libdir/pg_lockstat', 'pg_spinlock_stats' LANGUAGE C STRICT");
+		    "CREATE FUNCTION wrong.${name}_renamed($outs) RETURNS SETOF record "
+		  . "AS '\$libdir/pg_lockstat', '$name' LANGUAGE C STRICT");
 	my ($ret, $stdout, $stderr) = $node->psql('postgres',
-		"\\set VERBOSITY verbose\nSELECT count(*) FROM wrong.pg_spinlock_stats_renamed()");
+		"\\set VERBOSITY verbose\nSELECT count(*) FROM wrong.${name}_renamed()");
 	like(
 		$stderr,
-		qr/ERROR:  42804: column 5 of pg_spinlock_stats\(\) is "spun", where pg_lockstat's library has "spins"/,
-		'pg_spinlock_stats refuses a definition whose counter column has another name');
+		qr/ERROR:  42804: column $column of $name\(\) is "spun", where pg_lockstat's library has "spins"/,
+		"$name refuses a definition whose counter column has another name");
 }
 
 # what the install script promises for every object

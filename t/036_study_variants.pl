@@ -182,8 +182,8 @@ like($out,
 	qr/^\(m\) mechanism: twice against base, 1 clients: per 1000 transactions over the 2 rounds both ran/m,
 	'the mechanism table is printed');
 like($out,
-	qr/^LWLock rows: the client backends and parallel workers only \(kinds\.csv\); the background processes' counts, at a rate per second, are left out\. Spin-wait rows: every process \(pg_spinlock_stats keeps no kind of process\), so a rate per second of theirs can show as a change per transaction: tps marks it\.$/m,
-	'its LWLock rows count the client backends, from kinds.csv');
+	qr/^LWLock and spin-wait rows: the client backends and parallel workers only \(kinds\.csv, spinkinds\.csv\); the background processes' counts, at a rate per second, are left out\.$/m,
+	'its LWLock and spin-wait rows count the client backends, from kinds.csv and spinkinds.csv');
 like($out,
 	qr/^Chance marks: at most 0\.05 expected in a point where nothing changed, whatever the dependence between its rows \(q = K p\), so at most 0\.05 over the 1 point of this study with rows\.$/m,
 	'the chance marks expected in the study are stated');

@@ -144,7 +144,7 @@ def cmd_mechanism(a: argparse.Namespace) -> int:
         a.variants.split() if a.variants else None, a.confidence, a.top,
         os.path.basename(a.csv) if a.csv else None, runs_path=a.runs,
         unpatched=a.unpatched.split() if a.unpatched else (),
-        kinds_path=a.kinds)
+        kinds_path=a.kinds, spin_kinds_path=a.spin_kinds)
     sys.stdout.write(text)
     if a.csv:
         report_locks.write_mechanism(points, a.csv)
@@ -229,6 +229,9 @@ def parser() -> argparse.ArgumentParser:
                    "unpatched server (no pg_lockstat): not available")
     p.add_argument("--kinds", help="the study's kinds.csv: LWLock rows "
                    "of client backends and parallel workers only")
+    p.add_argument("--spin-kinds", help="the study's spinkinds.csv: "
+                   "spin-wait rows of client backends and parallel workers "
+                   "only")
     p.set_defaults(func=cmd_mechanism)
     _more_parsers(sub)
     return ap

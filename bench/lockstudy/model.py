@@ -349,12 +349,15 @@ class MechanismPoint:
 class MechanismResult:
     """Table (m): the points of the variants of the patched server;
     variants in report order, the first the baseline; by_kind: the LWLock
-    rows count the workload's processes only (kinds.csv)."""
+    rows count the workload's processes only (kinds.csv); spin_by_kind:
+    the spin-wait rows too (spinkinds.csv; False in the results.json of a
+    study from before it)."""
     variants: Tuple[str, ...]
     unpatched: Tuple[str, ...]
     confidence: float
     by_kind: bool
     points: Tuple[MechanismPoint, ...]
+    spin_by_kind: bool = False
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@
 The lock of RUN_DIR (one study at a time), the directory of a study, and
 the Recorder, through which the runner writes every file of it: the rows
 recorded after each run (kept in memory, written as runs.csv, locks.csv,
-kinds.csv and spins.csv at the end, in a fixed order), the tps of each
-second (persec.csv), the commands (commands.txt) and the metadata files
-machine.txt, versions.txt and settings.txt.
+kinds.csv, spins.csv and spinkinds.csv at the end, in a fixed order), the
+tps of each second (persec.csv), the commands (commands.txt) and the
+metadata files machine.txt, versions.txt and settings.txt.
 
 Calls builds, data (the line of versions.txt that the report reads) and
 spec.
@@ -25,8 +25,9 @@ from typing import Dict, List, Sequence, TextIO, Tuple
 from . import builds, data, spec
 
 # the files of the views recorded after each run, besides runs.csv:
-# pg_lwlock_stats, pg_lwlock_backend_type_stats and pg_spinlock_stats
-FILES = ("locks", "kinds", "spins")
+# pg_lwlock_stats, pg_lwlock_backend_type_stats, pg_spinlock_stats and
+# pg_spinlock_backend_type_stats
+FILES = ("locks", "kinds", "spins", "spinkinds")
 
 
 class LockError(Exception):
@@ -143,9 +144,9 @@ class Recorder:
                                    for sec, t in seconds])
 
     def write(self) -> None:
-        """runs.csv (by round, position, clients), locks.csv, kinds.csv and
-        spins.csv (by variant, clients, round, then the most blocks or
-        contended)."""
+        """runs.csv (by round, position, clients), locks.csv, kinds.csv,
+        spins.csv and spinkinds.csv (by variant, clients, round, then the
+        most blocks or contended)."""
         rundir = self.rundir
         runs = sorted(self.runs, key=lambda r: (r[2], r[3], r[1]))
         with open(os.path.join(rundir, "runs.csv"), "w", newline="") as f:

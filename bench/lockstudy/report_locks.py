@@ -18,9 +18,10 @@ such line for the whole study.
 The public API:
     mechanism_result(runs, locks_path, spins_path, variants=None,
                      confidence=0.95, runs_path="runs.csv", unpatched=(),
-                     kinds_path=None) -> model.MechanismResult: reads
-        locks.csv (or kinds.csv) and spins.csv, checks the options and
-        the variants
+                     kinds_path=None, spin_kinds_path=None)
+        -> model.MechanismResult: reads locks.csv (or kinds.csv) and
+        spins.csv (or spinkinds.csv), checks the options and the
+        variants
     mechanism_report_text(result, top=10, csv_name=None) -> its text
     mechanism_report(...) -> (text, points): both
     mechanism_text(points, base, confidence, top, csv_name, variants=None,
@@ -62,11 +63,12 @@ MECHANISM_KINDS = (
       ("spins", ("spins",)))),
 )
 
-# The kinds of process (pg_lwlock_backend_type_stats.backend_type) whose
-# LWLock counts are the workload's: the LWLock rows of (m) count only these
-# from kinds.csv.  The others (checkpointer, autovacuum, walwriter, ...)
-# work at a rate per second whatever the workload does, so their counts per
-# transaction only mirror the tps.
+# The kinds of process (pg_lwlock_backend_type_stats.backend_type and
+# pg_spinlock_backend_type_stats.backend_type) whose counts are the
+# workload's: the LWLock rows of (m) count only these from kinds.csv, the
+# spin-wait rows from spinkinds.csv.  The others (checkpointer,
+# autovacuum, walwriter, ...) work at a rate per second whatever the
+# workload does, so their counts per transaction only mirror the tps.
 WORKLOAD_KINDS = ("client backend", "parallel worker")
 
 # the column names of (b) and (c)
@@ -88,10 +90,11 @@ def read_counts(path: str, kind: str, transactions: Dict[RunKey, float],
                 counts: Counts,
                 backend_types: Optional[Sequence[str]] = None) -> None:
     """Add the rows of locks.csv or kinds.csv (kind "lwlock") or spins.csv
-    (kind "spin") to counts[run][(kind, name, measure)], summed over the
-    rows of one name in a run: the tranche, or "func file:line" for a
-    spin-wait call site.  With backend_types, only the rows whose column
-    backend_type is one of them (kinds.csv).  Every row must belong to a
+    or spinkinds.csv (kind "spin") to counts[run][(kind, name, measure)],
+    summed over the rows of one name in a run: the tranche, or "func
+    file:line" for a spin-wait call site.  With backend_types, only the
+    rows whose column backend_type is one of them (kinds.csv,
+    spinkinds.csv).  Every row must belong to a
     run of transactions and hold non-negative numbers."""
     names, measures = [k[1:] for k in MECHANISM_KINDS if k[0] == kind][0]
     need = list(names) + (["backend_type"] if backend_types is not None
@@ -166,7 +169,8 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
                      csv_name: Optional[str] = None,
                      runs_path: str = "runs.csv",
                      unpatched: Sequence[str] = (),
-                     kinds_path: Optional[str] = None
+                     kinds_path: Optional[str] = None,
+                     spin_kinds_path: Optional[str] = None
                      ) -> Tuple[str, Tuple[Point, ...]]:
     """Table (m) of a study (mechanism_result): its text (every line ended
     by a newline, mechanism_report_text) and its points (for
@@ -176,7 +180,7 @@ def mechanism_report(runs: Sequence[Run], locks_path: str, spins_path: str,
     if top < 1:
         raise InputError("--top must be at least 1")
     m = mechanism_result(runs, locks_path, spins_path, variants, confidence,
-                         runs_path, unpatched, kinds_path)
+                         runs_path, unpatched, kinds_path, spin_kinds_path)
     return mechanism_report_text(m, top, csv_name), m.points
 
 
@@ -184,7 +188,8 @@ def mechanism_result(runs: Sequence[Run], locks_path: str, spins_path: str,
                      variants: Optional[Sequence[str]] = None,
                      confidence: float = 0.95, runs_path: str = "runs.csv",
                      unpatched: Sequence[str] = (),
-                     kinds_path: Optional[str] = None
+                     kinds_path: Optional[str] = None,
+                     spin_kinds_path: Optional[str] = None
                      ) -> MechanismResult:
     """The model of table (m).  runs: the runs of runs.csv, read with
     need_transactions (runs_path names the file in messages); variants:
@@ -194,7 +199,10 @@ def mechanism_result(runs: Sequence[Run], locks_path: str, spins_path: str,
     spins.csv are then not read); kinds_path: kinds.csv, the
     pg_lwlock_backend_type_stats rows of each run, from which the LWLock
     rows count the WORKLOAD_KINDS only (None: the LWLock rows count every
-    process, from locks.csv).  InputError on bad options or files."""
+    process, from locks.csv); spin_kinds_path: spinkinds.csv, the
+    pg_spinlock_backend_type_stats rows of each run, likewise for the
+    spin-wait rows (None: every process, from spins.csv).  InputError on
+    bad options or files."""
     if not 0 < confidence < 1:
         raise InputError("--confidence must lie between 0 and 1")
     transactions = run_transactions(runs, runs_path)
@@ -202,19 +210,25 @@ def mechanism_result(runs: Sequence[Run], locks_path: str, spins_path: str,
     unpatched = tuple(v for v in names if v in unpatched)
     if names[0] in unpatched:
         return MechanismResult(tuple(names), unpatched, confidence,
-                               kinds_path is not None, ())
+                               kinds_path is not None, (),
+                               spin_kinds_path is not None)
     counts: Counts = {}
     if kinds_path is not None:
         read_counts(kinds_path, "lwlock", transactions, counts,
                     WORKLOAD_KINDS)
     else:
         read_counts(locks_path, "lwlock", transactions, counts)
-    read_counts(spins_path, "spin", transactions, counts)
+    if spin_kinds_path is not None:
+        read_counts(spin_kinds_path, "spin", transactions, counts,
+                    WORKLOAD_KINDS)
+    else:
+        read_counts(spins_path, "spin", transactions, counts)
     points = analyse(transactions, counts,
                      [v for v in names if v not in unpatched], confidence,
                      run_seconds(runs))
     return MechanismResult(tuple(names), unpatched, confidence,
-                           kinds_path is not None, tuple(points))
+                           kinds_path is not None, tuple(points),
+                           spin_kinds_path is not None)
 
 
 def mechanism_report_text(m: MechanismResult, top: int = 10,
@@ -224,7 +238,8 @@ def mechanism_report_text(m: MechanismResult, top: int = 10,
     text = mechanism_text(m.points, m.variants[0], m.confidence, top,
                           csv_name, m.variants, m.unpatched)
     if m.points:
-        text += chance_line(m.points) + counted_line(m.by_kind)
+        text += chance_line(m.points) + counted_line(m.by_kind,
+                                                      m.spin_by_kind)
     return text
 
 
@@ -238,8 +253,19 @@ def chance_line(points: Sequence[Point]) -> str:
             "rows.\n" % (Q_MARK, Q_MARK * n, n, "" if n == 1 else "s"))
 
 
-def counted_line(by_kind: bool) -> str:
-    """The line under the tables (m) that says whose counts they show."""
+def counted_line(by_kind: bool, spin_by_kind: bool = False) -> str:
+    """The line under the tables (m) that says whose counts they show:
+    by_kind, the LWLock rows' are the workload's kinds of process only
+    (kinds.csv); spin_by_kind, the spin-wait rows' (spinkinds.csv)."""
+    workload = " and ".join(k + "s" for k in WORKLOAD_KINDS)
+    if by_kind and spin_by_kind:
+        return ("LWLock and spin-wait rows: the %s only (kinds.csv, "
+                "spinkinds.csv); the background processes' counts, at a "
+                "rate per second, are left out.\n" % workload)
+    if spin_by_kind:
+        return ("LWLock rows: every process, background processes included "
+                "(this study has no kinds.csv).  Spin-wait rows: the %s "
+                "only (spinkinds.csv).\n" % workload)
     if by_kind:
         return ("LWLock rows: the %s only (kinds.csv); the background "
                 "processes' counts, at a rate per second, are left out. "

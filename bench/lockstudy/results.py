@@ -74,12 +74,16 @@ def analyse(directory: str, variants: Optional[List[str]],
                               machine_floor(directory, meta, own))
     mechanism = None
     if len(tps.variants) > 1:
-        # studies from before kinds.csv: every process's LWLock counts
+        # studies from before kinds.csv (spinkinds.csv): every process's
+        # LWLock (spin-wait) counts
         kinds = path("kinds.csv")
+        spin_kinds = path("spinkinds.csv")
         mechanism = report_locks.mechanism_result(
             runs, path("locks.csv"), path("spins.csv"), tps.variants,
             unpatched=meta.unpatched,
-            kinds_path=kinds if os.path.exists(kinds) else None)
+            kinds_path=kinds if os.path.exists(kinds) else None,
+            spin_kinds_path=spin_kinds if os.path.exists(spin_kinds)
+            else None)
     locks = locktables.lock_tables(
         path("locks.csv"), path("spins.csv"), tps.variants,
         max(r.clients for r in runs), max(r.round for r in runs),

@@ -63,7 +63,9 @@ WARMUP_ROUND = 0
 # largest first)
 VIEWS = (("pg_lwlock_stats", "locks", ("blocks",)),
          ("pg_lwlock_backend_type_stats", "kinds", ("blocks",)),
-         ("pg_spinlock_stats", "spins", ("contended", "spins")))
+         ("pg_spinlock_stats", "spins", ("contended", "spins")),
+         ("pg_spinlock_backend_type_stats", "spinkinds",
+          ("contended", "spins")))
 
 
 def round_name(r: int) -> str:

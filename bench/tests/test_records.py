@@ -338,17 +338,32 @@ SPINS = {
 }
 
 
+SPIN_KIND_COLUMNS = ["backend_type"] + SPIN_COLUMNS
+SPIN_KINDS = {
+    ("ttas", 64, 2): [["client backend", "dynahash.c", 100,
+                       "get_hash_entry", 5, 9, 0]],
+    ("tas", 8, 10): [],
+    ("tas", 64, 2): [["client backend", "lwlock.c", 800,
+                      "LWLockWaitListLock", 29, 2, 0],
+                     ["walwriter", "lwlock.c", 800, "LWLockWaitListLock",
+                      1, 0, 0],
+                     ["client backend", "dynahash.c", 100, "get_hash_entry",
+                      3, 50, 0]],
+    ("tas", 8, 2): [],
+    ("ttas", 8, 1): [],
+}
+VIEWS = {"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
+         "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
+         "pg_spinlock_stats": (SPIN_COLUMNS, SPINS),
+         "pg_spinlock_backend_type_stats": (SPIN_KIND_COLUMNS, SPIN_KINDS)}
+
+
 def _recorded():
     rec = records.Recorder()
-    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
-                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
-                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
+    cur = FakeCursor(VIEWS)
     for key in LOCKS:
-        rec.copy(cur, "pg_lwlock_stats", "locks", key, ["blocks"])
-        rec.copy(cur, "pg_lwlock_backend_type_stats", "kinds", key,
-                 ["blocks"])
-        rec.copy(cur, "pg_spinlock_stats", "spins", key,
-                 ["contended", "spins"])
+        for view, kind, order in runner.VIEWS:
+            rec.copy(cur, view, kind, key, order)
     return rec, cur
 
 
@@ -356,7 +371,7 @@ def test_recorder_kinds_order(tmp_path):
     """kinds.csv: by run, then the most blocks; a run without rows has
     none."""
     rec, cur = _recorded()
-    assert len(cur.queries) == 3 * len(LOCKS)
+    assert len(cur.queries) == 4 * len(LOCKS)
     rec.rundir = str(tmp_path)
     rec.write()
     assert _lines(str(tmp_path / "kinds.csv")) == [
@@ -377,7 +392,7 @@ def _lines(path):
 
 def test_recorder_locks_order(tmp_path):
     rec, cur = _recorded()
-    assert len(cur.queries) == 3 * len(LOCKS)
+    assert len(cur.queries) == 4 * len(LOCKS)
     rec.rundir = str(tmp_path)
     rec.write()
     assert _lines(str(tmp_path / "locks.csv")) == [
@@ -407,6 +422,22 @@ def test_recorder_spins_order(tmp_path):
         "tas,64,2,dynahash.c,100,get_hash_entry,3,50,0",
         "tas,64,2,bufmgr.c,7,WaitBufHdrUnlocked,3,10,1",
         "ttas,64,2,dynahash.c,100,get_hash_entry,5,9,0",
+        ""]
+
+
+def test_recorder_spinkinds_order(tmp_path):
+    """spinkinds.csv: by run, then the most contended waits, then the
+    most spins, whatever the kind of process."""
+    rec, _ = _recorded()
+    rec.rundir = str(tmp_path)
+    rec.write()
+    assert _lines(str(tmp_path / "spinkinds.csv")) == [
+        "variant,clients,round,backend_type,file,line,func,contended,spins,"
+        "delays",
+        "tas,64,2,client backend,lwlock.c,800,LWLockWaitListLock,29,2,0",
+        "tas,64,2,client backend,dynahash.c,100,get_hash_entry,3,50,0",
+        "tas,64,2,walwriter,lwlock.c,800,LWLockWaitListLock,1,0,0",
+        "ttas,64,2,client backend,dynahash.c,100,get_hash_entry,5,9,0",
         ""]
 
 
@@ -446,15 +477,15 @@ def test_recorder_headers_without_rows(tmp_path):
     """The header lines read at the setup: a study whose runs record no
     row (its variants all unpatched) still writes files with columns."""
     rec = records.Recorder()
-    cur = FakeCursor({"pg_lwlock_stats": (LOCK_COLUMNS, LOCKS),
-                      "pg_lwlock_backend_type_stats": (KIND_COLUMNS, KINDS),
-                      "pg_spinlock_stats": (SPIN_COLUMNS, SPINS)})
+    cur = FakeCursor(VIEWS)
     rec.headers(cur, runner.VIEWS)
     assert [q.split(" FROM ")[1] for q in cur.queries] == [
         "pg_lwlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
         "pg_lwlock_backend_type_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, "
         "HEADER)",
-        "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)"]
+        "pg_spinlock_stats LIMIT 0) TO STDOUT WITH (FORMAT csv, HEADER)",
+        "pg_spinlock_backend_type_stats LIMIT 0) TO STDOUT WITH (FORMAT "
+        "csv, HEADER)"]
     rec.rundir = str(tmp_path)
     rec.write()
     assert _lines(str(tmp_path / "locks.csv")) == [
@@ -463,6 +494,8 @@ def test_recorder_headers_without_rows(tmp_path):
         "variant,clients,round," + ",".join(KIND_COLUMNS), ""]
     assert _lines(str(tmp_path / "spins.csv")) == [
         "variant,clients,round," + ",".join(SPIN_COLUMNS), ""]
+    assert _lines(str(tmp_path / "spinkinds.csv")) == [
+        "variant,clients,round," + ",".join(SPIN_KIND_COLUMNS), ""]
     # and the same header as the runs' rows give
     other, _ = _recorded()
     assert rec.header == other.header

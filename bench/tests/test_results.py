@@ -184,6 +184,40 @@ def test_report_reads_kinds_csv(tmp_path):
                     _read(os.path.join(EVICTION, "busiest.txt")))
 
 
+def test_report_reads_spinkinds_csv(tmp_path):
+    """A study with kinds.csv and spinkinds.csv: its (m) counts the spin
+    waits of client backends and parallel workers only too, and says so;
+    a spinkinds.csv whose client backend rows are spins.csv's gives the
+    golden table whatever the background rows hold, and results.json
+    keeps that it did (spin_by_kind)."""
+    d = _study(tmp_path)
+    for name, kinds, at in (("locks.csv", "kinds.csv", 5),
+                            ("spins.csv", "spinkinds.csv", 6)):
+        lines = _read(os.path.join(EVICTION, name)).splitlines()
+        head = lines[0].split(",")
+        with open(os.path.join(d, kinds), "w") as f:
+            f.write(",".join(head[:3] + ["backend_type"] + head[3:]) + "\n")
+            for line in lines[1:]:
+                cells = line.split(",")
+                f.write(",".join(cells[:3] + ["client backend"] + cells[3:])
+                        + "\n")
+                # the walwriter's counts: ignored by (m)
+                f.write(",".join(cells[:3] + ["walwriter"] + cells[3:at] +
+                                 ["999999"] * 3 + cells[at + 3:]) + "\n")
+    assert _read(os.path.join(EVICTION, "spins.csv")).split(",")[6:9] == \
+        ["contended", "spins", "delays"]
+    text = results.report_text(d, None, 2.0)
+    m = _read(os.path.join(EVICTION, "m-rates.txt"))
+    m = m[:-len(report_locks.counted_line(False))] + \
+        report_locks.counted_line(True, True)
+    golden = _read(os.path.join(EVICTION, "report.txt"))
+    assert text == (_tps_text(d) + "\n" + m +
+                    golden[golden.index("\n(b) top"):] +
+                    _read(os.path.join(EVICTION, "busiest.txt")))
+    result = results.analyse(d, None, 2.0)
+    assert result.mechanism.by_kind and result.mechanism.spin_by_kind
+
+
 def test_show_study(tmp_path, monkeypatch):
     """The end of a study: an empty line, the report, the plots of the
     model, the line that names the files, results.json among them."""
