@@ -350,8 +350,7 @@ class MechanismResult:
     """Table (m): the points of the variants of the patched server;
     variants in report order, the first the baseline; by_kind: the LWLock
     rows count the workload's processes only (kinds.csv); spin_by_kind:
-    the spin-wait rows too (spinkinds.csv; False in the results.json of a
-    study from before it)."""
+    the spin-wait rows too (spinkinds.csv)."""
     variants: Tuple[str, ...]
     unpatched: Tuple[str, ...]
     confidence: float

@@ -57,10 +57,8 @@ from . import (builds, cluster, pgbench, plan, progress, records, spec,
                sysbench)
 from .interrupts import Interrupted, catch_signals, ignore_signals
 
-# the number of the warm-up round, in the runner and in its logs' names
-WARMUP_ROUND = 0
-# the views recorded after each run: (view, file, the columns sorted by,
-# largest first)
+WARMUP_ROUND = 0     # the warm-up round's number, in the runner and logs
+# the views recorded after each run: (view, file, sort columns, largest first)
 VIEWS = (("pg_lwlock_stats", "locks", ("blocks",)),
          ("pg_lwlock_backend_type_stats", "kinds", ("blocks",)),
          ("pg_spinlock_stats", "spins", ("contended", "spins")),
