@@ -72,7 +72,7 @@ ifeq ($(origin PG_CONFIG),undefined)
 .DEFAULT_GOAL := all
 
 .PHONY: all server server-stock server-lwlock-stats install installcheck test-module test test-plan test-all test-cassert \
-	test-exec-backend test-asan test-disable-spinlocks test-arch run bench-cost bench-observer check-series clean distclean
+	test-exec-backend test-asan test-disable-spinlocks test-arch run bench-cost bench-observer bench-ceiling check-series clean distclean
 
 # Objects built against one server variant (CASSERT=1, EXTRA_CFLAGS) must
 # not be linked for another: rebuild when the server's build key changes.
@@ -261,6 +261,11 @@ bench-cost: all server-stock server-lwlock-stats
 bench-observer: all
 	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) bench-observer
 
+# utilization and the ceiling against a lock of known hold time
+# (bench/ceiling.sh)
+bench-ceiling: all
+	$(MAKE) PG_CONFIG=$(PG_CONFIG_OWN) bench-ceiling
+
 # A study with an unpatched variant ("name: unpatched" in VARIANTS) runs
 # the stock build of the same source beside the base: built first (cached),
 # with the base's CASSERT and EXTRA_CFLAGS, unless STOCK_PG_CONFIG names
@@ -310,7 +315,7 @@ $(filter-out $(WIN32RES),$(OBJS)): extension/lockstat.h extension/lockstat_compa
 	extension/lockstat_srf.h extension/lockstat_lwlock_internal.h extension/lockstat_query_internal.h \
 	extension/lockstat_spin_internal.h
 
-.PHONY: test test-module run bench-cost bench-observer
+.PHONY: test test-module run bench-cost bench-observer bench-ceiling
 
 # "all" makes the Prometheus query file too (its rule is at the end of
 # this file)
@@ -362,6 +367,12 @@ bench-cost: all install
 bench-observer: all install test-module
 	PG_CONFIG=$(PG_CONFIG) WORKLOAD="$(OBSERVER_WORKLOAD)" \
 	CLIENTS="$(OBSERVER_CLIENTS)" PAIRS="$(OBSERVER_PAIRS)" bench/observer.sh
+
+# utilization and ceiling against a lock of known hold time; the
+# benchmark's own variables (HOLD_US, THINK_MS, CEILING_CLIENTS as its
+# CLIENTS, ROUNDS, RUN_SECONDS) pass through the environment
+bench-ceiling: all install test-module
+	PG_CONFIG=$(PG_CONFIG) $(if $(CEILING_CLIENTS),CLIENTS="$(CEILING_CLIENTS)") bench/ceiling.sh
 
 # the study: the Python package bench/lockstudy, run by Debian's python3
 # (numpy, scipy, psycopg2), its parameters from the make variables

@@ -25,7 +25,8 @@
 # Environment: PG_CONFIG (patched, with pg_lockstat and lockstat_test
 # installed, as "make test" leaves it; required), WORKLOAD (lwlock),
 # CLIENTS (8), RUN_SECONDS (10), PAIRS (16), CONFIDENCE (0.95), OUT (directory
-# for the cluster, the logs and runs.csv; default build/observer).
+# for the cluster, the logs and runs.csv; default build/observer),
+# PGPORT_BENCH (54329).  The server: bench/bench-server.sh.
 # Output: one line per run on stderr; on stdout the table of runs and the
 # ratio with its interval and the pairs' acquisitions and blocks per second.
 # Exit status 1 with a message on error.
@@ -69,26 +70,8 @@ if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
 	AS_USER_WRITABLE="$OUT" OUT="$OUT" exec scripts/as-user.sh "$0" --as-user
 fi
 
-bin=$("$PG_CONFIG" --bindir)
-data=$OUT/data
-port=${PGPORT_OBSERVER:-54329}
-rm -rf "$data"
-mkdir -p "$OUT"
-"$bin/initdb" -D "$data" -A trust -N >"$OUT/initdb.log" 2>&1 ||
-	die "initdb failed; see $OUT/initdb.log"
-cat >>"$data/postgresql.conf" <<CONF
-port = $port
-listen_addresses = ''
-unix_socket_directories = '$OUT'
-shared_preload_libraries = 'pg_lockstat,lockstat_test'
-max_connections = $((CLIENTS + 10))
-CONF
-"$bin/pg_ctl" -D "$data" -l "$OUT/server.log" -w start >/dev/null ||
-	die "the server did not start; see $OUT/server.log"
-trap '"$bin/pg_ctl" -D "$data" -m fast stop >/dev/null 2>&1 || true' EXIT
-
-psql() { "$bin/psql" -X -q -At -h "$OUT" -p "$port" -d postgres -v ON_ERROR_STOP=1 "$@"; }
-psql -c 'CREATE EXTENSION pg_lockstat; CREATE EXTENSION lockstat_test;'
+. bench/bench-server.sh
+bench_server_start "$CLIENTS" </dev/null
 echo "$call" >"$OUT/workload.sql"
 
 # the hot lock's two counts so far
@@ -100,13 +83,7 @@ counts() {
 # reload has reached this session
 set_track() {
 	psql -c "ALTER SYSTEM SET pg_lockstat.track = $1" -c 'SELECT pg_reload_conf()' >/dev/null
-	psql -c "DO \$\$ BEGIN
-		WHILE (SELECT count(*) FROM pg_stat_activity
-			   WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()) > 0
-			  OR current_setting('pg_lockstat.track') <> '$1' LOOP
-			PERFORM pg_sleep(0.05);
-			PERFORM pg_stat_clear_snapshot();
-		END LOOP; END \$\$"
+	bench_wait_idle "current_setting('pg_lockstat.track') = '$1'"
 }
 
 run() {

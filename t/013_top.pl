@@ -596,7 +596,7 @@ SKIP:
 
 	my @roles = map { "regress_top_role$_" } 1 .. 10;
 	$node->safe_psql('postgres',
-		join('', map { "CREATE ROLE $_; GRANT EXECUTE ON FUNCTION lockstat_test_lwlock(text, integer, integer) TO $_;" } @roles));
+		join('', map { "CREATE ROLE $_; GRANT EXECUTE ON FUNCTION lockstat_test_lwlock(text, integer, integer, boolean) TO $_;" } @roles));
 	my $waiters =
 	  LockStatTest::Top::lwlock_blocker($node, map { "SET ROLE $_" } @roles);
 	my %heading = (

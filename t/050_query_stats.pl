@@ -302,7 +302,7 @@ ALTER TABLE pages SET (parallel_workers = 2);
 INSERT INTO pages SELECT g, repeat('x', 5000) FROM generate_series(1, 64) g;
 ANALYZE pages;
 -- costly enough that the planner runs it in the workers
-ALTER FUNCTION lockstat_test_lwlock(text, integer, integer) COST 100000;
+ALTER FUNCTION lockstat_test_lwlock(text, integer, integer, boolean) COST 100000;
 SELECT pg_lockstat_reset();});
 is($node->safe_psql('postgres',
 		"SELECT pg_relation_size('pages') / current_setting('block_size')::int"),
@@ -344,7 +344,7 @@ WHERE tranche = 'lockstat_test' AND backend_type = 'parallel worker'}),
 	'0', 'no parallel worker row without a queryid');
 $leader->quit;
 $node->safe_psql('postgres',
-	'ALTER FUNCTION lockstat_test_lwlock(text, integer, integer) COST 1');
+	'ALTER FUNCTION lockstat_test_lwlock(text, integer, integer, boolean) COST 1');
 
 # --- a session without query IDs, then a reset -----------------------------------
 

@@ -5,7 +5,9 @@
 # gives an estimated hold time of at least the time it was held and at most
 # the time the statement took, a busy fraction that is that estimate over
 # the time since the reset, a ceiling that is its inverse, and, with every
-# hold timed, a standard error of 0; with one hold in 10 timed, an estimate
+# hold timed, a standard error of 0; busy-waited holds (lockstat_test_lwlock's
+# busy, the ground truth of bench/ceiling.sh) timed at their length or more;
+# with one hold in 10 timed, an estimate
 # from the samples with a positive standard error bound that is the one the
 # view's comment describes; a lock of the main array on its own.
 
@@ -51,6 +53,24 @@ is( $node->safe_psql(
 		q{SELECT count(*) FROM pg_lwlock_utilization
 		  WHERE tranche = 'lockstat_test' AND mode = 'shared'}),
 	'0', 'no row for a mode without a timed hold');
+
+# Busy-waited holds (bench/ceiling.sh's lock of known hold time), every
+# hold timed: 10 holds of 3 ms, each timed at 3 ms or more, so every sample
+# is in the bucket [2048, 4096) us or above.
+$node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');
+is( $node->safe_psql(
+		'postgres',
+		q{SET pg_lockstat.hold_sample_every = 1;
+		  SELECT lockstat_test_lwlock('exclusive', 10, 3000, true);}),
+	'10', 'busy-waited holds: 10 acquisitions');
+is( $node->safe_psql(
+		'postgres',
+		q{SELECT sum(count), coalesce(sum(count) FILTER (WHERE bucket_upper_us <= 2048), 0)
+		  FROM pg_lwlock_hold_histogram
+		  WHERE tranche = 'lockstat_test' AND mode = 'exclusive'}),
+	'10|0', 'busy-waited holds of 3 ms: every sample 2048 us or more');
+is( $node->safe_psql('postgres', qq{SELECT samples, est_hold_time >= 30 $util}),
+	'10|t', 'busy-waited holds of 3 ms: estimated at 30 ms or more');
 
 # One hold in 10 (postgresql.conf): 200 holds of 1 ms, 20 of them timed.
 $node->safe_psql('postgres', 'SELECT pg_lockstat_reset()');

@@ -35,6 +35,8 @@ The modules, each calling only those below it:
     report      table (a) to the position table: model, text, points.csv,
                 plot data
     busiest     table (u), the busiest locks of each point: computed, text
+    ceiling     make bench-ceiling's analysis: utilization and ceiling
+                against a lock of known hold time
     report_locks  the lock side as text: (m), (b), (c), lock shares
     locktables  what (b), (c) and the lock shares show, computed
     mechanism   lock counts per transaction, variant against baseline

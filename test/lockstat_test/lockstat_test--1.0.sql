@@ -5,9 +5,11 @@
 
 -- Acquire and release the "lockstat_test" LWLock n times in mode 'shared',
 -- 'exclusive' or 'conditional', holding it hold_us microseconds (at most 1 s)
--- each time.  Returns the number of acquisitions.  Errors: 22023 for a bad
--- argument.
-CREATE FUNCTION lockstat_test_lwlock(mode text, n integer, hold_us integer DEFAULT 0)
+-- each time, asleep or, with busy, busy-waiting on the clock (a hold known to
+-- within a clock read).  Returns the number of acquisitions.  Errors: 22023
+-- for a bad argument.
+CREATE FUNCTION lockstat_test_lwlock(mode text, n integer, hold_us integer DEFAULT 0,
+									 busy boolean DEFAULT false)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'lockstat_test_lwlock'
 LANGUAGE C STRICT VOLATILE PARALLEL SAFE;
@@ -162,7 +164,7 @@ LANGUAGE C STRICT VOLATILE;
 
 -- These functions can make other sessions wait or falsify counts:
 -- superusers only.
-REVOKE ALL ON FUNCTION lockstat_test_lwlock(text, integer, integer) FROM PUBLIC;
+REVOKE ALL ON FUNCTION lockstat_test_lwlock(text, integer, integer, boolean) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spinlock(integer, integer) FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_spin_counter() FROM PUBLIC;
 REVOKE ALL ON FUNCTION lockstat_test_main_lwlock(integer, text, integer) FROM PUBLIC;

@@ -188,11 +188,12 @@ lst_check_counts(int32 n, int32 hold_us, int32 max_hold_us)
 }
 
 /*
- * Busy-wait for hold_us microseconds: no system call while a spinlock is
- * held.
+ * Busy-wait for hold_us microseconds, read from the monotonic clock: no
+ * system call while a spinlock is held, and an LWLock hold of a length
+ * known to within a clock read.
  */
-static void
-lst_spin_hold(int32 hold_us)
+void
+lst_busy_wait(int32 hold_us)
 {
 	instr_time	start;
 	instr_time	now;
@@ -229,7 +230,7 @@ lockstat_test_spinlock(PG_FUNCTION_ARGS)
 		SpinLockAcquire(&lst_state->mutex);
 		lst_state->spin_counter++;
 		if (hold_us > 0)
-			lst_spin_hold(hold_us);
+			lst_busy_wait(hold_us);
 		SpinLockRelease(&lst_state->mutex);
 	}
 
@@ -261,7 +262,7 @@ lockstat_test_spin_counter(PG_FUNCTION_ARGS)
 /*
  * Have more than max_wait_s seconds passed since start?  Reads only the
  * clock (clock_gettime(), which the vDSO serves without a system call on
- * Linux, as in lst_spin_hold()), so that it can run under the test
+ * Linux, as in lst_busy_wait()), so that it can run under the test
  * spinlock.
  */
 bool
@@ -326,7 +327,7 @@ lockstat_test_spinlock_churn(PG_FUNCTION_ARGS)
 		SpinLockAcquire(&lst_state->mutex);
 		lst_state->spin_counter++;
 		if (hold_us > 0)
-			lst_spin_hold(hold_us);
+			lst_busy_wait(hold_us);
 		SpinLockRelease(&lst_state->mutex);
 		/* a spin delay of the acquisition ended our wait event */
 		pgstat_report_wait_start(PG_WAIT_EXTENSION);

@@ -61,6 +61,7 @@ extern const char *const lst_rendezvous_file;
 extern void lst_require_ready(void);
 extern void lst_require_spin_waits(void);
 extern void lst_check_counts(int32 n, int32 hold_us, int32 max_hold_us);
+extern void lst_busy_wait(int32 hold_us);
 extern bool lst_timed_out(instr_time start, int max_wait_s);
 extern bool lst_released(uint64 releases, instr_time start, int max_wait_s,
 						 bool *timed_out);

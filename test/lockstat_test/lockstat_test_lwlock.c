@@ -68,11 +68,13 @@ lst_parse_mode(const char *mode, LWLockMode *lwmode, bool *conditional,
 }
 
 /*
- * lockstat_test_lwlock(mode text, n int, hold_us int) returns bigint
+ * lockstat_test_lwlock(mode text, n int, hold_us int, busy bool) returns bigint
  *
  * Acquires and releases the "lockstat_test" LWLock n times in mode 'shared',
  * 'exclusive' or 'conditional' (LWLockConditionalAcquire, exclusive),
- * holding it hold_us microseconds each time (at most 1 s).  Returns the
+ * holding it hold_us microseconds each time (at most 1 s): asleep, or with
+ * busy, busy-waiting on the clock, so that the hold is hold_us to within a
+ * clock read (bench/ceiling.sh's lock of known hold time).  Returns the
  * number of acquisitions made, which is n except for failed conditional
  * attempts.  Errors: 22023 for an unknown mode, a negative n or hold_us out
  * of range; 55000 if not preloaded.
@@ -83,6 +85,7 @@ lockstat_test_lwlock(PG_FUNCTION_ARGS)
 	char	   *mode = text_to_cstring(PG_GETARG_TEXT_PP(0));
 	int32		n = PG_GETARG_INT32(1);
 	int32		hold_us = PG_GETARG_INT32(2);
+	bool		busy = PG_GETARG_BOOL(3);
 	bool		conditional = false;
 	LWLockMode	lwmode;
 	int64		acquired = 0;
@@ -104,7 +107,9 @@ lockstat_test_lwlock(PG_FUNCTION_ARGS)
 		else
 			LWLockAcquire(lst_state->lock, lwmode);
 
-		if (hold_us > 0)
+		if (hold_us > 0 && busy)
+			lst_busy_wait(hold_us);
+		else if (hold_us > 0)
 			pg_usleep(hold_us);
 		LWLockRelease(lst_state->lock);
 		acquired++;
