@@ -34,7 +34,8 @@ The modules, each calling only those below it:
                 workloads)
     report      table (a) to the position table: model, text, points.csv,
                 plot data
-    busiest     table (u), the busiest locks of each point: computed, text
+    busiest     table (u), the busiest locks of each point and how each
+                variant moved the baseline's: computed, text
     ceiling     make bench-ceiling's analysis: utilization and ceiling
                 against a lock of known hold time
     report_locks  the lock side as text: (m), (b), (c), lock shares

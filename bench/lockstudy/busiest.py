@@ -19,6 +19,14 @@ columns (a study before them) gives no busy and no ceiling ("-").  The
 three tranches with the highest busy are shown, then, if fewer have a
 sample, those of the most exclusive acquisitions.
 
+How a variant moved them: a point of a variant but the baseline (the
+first variant), where the baseline has a point at its client count,
+keeps the baseline's shown tranches with its own numbers
+(BusyPoint.versus; a tranche it never acquired exclusively: A 0, no
+sample), and its table is followed by theirs beside the baseline's.
+Descriptive, each side over its own rounds, with no test: busy rests on
+sampled hold times, not exact counts, so it is not among (m)'s rows.
+
 Calls model, data, report_locks (run_seconds, not_available) and tables.
 """
 
@@ -88,34 +96,46 @@ def busy_lock(name: str, a: int, s: Optional[float], h: Optional[float],
 
 
 def busy_point(variant: str, clients: int, runs: Sequence[Run],
-               tranches: Sums, top: int = TOP_BUSY) -> BusyPoint:
+               tranches: Sums, top: int = TOP_BUSY,
+               versus: Sequence[str] = ()) -> BusyPoint:
     """The BusyPoint of a point's runs (those with lock rows, each with
-    transactions and tps) and its tranches' sums."""
+    transactions and tps) and its tranches' sums; versus: the names of
+    the baseline's busiest at its client count (BusyPoint.versus)."""
     t = sum(r.transactions / r.tps for r in runs)
     tps = sum(r.transactions for r in runs) / t
     locks = [busy_lock(n, a, s, h, t, tps)
              for n, (a, s, h) in tranches.items() if a > 0]
     locks.sort(key=lambda x: (x.busy is None, -(x.busy or 0), -x.acquires,
                               x.name))
-    return BusyPoint(variant, clients, len(runs), t, tps, tuple(locks[:top]))
+    return BusyPoint(variant, clients, len(runs), t, tps, tuple(locks[:top]),
+                     tuple(busy_lock(n, *tranches.get(n, (0, 0, 0.0)), t,
+                                     tps) for n in versus))
 
 
 def busiest(runs: Sequence[Run], locks_path: str, variants: Sequence[str],
             unpatched: Sequence[str] = (),
             top: int = TOP_BUSY) -> Tuple[BusyPoint, ...]:
     """Table (u) of every point of the patched variants with lock rows,
-    in the order of variants, then of the client counts.  runs: runs.csv
-    read with need_transactions."""
+    in the order of variants (the first the baseline), then of the client
+    counts, each but the baseline's with the baseline's tranches at its
+    client count (versus).  runs: runs.csv read with need_transactions."""
     patched = [v for v in variants if v not in unpatched]
     if not patched:
         return ()
     seconds = run_seconds(runs)
     by_key = {r.key: r for r in runs}
     sums, counted = read_sums(locks_path, seconds)
-    return tuple(
-        busy_point(v, c, [by_key[k] for k in sorted(counted[(v, c)])],
-                   sums[(v, c)], top)
-        for v in patched for c in sorted(c for (w, c) in sums if w == v))
+    base: Dict[int, Tuple[str, ...]] = {}	# clients: its tranches' names
+    out: List[BusyPoint] = []
+    for v in patched:
+        for c in sorted(c for (w, c) in sums if w == v):
+            p = busy_point(v, c, [by_key[k] for k in sorted(counted[(v, c)])],
+                           sums[(v, c)], top,
+                           () if v == variants[0] else base.get(c, ()))
+            if v == variants[0]:
+                base[c] = tuple(x.name for x in p.locks)
+            out.append(p)
+    return tuple(out)
 
 
 # --- the text -------------------------------------------------------------
@@ -129,8 +149,12 @@ WORDS = ("(u) busiest locks, per point: the %d LWLock tranches with the "
          "point's tps (its transactions over that time) / busy.  A "
          "tranche of several locks sums its locks (its busy is their mean "
          "number of exclusive holds in progress), so its ceiling is the "
-         "tranche's taken as one lock.  \"-\": no exclusive hold sample "
-         "(or no hold columns in locks.csv).\n")
+         "tranche's taken as one lock.  Under each point of a variant "
+         "but the baseline, \"moved\": the baseline's tranches shown at "
+         "that client count, their Busy %% and ceiling tps in the baseline "
+         "and in the variant, each over its own rounds; descriptive, no "
+         "test (busy rests on sampled hold times).  \"-\": no exclusive "
+         "hold sample (or no hold columns in locks.csv).\n")
 
 
 def _cells(x: BusyLock) -> List[str]:
@@ -140,6 +164,32 @@ def _cells(x: BusyLock) -> List[str]:
             "-" if x.mean_hold_us is None else half_up(x.mean_hold_us, 2),
             "-" if x.busy is None else half_up(100 * x.busy, 2),
             "-" if x.ceiling_tps is None else half_up(x.ceiling_tps, 0)]
+
+
+def _both(b: Optional[float], v: Optional[float], digits: int,
+          scale: float = 1) -> List[str]:
+    """The baseline's and the variant's cells of a number of "moved"."""
+    return ["-" if x is None else half_up(scale * x, digits) for x in (b, v)]
+
+
+def moved_text(p: BusyPoint, base: BusyPoint) -> str:
+    """How variant p moved the busiest tranches of base (the baseline's
+    point at its client count): a heading, then a row per tranche of
+    p.versus, its Busy % and ceiling tps in base and in p; an empty line.
+    Nothing when p has none."""
+    if not p.versus:
+        return ""
+    b = {x.name: x for x in base.locks}
+    rows = [[x.name] + _both(b[x.name].busy, x.busy, 2, 100)
+            + _both(b[x.name].ceiling_tps, x.ceiling_tps, 0)
+            for x in p.versus]
+    header = ("lock", "%s Busy %%" % base.variant, "%s Busy %%" % p.variant,
+              "%s ceiling tps" % base.variant,
+              "%s ceiling tps" % p.variant)
+    return ("(u) busiest locks moved: %s against %s, %d clients "
+            "(descriptive, no test: hold times are sampled)\n"
+            % (p.variant, base.variant, p.clients)
+            + table(header, rows, [False] + [True] * 4) + "\n\n")
 
 
 def point_text(p: BusyPoint) -> str:
@@ -157,9 +207,22 @@ def point_text(p: BusyPoint) -> str:
 def busiest_text(points: Sequence[BusyPoint], variants: Sequence[str],
                  unpatched: Sequence[str] = (), top: int = TOP_BUSY) -> str:
     """Table (u): an empty line, its words, then per variant the table
-    of each of its points, or for a variant of the unpatched server one
-    line; each followed by an empty line."""
+    of each of its points, each but the baseline's followed by how it
+    moved the baseline's tranches (moved_text), or for a variant of the
+    unpatched server one line (for the baseline saying, when another
+    variant has lock counts, that no point is compared with it); each
+    followed by an empty line."""
+    base = {p.clients: p for p in points if variants and
+            p.variant == variants[0]}
+
+    def unpatched_line(v: str) -> str:
+        return "(u) busiest locks: %s%s\n\n" % (not_available(v), (
+            "; it is the baseline, so no variant's busiest locks are "
+            "compared with it" if v == variants[0] and
+            any(w not in unpatched for w in variants) else ""))
     return "\n" + WORDS % top + "".join(
-        "(u) busiest locks: %s\n\n" % not_available(v) if v in unpatched
-        else "".join(point_text(p) for p in points if p.variant == v)
+        unpatched_line(v) if v in unpatched
+        else "".join(point_text(p) + (moved_text(p, base[p.clients])
+                                      if p.clients in base else "")
+                     for p in points if p.variant == v)
         for v in variants)

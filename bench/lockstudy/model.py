@@ -121,10 +121,9 @@ class SerialCheck:
 
 @dataclass(frozen=True)
 class Resolution:
-    """What a number of rounds resolves at a ratio noise: the smallest
-    difference (a fraction) a verdict finds with 80 % power, and the
-    rounds that show equivalence within the threshold with 80 % power
-    (the table of "lockstudy resolution")."""
+    """What a number of rounds resolves at a ratio noise, with 80 % power:
+    the smallest difference (a fraction) a verdict finds and the rounds
+    that show equivalence within the threshold ("lockstudy resolution")."""
     rounds: int
     noise: float
     resolves: Optional[float]
@@ -419,10 +418,9 @@ class LockTables:
 
 @dataclass(frozen=True)
 class BusyLock:
-    """A tranche of table (u), over a point's rounds: exclusive acquires
-    and hold samples, the mean sampled exclusive hold (us), busy (their
-    product over the runs' seconds, a fraction) and tps / busy; None
-    without a sample (busy 0: no ceiling)."""
+    """A tranche of table (u) over a point's rounds: exclusive acquires and
+    hold samples, mean sampled hold (us), busy (a fraction) and tps / busy;
+    None without a sample (busy 0: no ceiling)."""
     name: str
     acquires: int
     hold_samples: Optional[int]
@@ -434,13 +432,15 @@ class BusyLock:
 @dataclass(frozen=True)
 class BusyPoint:
     """Table (u) of a point: its rounds with lock counts, their seconds
-    and tps, and its busiest tranches (lockstudy.busiest)."""
+    and tps, its busiest tranches (lockstudy.busiest) and versus, the
+    baseline's busiest at this client count with this point's numbers."""
     variant: str
     clients: int
     rounds: int
     seconds: float
     tps: float
     locks: Tuple[BusyLock, ...] = ()
+    versus: Tuple[BusyLock, ...] = ()	# () for the baseline
 
 
 @dataclass(frozen=True)

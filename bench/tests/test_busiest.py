@@ -1,14 +1,17 @@
-"""Tests of lockstudy.busiest: table (u), the busiest locks of each point,
-on synthetic locks rows whose busy and ceiling are worked out by hand
-(below, in the comments), and on the kept eviction study, whose (u) is
-pinned by golden/locks-eviction/busiest.txt (its README says how it was
-made).
+"""Tests of lockstudy.busiest: table (u), the busiest locks of each point
+and how a variant moved the baseline's, on synthetic locks rows whose
+busy and ceiling are worked out by hand (below, in the comments), and on
+the kept eviction study, whose (u) is pinned by
+golden/locks-eviction/busiest.txt (its README says how it was made).
 """
 
 import csv
+import json
 import os
+import re
 
 import pytest
+import test_golden
 
 from lockstudy import busiest as bz
 from lockstudy import locktables as lt
@@ -43,18 +46,38 @@ LOCKS = [
     ("a", 4, 1, "V", 100, 2, 10.0), ("a", 4, 1, "Y", 70, 0, 0.0),
     ("a", 4, 1, "X", 70, 0, 0.0), ("a", 4, 1, "Z", 9, 0, 0.0),
 ]
+# a variant b against the baseline a (the first variant)
+RUNS_B = RUNS + [("b", 2, 1, 100.0, 2000), ("b", 2, 2, 100.0, 2000),
+                 ("b", 4, 1, 400.0, 4000), ("b", 8, 1, 100.0, 1000)]
+LOCKS_B = LOCKS + [
+    # b, 2 clients: T = 40 s, tps = 4000 / 40 = 100
+    # P: A 1000, S 10, H 2 ms: mean 0.2 ms, busy 1000 * 0.0002 / 40 =
+    # 0.5 %, ceiling 100 / 0.005 = 20000
+    ("b", 2, 1, "P", 600, 6, 1.2), ("b", 2, 2, "P", 400, 4, 0.8),
+    # W: A 8000, S 10, H 5 ms: mean 0.5 ms, busy 4 / 40 = 10 %, ceiling
+    # 1000
+    ("b", 2, 1, "W", 8000, 10, 5.0),
+    # N: b's only: A 100, mean 0.2 ms, busy 0.05 %; R (a's third): none
+    ("b", 2, 2, "N", 100, 1, 0.2),
+    # b, 4 clients: T = 10 s, tps 400; V: A 200, mean 1 ms, busy
+    # 200 * 0.001 / 10 = 2 %, ceiling 400 / 0.02 = 20000; X (no sample
+    # in a): A 50, mean 0.5 ms, busy 0.25 %, ceiling 160000; Y: none
+    ("b", 4, 1, "V", 200, 4, 4.0), ("b", 4, 1, "X", 50, 5, 2.5),
+    # b, 8 clients, where a has no point: W busy 100 * 0.001 / 10 = 1 %
+    ("b", 8, 1, "W", 100, 1, 1.0),
+]
 HEAD = ["variant", "clients", "round", "tranche", "sh_acquires",
         "ex_acquires", "ex_hold_samples", "ex_hold_time"]
 
 
-def write_study(d, locks=LOCKS, head=HEAD):
+def write_study(d, locks=LOCKS, head=HEAD, runs_rows=RUNS):
     """runs.csv and locks.csv of the rows in d (the columns of head, any
     other 0); their paths."""
     runs, lpath = os.path.join(d, "runs.csv"), os.path.join(d, "locks.csv")
     with open(runs, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["variant", "clients", "round", "tps", "transactions"])
-        w.writerows(RUNS)
+        w.writerows(runs_rows)
     with open(lpath, "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(head)
@@ -64,10 +87,16 @@ def write_study(d, locks=LOCKS, head=HEAD):
     return runs, lpath
 
 
-def points(tmp_path, **kw):
+def points(tmp_path, variants=("a",), unpatched=(), **kw):
     runs, lpath = write_study(str(tmp_path), **kw)
     return bz.busiest(read_runs(runs, need_transactions=True), lpath,
-                      ["a"])
+                      list(variants), list(unpatched))
+
+
+def moved(tmp_path, variants=("a", "b"), unpatched=()):
+    """The points of the study of a and b."""
+    return points(tmp_path, variants, unpatched, locks=LOCKS_B,
+                  runs_rows=RUNS_B)
 
 
 def test_busy_and_ceiling_by_hand(tmp_path):
@@ -141,25 +170,33 @@ def test_bad_field_and_unpatched(tmp_path):
 
 
 def test_results_json_keeps_it(tmp_path):
-    """The model gains (u) and results.json keeps it; one without it (a
-    study saved before) reads as none."""
+    """The model gains (u), with b's versus, and results.json keeps it;
+    one without it (a study saved before) reads as none, one without
+    versus as points without."""
     d = str(tmp_path)
     write_study(d, head=HEAD + [c for cols in lt.LOCK_COLUMNS for c in cols
-                                if c not in HEAD])
+                                if c not in HEAD], locks=LOCKS_B,
+                runs_rows=RUNS_B)
     with open(os.path.join(d, "spins.csv"), "w") as f:
         f.write("variant,clients,round,func,file,line,contended,spins,"
                 "delays,wait_time,tas_attempts,unlocked_skips\n")
     r = results.analyse(d, None, 2.0)
     assert r.busiest == bz.busiest(
         read_runs(os.path.join(d, "runs.csv"), need_transactions=True),
-        os.path.join(d, "locks.csv"), ["a"])
+        os.path.join(d, "locks.csv"), ["a", "b"])
     assert [x.name for x in r.busiest[0].locks] == ["P", "W", "R"]
+    assert [x.name for x in r.busiest[2].versus] == ["P", "W", "R"]
     back = model.from_json(model.to_json(r))
     assert back.busiest == r.busiest
     assert results.render(back).endswith(
-        bz.busiest_text(r.busiest, ["a"]))
+        bz.busiest_text(r.busiest, ["a", "b"]))
     old = model.to_json(r).replace('"busiest"', '"ignored"')
     assert model.from_json(old).busiest == ()
+    x = json.loads(model.to_json(r))
+    for p in x["busiest"]:
+        del p["versus"]
+    assert [p.versus for p in model.from_json(json.dumps(x)).busiest] == \
+        [()] * 5
 
 
 def test_golden_eviction():
@@ -186,3 +223,124 @@ def test_golden_eviction():
     assert x.locks[0].busy == pytest.approx(a * h / s / 1000 / t)
     assert x.locks[0].ceiling_tps == pytest.approx(
         sum(q.transactions for q in mine) / t / (a * h / s / 1000 / t))
+
+
+# --- how a variant moved the baseline's busiest ----------------------------
+
+def test_versus_by_hand(tmp_path):
+    """b's points keep a's busiest at their client count with b's own
+    numbers (LOCKS_B's comments); a's keep none."""
+    a2, a4, b2, b4, b8 = moved(tmp_path)
+    assert [(p.variant, p.clients) for p in (a2, a4, b2, b4, b8)] == \
+        [("a", 2), ("a", 4), ("b", 2), ("b", 4), ("b", 8)]
+    assert a2.versus == a4.versus == ()
+    assert b2.seconds == pytest.approx(40) and b2.tps == pytest.approx(100)
+    assert [x.name for x in b2.locks] == ["W", "P", "N"]
+    assert [x.name for x in b2.versus] == ["P", "W", "R"]
+    want = {"P": (1000, 10, 0.005, 20000), "W": (8000, 10, 0.1, 1000)}
+    for x in b2.versus[:2]:
+        a, s, busy, ceiling = want[x.name]
+        assert (x.acquires, x.hold_samples) == (a, s)
+        assert x.busy == pytest.approx(busy)
+        assert x.ceiling_tps == pytest.approx(ceiling)
+    # R: no lock row of b's at 2 clients
+    assert b2.versus[2] == model.BusyLock("R", 0, 0, None, None, None)
+    assert [x.name for x in b4.versus] == ["V", "X", "Y"]
+    assert b4.versus[0].busy == pytest.approx(0.02)
+    assert b4.versus[0].ceiling_tps == pytest.approx(20000)
+    assert b4.versus[1].busy == pytest.approx(0.0025)
+    assert b4.versus[1].ceiling_tps == pytest.approx(160000)
+    assert b4.versus[2] == model.BusyLock("Y", 0, 0, None, None, None)
+    # no point of a at 8 clients
+    assert b8.versus == () and b8.locks[0].busy == pytest.approx(0.01)
+
+
+def _cells(line):
+    return [c.strip() for c in line.split("|")]
+
+
+def test_moved_text(tmp_path):
+    text = bz.busiest_text(moved(tmp_path), ["a", "b"])
+    assert "descriptive, no test (busy rests on sampled hold times)" in text
+    assert text.count("(u) busiest locks moved:") == 2
+    # under b's table at 2 clients
+    b2 = bz.point_text(moved(tmp_path)[2])
+    assert (b2 +
+            "(u) busiest locks moved: b against a, 2 clients (descriptive, "
+            "no test: hold times are sampled)\n"
+            " lock | a Busy % | b Busy % | a ceiling tps | b ceiling tps\n"
+            "------+----------+----------+---------------+---------------\n"
+            " P    |     3.00 |     0.50 |          2500 |         20000\n"
+            " W    |     1.00 |    10.00 |          7500 |          1000\n"
+            " R    |     0.00 |        - |     150000000 |             -\n\n"
+            "(u) busiest locks: variant b, 4 clients") in text
+    head = ("(u) busiest locks moved: b against a, 4 clients (descriptive, "
+            "no test: hold times are sampled)\n")
+    rows = text[text.index(head) + len(head):].split("\n\n")[0]
+    assert [_cells(r) for r in rows.splitlines()[2:]] == [
+        ["V", "5.00", "2.00", "4000", "20000"],
+        # X: a had no sample; Y: neither had one (b no row)
+        ["X", "-", "0.25", "-", "160000"],
+        ["Y", "-", "-", "-", "-"]]
+    # b at 8 clients: no point of a to move
+    assert text.endswith(bz.point_text(moved(tmp_path)[4]))
+
+
+def test_moved_with_unpatched_variants(tmp_path):
+    """An unpatched variant: its one line, nothing moved; an unpatched
+    baseline: nothing moved, and its line says so while another variant
+    has lock counts."""
+    text = bz.busiest_text(moved(tmp_path), ["a", "b", "u"], ["u"])
+    assert text.endswith("(u) busiest locks: " + NOT_AVAILABLE % "u" +
+                         "\n\n")
+    assert "moved: u" not in text and text.count("moved: b against a") == 2
+    (tmp_path / "u").mkdir()
+    p = moved(tmp_path / "u", ["u", "a", "b"], ["u"])
+    assert [x.versus for x in p] == [()] * 5
+    assert [x.locks for x in p] == [x.locks for x in moved(tmp_path)]
+    text = bz.busiest_text(p, ["u", "a", "b"], ["u"])
+    assert "(u) busiest locks moved:" not in text
+    assert text.startswith("\n" + bz.WORDS % 3 + "(u) busiest locks: " +
+                           NOT_AVAILABLE % "u" + "; it is the baseline, so "
+                           "no variant's busiest locks are compared with "
+                           "it\n\n(u) busiest locks: variant a, 2 clients")
+    assert bz.busiest_text((), ["u", "v"], ["u", "v"]) == \
+        "\n" + bz.WORDS % 3 + "".join(
+            "(u) busiest locks: %s\n\n" % (NOT_AVAILABLE % v) for v in "uv")
+
+
+# busiest.txt before (u) showed how a variant moved the baseline's busiest
+BEFORE_MOVED = "966d07d"
+
+
+def test_golden_eviction_moved():
+    """ttas's moved tables in busiest.txt: their numbers are those of the
+    points' own tables (ttas's busiest are tas's there), and the rest is
+    the busiest.txt of before, but for the words."""
+    with open(os.path.join(EVICTION, "busiest.txt")) as f:
+        text = f.read()
+    blocks = [b.split("\n", 2)[2] if b.startswith("\n(u) busiest locks, ")
+              else b for b in text.split("\n\n")]
+    # (variant, clients): {lock: [Busy %, ceiling tps]} of each point
+    own = {tuple(b.split(", ")[:2]):
+           {_cells(r)[0]: _cells(r)[4:] for r in b.splitlines()[3:]}
+           for b in blocks if b.startswith("(u) busiest locks: variant ")}
+    moves = [b for b in blocks if b.startswith("(u) busiest locks moved:")]
+    assert [m.splitlines()[0].split(" (")[0] for m in moves] == [
+        "(u) busiest locks moved: ttas against tas, %d clients" % c
+        for c in (1, 4)]
+    for m, c in zip(moves, (1, 4)):
+        tas = own[("(u) busiest locks: variant tas", "%d clients" % c)]
+        ttas = own[("(u) busiest locks: variant ttas", "%d clients" % c)]
+        assert [_cells(r)[0] for r in m.splitlines()[3:]] == list(tas)
+        for r in m.splitlines()[3:]:
+            name, tb, vb, tc, vc = _cells(r)
+            assert [tb, tc] == tas[name] and [vb, vc] == ttas[name]
+    old = test_golden._old_golden(BEFORE_MOVED, "locks-eviction",
+                                  "busiest.txt")
+    if old is None:
+        pytest.skip("not a git checkout with commit %s" % BEFORE_MOVED)
+    start = "(u) busiest locks: variant"
+    assert re.sub(r"\(u\) busiest locks moved:.*?\n\n", "",
+                  text[text.index(start):], flags=re.S) == \
+        old[old.index(start):]
