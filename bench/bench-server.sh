@@ -15,7 +15,8 @@
 # Needs: PG_CONFIG, OUT, die() and, for pgbench, $bin and $port, which it
 # sets.
 
-bin=$("$PG_CONFIG" --bindir)
+bin=$("$PG_CONFIG" --bindir 2>/dev/null) ||
+	die "cannot run \"$PG_CONFIG --bindir\": set PG_CONFIG to the pg_config of the patched server"
 port=${PGPORT_BENCH:-54329}
 
 bench_server_start() {

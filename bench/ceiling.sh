@@ -14,9 +14,11 @@
 # that a drift of the machine's speed that is linear over a round cancels),
 # each after pg_lockstat_reset() and once the last run's clients have
 # gone; after it, the lockstat_test row of pg_lwlock_utilization (mode
-# exclusive).  pg_lockstat.hold_sample_every is HOLD_SAMPLE_EVERY (10:
+# exclusive).  pg_lockstat.hold_sample_every is HOLD_SAMPLE_EVERY (11:
 # the default, one in 4999, would time about one hold of the test lock in a
-# run); the sampling error is the one the view states.
+# run; a prime, since a transaction's acquisitions repeat in a cycle, and a
+# cycle sharing a factor with it would time the test lock's holds at a rate
+# of their own); the sampling error is the one the view states.
 #
 # The result (python3 -m lockstudy.ceiling): the reported busy fraction
 # against X h (X pgbench's tps, h the known hold) at the lowest client
@@ -30,7 +32,7 @@
 # Environment: PG_CONFIG (patched, with pg_lockstat and lockstat_test
 # installed, as "make test" leaves it; required), HOLD_US (2000), THINK_MS
 # (8), CLIENTS ("1 2 4 8 16"), RUN_SECONDS (10), ROUNDS (6), CONFIDENCE
-# (0.95), HOLD_SAMPLE_EVERY (10), OUT (directory for the
+# (0.95), HOLD_SAMPLE_EVERY (11), OUT (directory for the
 # cluster, the logs and runs.csv; default build/ceiling), PGPORT_BENCH
 # (54329).  The server: bench/bench-server.sh.
 # Output: one line per run on stderr; on stdout the table and the two
@@ -50,17 +52,23 @@ CLIENTS=${CLIENTS:-1 2 4 8 16}
 SECONDS_PER_RUN=${RUN_SECONDS:-10}
 ROUNDS=${ROUNDS:-6}
 CONFIDENCE=${CONFIDENCE:-0.95}
-HOLD_SAMPLE_EVERY=${HOLD_SAMPLE_EVERY:-10}
+HOLD_SAMPLE_EVERY=${HOLD_SAMPLE_EVERY:-11}
 OUT=${OUT:-$top/build/ceiling}
-case $HOLD_US$THINK_MS$SECONDS_PER_RUN$ROUNDS$HOLD_SAMPLE_EVERY in
-	'' | *[!0-9]*) die "HOLD_US, THINK_MS, RUN_SECONDS, ROUNDS and HOLD_SAMPLE_EVERY must be whole numbers" ;;
-esac
-[ "$HOLD_US" -ge 1 ] && [ "$HOLD_US" -le 1000000 ] ||
-	die "HOLD_US must be between 1 and 1000000 (lockstat_test's limit)"
+# each a whole number, at least its minimum
+for v in HOLD_US:1 THINK_MS:0 SECONDS_PER_RUN:1 ROUNDS:1 HOLD_SAMPLE_EVERY:1; do
+	name=${v%:*} value=${!name}
+	case $value in
+		'' | *[!0-9]*) die "${name/SECONDS_PER_RUN/RUN_SECONDS} must be a whole number, not \"$value\"" ;;
+	esac
+	[ "$value" -ge "${v#*:}" ] || die "${name/SECONDS_PER_RUN/RUN_SECONDS} must be at least ${v#*:}"
+done
+[ "$HOLD_US" -le 1000000 ] ||
+	die "HOLD_US must be at most 1000000 (lockstat_test's limit)"
 max=0
 for c in $CLIENTS; do
 	case $c in
-		'' | *[!0-9]* | 0) die "CLIENTS must be positive whole numbers, not \"$c\"" ;;
+		*[!0-9]* | 0)
+			die "CLIENTS must be positive whole numbers, not \"$c\"" ;;
 	esac
 	[ "$c" -gt "$max" ] && max=$c
 done

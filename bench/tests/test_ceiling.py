@@ -6,6 +6,8 @@ worked by hand from the rows written here.
 """
 
 import math
+import os
+import subprocess
 
 import pytest
 
@@ -126,3 +128,26 @@ def test_report():
     assert ("ceiling: tps at 8 clients over the ceiling predicted at 1: "
             "0.987 [0.982, 0.992] over 6 rounds: throughput saturates at "
             "the predicted ceiling within 5 %" in text)
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"HOLD_US": "0"}, "HOLD_US must be at least 1"),
+    ({"HOLD_US": "2000000"}, "HOLD_US must be at most 1000000"),
+    ({"ROUNDS": "x"}, 'ROUNDS must be a whole number, not "x"'),
+    ({"RUN_SECONDS": "0"}, "RUN_SECONDS must be at least 1"),
+    ({"THINK_MS": "-1"}, 'THINK_MS must be a whole number, not "-1"'),
+    ({"CLIENTS": "1 0"}, 'CLIENTS must be positive whole numbers, not "0"'),
+    ({"PG_CONFIG": "/nonexistent/pg_config"},
+     'cannot run "/nonexistent/pg_config --bindir"'),
+])
+def test_ceiling_sh_refuses(env, message):
+    """bench/ceiling.sh refuses a bad parameter with a message, before
+    anything starts."""
+    script = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), "ceiling.sh")
+    full = dict(os.environ, PG_CONFIG="/nonexistent/pg_config")
+    full.update(env)
+    p = subprocess.run([script], env=full, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 1
+    assert p.stderr.startswith("ceiling: error: " + message)

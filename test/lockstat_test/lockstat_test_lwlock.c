@@ -68,7 +68,8 @@ lst_parse_mode(const char *mode, LWLockMode *lwmode, bool *conditional,
 }
 
 /*
- * lockstat_test_lwlock(mode text, n int, hold_us int, busy bool) returns bigint
+ * lockstat_test_lwlock(mode text, n int, hold_us int, busy bool)
+ *	  returns bigint
  *
  * Acquires and releases the "lockstat_test" LWLock n times in mode 'shared',
  * 'exclusive' or 'conditional' (LWLockConditionalAcquire, exclusive),
