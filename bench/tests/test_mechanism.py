@@ -1,6 +1,9 @@
-"""Tests of table (m): lockstudy.mechanism, its statistics, and the text
-that lockstudy.report_locks.mechanism_text makes of them, on synthetic
-studies (the simulations are test_mechanism_sim.py's).
+"""Tests of table (m): the rows of lockstudy.mechanism on synthetic
+studies (its statistics against a brute force are
+test_mechanism_stats.py's, the rows of a side without events
+test_mechanism_events.py's, the text that
+lockstudy.report_locks.mechanism_text makes of them
+test_mechanism_text.py's, the simulations test_mechanism_sim.py's).
 
 Every expected value is computed here from the counts and transactions
 of the study, independently of the package: the rounds paired with the
@@ -19,36 +22,24 @@ one row.  Proved here:
     function are two rows;
   - on noisy counts every row and the order as computed here; a round
     only one side ran is not paired; 3 times the acquires are marked;
-    the interval holds the ratio;
-  - a base of 0 in some rounds is no special case; a tranche or call site
-    absent from one side's runs counts 0: ratio 0, or infinite, without an
-    error, and too few events for an interval;
-  - the sign-flip test by brute force in fractions, the sample of flips
-    above 16 rounds against the exact p, Tarone's K by hand, the interval
-    by brute force (zeros on either side, 1 to 12 rounds) and its sample
-    of subsets above 16 rounds against all of them;
-  - the rounds a row needs to be marked with K rows; points without rows
-    or without a round in common, the order of the points;
-  - the text: heading, columns, ratios, events in place of a ratio, p and
-    q, the top rows (--top) and the line on the rows left out, the line
-    on the marks, the note when no row can be marked, the lines of the
-    points without rows or rounds.
-The class Synth, the studies and expect() serve test_report_locks.py too,
-which writes the studies as files (the variants, the CSV, bad input).
+    the interval holds the ratio.
+The class Synth, the studies, the statistics computed here and expect()
+serve test_mechanism_stats.py, test_mechanism_events.py and
+test_mechanism_text.py too, and test_report_locks.py, which writes the
+studies as files (the variants, the CSV, bad input).
 """
 
 import dataclasses
 import itertools
 import math
 import random
-import re
 from fractions import Fraction
 from typing import Dict, List, Sequence, Tuple
 
 import numpy
 import pytest
 
-from lockstudy import mechanism, report_locks
+from lockstudy import mechanism
 
 
 class Synth:
@@ -392,7 +383,7 @@ def empty_points_study() -> Synth:
     return st
 
 
-# --- the statistics ---------------------------------------------------------
+# --- the rows of the studies ------------------------------------------------
 
 def test_exact_rates():
     st = exact_study()
@@ -482,362 +473,3 @@ def test_noise_one_row_by_hand():
         pytest.approx((float(ratios[101]), float(ratios[-102])),
                       rel=1e-12)
     assert row.ci_low <= row.ratio <= row.ci_high
-
-
-def test_base_zero_no_special_case():
-    st = base_zero_study()
-    points = analyse(st, ["A", "B"])
-    assert_points(points, expect(st, ["A", "B"]))
-    q = by_key(points)
-    tx = st.transactions()
-    a = {r: tx[("A", 4, r)] for r in range(1, 13)}
-    fewer = q[("B", 4, "lwlock", "Fewer", "blocks")]
-    assert fewer.base_rate == pytest.approx(
-        1000 * sum(a[r] / 5 for r in a if r % 4) / sum(a.values()),
-        rel=1e-12)
-    assert fewer.variant_rate == pytest.approx(100, rel=1e-12)
-    blocks = {(v, r): int(b) for v, c, r, t, sh, ex, b, w in st.locks
-              if t == "Fewer"}
-    assert fewer.p == float(flip_p_exact(
-        [blocks[("A", r)] for r in a], [int(a[r]) for r in a],
-        [blocks[("B", r)] for r in a],
-        [int(tx[("B", 4, r)]) for r in a]))
-    # half the rate in 9 rounds, more in 3: no mark
-    assert fewer.p > 0.05 and fewer.marker == ""
-    sometimes = q[("B", 4, "lwlock", "Sometimes", "blocks")]
-    assert (sometimes.ratio > 2, sometimes.marker) == (True, "*")
-    acquires = q[("B", 4, "lwlock", "Sometimes", "acquires")]
-    assert (acquires.ratio, acquires.p, acquires.marker) == (1, 1, "")
-
-
-def test_ratio_zero_and_infinite():
-    """Gone: acquires in A only, ratio 0; LockBufHdr: contended in B only,
-    an infinite ratio, marked, without an error; too few events on a
-    side for an interval, so none (nan, and the text shows the events);
-    its CSV says inf."""
-    points = analyse(base_zero_study(), ["A", "B"])
-    q = by_key(points)
-    gone = q[("B", 4, "lwlock", "Gone", "acquires")]
-    assert (gone.variant_rate, gone.ratio, gone.p, gone.marker,
-            gone.variant_events) == (0, 0, 1 / 2048, "*", 0)
-    assert math.isnan(gone.ci_low) and math.isnan(gone.ci_high)
-    assert gone.base_rate == pytest.approx(200, rel=1e-12)
-    assert mechanism.few_events(gone)
-    site = q[("B", 4, "spin", "LockBufHdr bufmgr.c:6282", "contended")]
-    assert (site.base_rate, site.ratio, site.p, site.marker,
-            site.base_events) == (0, math.inf, 1 / 2048, "*", 0)
-    assert math.isnan(site.ci_low) and math.isnan(site.ci_high)
-    assert site.variant_rate > 0 and site.change > 0
-    # a rare event that one side lacks in every round but one
-    st = Synth()
-    for r in range(1, 13):
-        for s in ("A", "B"):
-            st.run(s, 1, r, 1000)
-            st.lock(s, 1, r, "Rare", 0, 0, r == 1 and s == "A")
-            st.lock(s, 1, r, "Often", 0, 0, 5 if s == "B" else r == 2)
-    q = by_key(analyse(st, ["A", "B"]))
-    rare = q[("B", 1, "lwlock", "Rare", "blocks")]
-    assert (rare.ratio, rare.p, rare.marker, rare.base_events,
-            rare.variant_events) == (0, 1, "", 1, 0)
-    often = q[("B", 1, "lwlock", "Often", "blocks")]
-    assert (often.ratio, often.marker, often.base_events,
-            often.variant_events) == (60, "*", 1, 60)
-    assert math.isnan(often.ci_low) and mechanism.few_events(often)
-
-
-def test_interval_by_brute_force():
-    """Small studies, zeros on one side or both among them, the interval
-    of every subset of the rounds by its definition here against the
-    package's, each row alone as among others; no ratio can be rejected
-    at 1 or 2 rounds ([0, inf]); a lower level, a narrower interval."""
-    rng = random.Random(3312)
-    for n in (1, 2, 3, 5, 6, 7, 12):
-        tb = [rng.randrange(50, 150) for _ in range(n)]
-        tv = [rng.randrange(50, 150) for _ in range(n)]
-        rows = [([rng.choice((0, 0, 1, 3, 20)) for _ in range(n)],
-                 [rng.choice((0, 1, 2, 40)) for _ in range(n)])
-                for _ in range(6)] + [([0] * n, [7] * n), ([5] * n, [0] * n)]
-        cb = numpy.array([r[0] for r in rows], dtype=float).T
-        cv = numpy.array([r[1] for r in rows], dtype=float).T
-        low, high = mechanism.flip_interval(cb, tb, cv, tv, 0.95)
-        for i, (b, v) in enumerate(rows):
-            want = interval_by_subsets(b, tb, v, tv)
-            assert (low[i], high[i]) == pytest.approx(want, rel=1e-12), \
-                (n, i)
-            one = mechanism.flip_interval(cb[:, i:i + 1], tb, cv[:, i:i + 1],
-                                          tv, 0.95)
-            assert (one[0][0], one[1][0]) == (low[i], high[i])
-            if n <= 2:
-                assert (low[i], high[i]) == (0, math.inf)
-        low90, high90 = mechanism.flip_interval(cb, tb, cv, tv, 0.9)
-        assert (low90 >= low).all() and (high90 <= high).all()
-
-
-def test_interval_sampled_above_16_rounds():
-    """17 rounds: the bounds from the 40000 sampled subsets lie, among
-    the ratios of all 131072 subsets, within 4 standard errors of the
-    2.5 % and 97.5 % points."""
-    rng = numpy.random.default_rng(3313)
-    n = 17
-    tb, tv = rng.integers(900, 1100, (2, n)).astype(float)
-    cb = rng.poisson([20, 200], (n, 2)).astype(float)
-    cv = rng.poisson([24, 180], (n, 2)).astype(float)
-    low, high = mechanism.flip_interval(cb, tb, cv, tv, 0.95)
-    f = all_flips(n)[1:]
-    se = math.sqrt(0.025 * 0.975 / (2 * mechanism.MONTE_CARLO_FLIPS))
-    for i in range(2):
-        x, y = weighted(cb[:, i], tb, cv[:, i], tv)
-        r = (f @ x) / (f @ y)
-        assert abs(numpy.mean(r < low[i]) - 0.025) < 4 * se
-        assert abs(numpy.mean(r > high[i]) - 0.025) < 4 * se
-
-
-def test_sign_flip_by_brute_force():
-    """Small studies, zeros and ties among them, every flip in fractions
-    against the package; and the package's p of several rows at once is
-    that of each row alone."""
-    rng = random.Random(3305)
-    for n in (1, 2, 3, 5, 6, 7):
-        tb = [rng.randrange(50, 150) for _ in range(n)]
-        tv = [rng.randrange(50, 150) for _ in range(n)]
-        rows = [([rng.choice((0, 0, 1, 3, 20)) for _ in range(n)],
-                 [rng.choice((0, 1, 2, 40)) for _ in range(n)])
-                for _ in range(6)]
-        # equal transactions and counts swapped in one round: a tie
-        rows.append(([4] * n, [4] * (n - 1) + [9]))
-        cb = numpy.array([r[0] for r in rows], dtype=float).T
-        cv = numpy.array([r[1] for r in rows], dtype=float).T
-        got = mechanism.sign_flip_p(cb, tb, cv, tv)
-        for i, (b, v) in enumerate(rows):
-            want = flip_p_exact(b, tb, v, tv)
-            assert got[i] == float(want), (n, i)
-            assert mechanism.sign_flip_p(cb[:, i:i + 1], tb, cv[:, i:i + 1],
-                                         tv)[0] == got[i]
-    assert mechanism.sign_flip_p(numpy.array([[3.0]]), [10], [[3.0]],
-                                 [10])[0] == 1
-
-
-def test_flips():
-    f = mechanism.flips(4)
-    assert f.shape == (8, 4) and not f[0].any() and not f[:, 3].any()
-    # every flip of the first 3 rounds, the last never swapped: a flip and
-    # its complement give one statistic
-    assert {tuple(x) for x in f.astype(int)} == \
-        {x + (0,) for x in itertools.product((0, 1), repeat=3)}
-    assert not f.flags.writeable
-    big = mechanism.flips(17)
-    assert big.shape == (mechanism.MONTE_CARLO_FLIPS, 17)
-    assert not big[0].any() and set(numpy.unique(big)) == {0, 1}
-    assert abs(big[1:].mean() - 0.5) < 0.01
-    assert mechanism.flips(16).shape == (2 ** 15, 16)
-
-
-def test_sign_flip_sampled_above_16_rounds():
-    """17 rounds: the package's p from its 20000 flips lies within 4
-    standard errors of the exact p over all 131072 flips, here."""
-    rng = numpy.random.default_rng(3306)
-    n = 17
-    tb = rng.integers(900, 1100, n).astype(float)
-    tv = rng.integers(900, 1100, n).astype(float)
-    cb = rng.poisson(20, (n, 3)).astype(float)
-    cv = rng.poisson([[20, 24, 30]] * n).astype(float)
-    got = mechanism.sign_flip_p(cb, tb, cv, tv)
-    f = all_flips(n)
-    for i in range(3):
-        want = flip_p(cb[:, i], tb, cv[:, i], tv, f)
-        se = math.sqrt(want * (1 - want) / mechanism.MONTE_CARLO_FLIPS)
-        assert abs(got[i] - want) <= 4 * se + 1e-4, i
-        assert got[i] >= 1 / mechanism.MONTE_CARLO_FLIPS
-
-
-def test_tarone_by_hand():
-    """K: 3 rows of least p 1/2048 and 10 that cannot reach 0.05 give
-    K = 3 (at K = 2, 3 rows reach 0.025); no row can reach 0.05, K = 1;
-    random least p against the definition here."""
-    assert mechanism.tarone_family([1 / 2048] * 3 + [1.0] * 10) == 3
-    assert mechanism.tarone_family([0.5, 0.2]) == 1
-    assert mechanism.tarone_family([]) == 0
-    rng = random.Random(3307)
-    for m in (1, 3, 10, 41):
-        least = [rng.choice((1 / 2048, 1 / 512, 0.01, 0.2, 1.0,
-                             rng.random() / 10)) for _ in range(m)]
-        assert mechanism.tarone_family(least) == tarone_by_hand(least)
-
-
-def test_subsets():
-    """Every subset of the rounds once up to 16 rounds, the empty one
-    first; above, the sampled flips and their complements."""
-    s = mechanism.subsets(4)
-    assert s.shape == (4, 16) and not s[:, 0].any()
-    assert {tuple(x) for x in s.T.astype(int)} == \
-        set(itertools.product((0, 1), repeat=4))
-    assert not s.flags.writeable
-    big = mechanism.subsets(17)
-    assert big.shape == (17, 2 * mechanism.MONTE_CARLO_FLIPS)
-    assert (big[:, :mechanism.MONTE_CARLO_FLIPS]
-            + big[:, mechanism.MONTE_CARLO_FLIPS:] == 1).all()
-
-
-def test_fewer_than_6_rounds_no_mark():
-    # with K rows, 2 / 2^n <= 0.05 / K: 6 rounds for 1, 11 for 40, 12
-    # for 52 (2^10 = 1024 < 52 / 0.05 = 1040)
-    assert [mechanism.min_mark_rounds(k) for k in (1, 2, 40, 52)] == \
-        [6, 7, 11, 12]
-    (row,) = analyse(few_rounds_study(), ["A", "B"])[0].rows
-    # the interval, the 1st of 32 subsets from each end, is the empty
-    # one's: below 6 rounds it cannot exclude a ratio either
-    assert (row.rounds, row.ratio, row.ci_low, row.ci_high, row.p, row.q,
-            row.marker) == (5, 2, 0, math.inf, 1 / 16, 1 / 16, "")
-
-
-def test_points_without_rows_or_common_rounds():
-    points = analyse(empty_points_study(), ["C", "A", "B"])
-    assert [(p.variant, p.clients, len(p.rounds), len(p.rows))
-            for p in points] == [("A", 1, 6, 1), ("A", 2, 6, 0),
-                                 ("A", 3, 0, 0), ("B", 1, 6, 1),
-                                 ("B", 2, 6, 0)]
-
-
-def test_helpers():
-    assert mechanism.change(0.0, 1.0) == pytest.approx(math.log(2))
-    assert mechanism.change(3.0, 1.0) == pytest.approx(math.log(2))
-    # a change from 0 to a rare event sorts below a doubling of a
-    # frequent one
-    assert mechanism.change(0.0, 0.5) < mechanism.change(100.0, 200.0)
-    tx = {("A", 1, 1): 500.0, ("B", 1, 1): 2000.0, ("B", 1, 2): 10.0}
-    counts = {("A", 1, 1): {("lwlock", "X", "blocks"): 5.0}}
-    assert mechanism.paired_rounds(tx, "A", "B", 1) == [1]
-    key = ("lwlock", "X", "blocks")
-    assert mechanism.round_counts(counts, "A", 1, [1], [key]).tolist() == \
-        [[5.0]]
-    assert mechanism.round_counts(counts, "B", 1, [1, 2], [key]).tolist() \
-        == [[0.0], [0.0]]
-    assert mechanism.round_counts(counts, "B", 1, [1, 2], []).shape == (2, 0)
-    assert float(mechanism.rates(numpy.array([5.0, 3.0]),
-                                 numpy.array([500.0, 300.0]))) == 10
-    assert list(mechanism.ratio(numpy.array([2.0, 0.0, 0.0, 4.0]),
-                                numpy.array([3.0, 1.0, 0.0, 0.0]))) == \
-        pytest.approx([1.5, math.inf, math.nan, 0.0], nan_ok=True)
-    assert list(mechanism.COLUMNS) == [
-        "variant", "clients", "kind", "name", "measure", "rounds",
-        "base_rate", "variant_rate", "ratio", "ci_low", "ci_high", "p", "q",
-        "change", "marker", "base_events", "variant_events", "p_second"]
-
-
-# --- the text of (m) --------------------------------------------------------
-
-def text_of(points, base="A", top=10, csv_name="mechanism.csv"):
-    return report_locks.mechanism_text(points, base, 0.95, top, csv_name)
-
-
-def test_mechanism_text_exact_rates():
-    st = exact_study()
-    text = text_of(analyse(st, ["A", "B"]))
-    (want,) = expect(st, ["A", "B"])
-    lines = text.split("\n")
-    assert lines[0] == (
-        "(m) mechanism: B against A, 1 clients: per 1000 transactions over "
-        "the 12 rounds both ran, each side's counts summed over its "
-        "transactions; ratio of the two rates with its 95% interval, the "
-        "test inverted; p of the exact paired sign-flip test; q = K p, K = "
-        "2 of the 7 rows (Tarone: at most K rows can reach p <= 0.05 / K); "
-        "* q <= 0.05")
-    assert re.fullmatch(r" lock or call site +\| measure +\| +A \| +B \| "
-                        r"+ratio \| +95% interval \| +p \| +q \| \*",
-                        lines[1])
-    assert re.search(r"^ Doubled +\| acquires +\| +3000\.00 \| +6000\.00 \| "
-                     r"+x2\.000 \| +\[2\.000, 2\.000\] \| 0\.0005 \| "
-                     r"0\.0010 \| \*$", text, re.M)
-    assert re.search(r"^ WaitBufHdrUnlocked bufmgr\.c:6310 +\| spins +\| "
-                     r"+300\.00 \| +300\.00 \| +x1\.000 \| "
-                     r"+\[1\.000, 1\.000\] \| 1\.0000 \| 1\.0000 \|$", text,
-                     re.M)
-    # every row, the line on the marks, no note on the rounds
-    assert len(lines) == 3 + len(want[3]) + 2 and lines[-1] == ""
-    assert lines[-2] == "1 of 7 rows marked *; expected chance marks at " \
-        "most 0.05 (where nothing changed)"
-
-
-def test_mechanism_text_zero_and_new():
-    """A side without events: its events in place of the ratio, no
-    interval, and the line that says why."""
-    text = text_of(analyse(base_zero_study(), ["A", "B"]))
-    assert re.search(r"^ Gone +\| acquires +\| +200\.00 \| +0\.00 \| "
-                     r"+22146 vs 0 events \| +- \| 0\.0005 \| "
-                     r"0\.0020 \| \*$", text, re.M)
-    assert re.search(r"^ LockBufHdr bufmgr\.c:6282 +\| contended +\| "
-                     r"+0\.00 \| +[\d.]+ \| +0 vs 8754 events \| +- \| "
-                     r"0\.0005 \| 0\.0020 \| \*$", text, re.M)
-    assert text.endswith(
-        "\n\"b vs v events\": the two sides' events over the rounds (for "
-        "spins its contended, for wait_ms its blocks), where one has fewer "
-        "than 10, too few for a ratio and its interval; p and q hold all "
-        "the same\n")
-    assert "events" not in text_of(analyse(exact_study(), ["A", "B"]))
-
-
-def headings(text):
-    return re.findall(r"^\(m\) mechanism: (\S+ against \S+, \d+) clients",
-                      text, re.M)
-
-
-def test_mechanism_top_and_more_rows():
-    st = noise_study()
-    points = analyse(st, ["A", "B", "C"])
-    want = expect(st, ["A", "B", "C"])
-    text = text_of(points)
-    assert headings(text) == ["B against A, 2", "B against A, 8",
-                              "C against A, 2", "C against A, 8"]
-    blocks = text.split("\n\n")
-    for block, w, p in zip(blocks, want, points):
-        lines = block.strip("\n").split("\n")
-        assert len(lines) == 3 + 10 + 2
-        assert lines[-2] == "(%d more rows in mechanism.csv)" % (
-            len(w[3]) - 10)
-        marked = sum(q["marker"] == "*" for q in w[3])
-        assert marked and lines[-1] == (
-            "%d of %d rows marked *; expected chance marks at most 0.05 "
-            "(where nothing changed)" % (marked, len(w[3])))
-    text3 = text_of(points, top=3)
-    for block, w in zip(text3.split("\n\n"), want):
-        lines = block.strip("\n").split("\n")
-        assert [re.match(r" (.*?) +\| (\w+)", x).groups()
-                for x in lines[3:6]] == [(q["name"], q["measure"])
-                                         for q in w[3][:3]]
-        assert lines[6] == "(%d more rows in mechanism.csv)" % (len(w[3]) - 3)
-    assert "more rows" not in text_of(points, top=100)
-    text = text_of(points, csv_name=None)
-    assert "(%d more rows not shown; --csv FILE writes every row)" % (
-        len(want[0][3]) - 10) in text
-
-
-def test_mechanism_fewer_rounds_and_empty_points():
-    text = text_of(analyse(few_rounds_study(), ["A", "B"]))
-    assert "K = 1 of the 1 row (Tarone: at most K rows can reach p <= " \
-        "0.05 / K); * q <= 0.05\n" in text
-    assert text.endswith("\n0 of 1 row marked *; expected chance marks at "
-                         "most 0.05 (where nothing changed)\nno row can be "
-                         "marked: the smallest p of 5 rounds, 0.0625, is "
-                         "above 0.05 / K; with every row in K, 6 rounds "
-                         "could mark one\n")
-    points = analyse(empty_points_study(), ["C", "A", "B"])
-    text = text_of(points, base="C")
-    assert headings(text) == ["A against C, 1", "A against C, 2",
-                              "A against C, 3", "B against C, 1",
-                              "B against C, 2"]
-    assert "\n(m) mechanism: A against C, 2 clients: no LWLock or spin-wait " \
-        "call site counted in the 6 rounds in common\n\n" in text
-    assert "\n(m) mechanism: A against C, 3 clients: no round in which both " \
-        "ran\n\n" in text
-    assert sum(len(p.rows) for p in points) == 2
-
-
-def test_mechanism_text_sampled_flips():
-    st = Synth()
-    for r in range(1, 18):
-        for s in ("A", "B"):
-            st.run(s, 1, r, 1000 + r)
-            st.lock(s, 1, r, "LockManager", 10 * r + (s == "B"))
-    text = text_of(analyse(st, ["A", "B"]))
-    assert "; p of the paired sign-flip test on 20000 sampled flips; " \
-        in text
