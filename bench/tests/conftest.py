@@ -9,10 +9,13 @@ the Walsh averages and an integer count of the signed-rank statistic's
 distribution, binomial acceptance bounds, Fisher's exact test, the split
 statistic by brute force.  The fixture study builds synthetic studies.
 The fixtures site and stock are the fake checkout and servers of the
-parameter tests (fakesite.py).  The fixture audited imports the modules
-of the package at AUDITED, the commit issue 52's audit ran, from git, so
-that a simulation test can show that the package before it missed its
-target (skipped without the history).
+parameter tests (fakesite.py).  The fixture fake_cluster stands in for
+the checks of lockstudy.cluster that need a server, in the runs on the
+fake server of test_runner.py and the test_runner_*.py modules.  The
+fixture audited imports the modules of the package at AUDITED, the
+commit issue 52's audit ran, from git, so that a simulation test can
+show that the package before it missed its target (skipped without the
+history).
 """
 
 import importlib
@@ -32,7 +35,7 @@ import pytest
 BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, BENCH)
 
-from lockstudy import data  # noqa: E402  (needs the path above)
+from lockstudy import data, runner  # noqa: E402  (needs the path above)
 
 import fakesite  # noqa: E402  (imports lockstudy)
 
@@ -256,6 +259,20 @@ def stock(site) -> str:
     """The site's stock server, where the Makefile puts it: beside the
     base's build, <build>-stock.  Its pg_config."""
     return fakesite.fake_server(os.path.join(site.tmp, "pg-stock"))
+
+
+@pytest.fixture
+def fake_cluster(monkeypatch):
+    monkeypatch.setattr(runner.cluster, "check_settings",
+                        lambda cur, label, v, log: None)
+    monkeypatch.setattr(runner.cluster, "settings_in_force",
+                        lambda cur: ["work_mem|4096|kB|default"])
+    # the settings left from variant.conf after a reload: (label, names)
+    resets = []
+    monkeypatch.setattr(runner.cluster, "check_reset",
+                        lambda cur, label, names, log:
+                        resets.append((label, list(names))))
+    return resets
 
 
 # the package the audit of issue 52 ran
