@@ -40,6 +40,7 @@ OBJS = \
 	extension/lockstat_query_slots.o \
 	extension/lockstat_query_table.o \
 	extension/lockstat_core.o \
+	extension/lockstat_delay.o \
 	extension/lockstat_util.o
 # The install script is made from a template and the counter table
 # (scripts/counters.pl, at the end of this file).

@@ -37,6 +37,8 @@
  *						processes, and the reset's baselines
  *	lockstat_spin.c		their shared memory, the process slots' site tables
  *						and the hook that finds a call site's counters
+ *	lockstat_delay.c	delay injection: its GUCs, the core's delay hook, the
+ *						count of injected delays
  *	lockstat_core.c		the link to the core patch, and the GUC variables
  *	lockstat_util.c		primitives the counter modules share
  *
@@ -121,6 +123,8 @@ typedef struct LockStatCoreLink
 	uint32	   *hold_every;		/* read only: set it with set_hold_every */
 	void		(*set_hold_every) (uint32 every);
 	lwlock_stats_hold_hook_type *hold_hook;
+	/* the delay point; NULL if the server's core patch has none */
+	lwlock_stats_delay_hook_type *delay_hook;
 
 	/* spin-wait counting points (s_lock.h) */
 	spin_stats_site_hook_type *spin_site_hook;
@@ -294,6 +298,12 @@ extern void lockstat_detach_process(void);
 extern void lockstat_track_changed(void);
 extern int	lockstat_num_rows(void);
 extern int	lockstat_num_slots(void);
+
+/* lockstat_delay.c */
+extern void lockstat_define_delay_gucs(void);
+extern void lockstat_delay_shmem_request(void);
+extern void lockstat_delay_shmem_startup(void);
+extern uint64 lockstat_delays_injected(void);
 
 /* lockstat_lwlock_sum.c */
 extern TimestampTz lockstat_read_totals(LockStatTrancheTotals *totals,

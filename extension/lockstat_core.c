@@ -77,6 +77,7 @@ static const LockStatCoreLink lockstat_inactive_core = {
 	.hold_every = &inactive_hold_every,
 	.set_hold_every = inactive_set_hold_every,
 	.hold_hook = &inactive_hold_hook,
+	.delay_hook = NULL,
 	.spin_site_hook = &inactive_spin_site_hook,
 };
 
@@ -181,6 +182,10 @@ lockstat_link_core(void)
 			LOOKUP(hold_hook, "lwlock_stats_hold_hook") &&
 			LOOKUP(spin_site_hook, "spin_stats_site_hook"))
 		{
+#ifdef RTLD_DEFAULT
+			/* optional: a server without it runs no delay experiment */
+			c->delay_hook = dlsym(RTLD_DEFAULT, "lwlock_stats_delay_hook");
+#endif
 			lockstat_core = c;
 			return;
 		}

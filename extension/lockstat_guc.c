@@ -92,6 +92,7 @@ lockstat_define_gucs(void)
 	lockstat_define_spin_gucs();
 	lockstat_define_spin_limit_gucs();
 	lockstat_define_counting_gucs();
+	lockstat_define_delay_gucs();
 	MarkGUCPrefixReserved("pg_lockstat");
 	lockstat_defining = false;
 

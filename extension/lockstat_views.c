@@ -30,7 +30,7 @@ PG_FUNCTION_INFO_V1(pg_lockstat_status);
 PG_FUNCTION_INFO_V1(pg_lockstat_reset);
 
 /* result columns of pg_lockstat_status(), as pg_lockstat--1.0.sql declares */
-#define PG_LOCKSTAT_STATUS_COLS			20
+#define PG_LOCKSTAT_STATUS_COLS			21
 
 /*
  * Do this session's queries get query IDs, which pg_lwlock_query_stats
@@ -89,6 +89,8 @@ lockstat_status_desc(FunctionCallInfo fcinfo)
  *								was full (count)
  *	query_ids_available bool	whether this session's queries get query
  *								IDs (compute_query_id, track_activities)
+ *	injected_delays int8		delays that pg_lockstat.delay_us injected
+ *								since start (count; lockstat_delay.c)
  *	counting bool				false if the server lacks a compatible core
  *								patch; then every column that describes what
  *								is in force is NULL
@@ -141,6 +143,7 @@ pg_lockstat_status(PG_FUNCTION_ARGS)
 	STATUS_IN_FORCE(lockstat_counter_datum(query_status.evicted));
 	STATUS_IN_FORCE(lockstat_counter_datum(query_status.unattributed));
 	values[i++] = BoolGetDatum(lockstat_query_ids_available());
+	STATUS_IN_FORCE(lockstat_counter_datum(lockstat_delays_injected()));
 	values[i++] = BoolGetDatum(counting);
 	if (counting)
 		nulls[i++] = true;

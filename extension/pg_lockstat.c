@@ -142,6 +142,7 @@ lockstat_shmem_request_hook(void)
 		prev_shmem_request_hook();
 
 	lockstat_lwlock_shmem_request();
+	lockstat_delay_shmem_request();
 	lockstat_spin_shmem_request();
 	lockstat_query_shmem_request();
 }
@@ -159,6 +160,7 @@ lockstat_shmem_startup_hook(void)
 
 	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
 	lockstat_lwlock_shmem_startup();
+	lockstat_delay_shmem_startup();
 	lockstat_spin_shmem_startup();
 	lockstat_query_shmem_startup();
 	LWLockRelease(AddinShmemInitLock);

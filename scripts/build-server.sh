@@ -380,7 +380,7 @@ else
 	run_step "install pg_regress" in_src make -C src/test/regress "${make_vars[@]}" install
 	run_step "install pg_stat_statements" \
 		in_src make -C contrib/pg_stat_statements -j"$jobs" "${make_vars[@]}" install
-	# The series' own test module (patch 0006), for t/034; a stock server
+	# The series' own test module (patch 0007), for t/034; a stock server
 	# or a series without it has none.
 	if [ -d "$bdir/src/src/test/modules/test_lock_stats" ]; then
 		run_step "install test_lock_stats" \

@@ -1,6 +1,6 @@
 # Copyright (c) 2026, pg_lockstat developers
 #
-# The series' own test (patch 0006): the regression test of the test
+# The series' own test (patch 0007): the regression test of the test
 # module src/test/modules/test_lock_stats, from the source tree that the
 # server under test was built from, against that server without
 # pg_lockstat, where the module alone drives the core's counting points
