@@ -262,7 +262,8 @@ lockstat_define_delay_gucs(void)
 /*
  * pg_lockstat.delay_tranche: empty, or the name of an LWLock tranche that
  * this process knows (every built-in tranche, and those of libraries that
- * registered theirs); on a server whose core patch has the delay point.
+ * registered theirs), checked once the process is up; on a server whose
+ * core patch has the delay point.
  * Errors (22023, or 55000 without the delay point) as the GUC machinery
  * reports a failed check.
  */
@@ -279,8 +280,14 @@ lockstat_check_delay_tranche(char **newval, void **extra, GucSource source)
 		GUC_check_errdetail("The running server's core patch has no LWLock delay point (lwlock_stats_delay_hook).");
 		return false;
 	}
-	/* the postmaster, at start-up, knows the built-in tranches only */
-	if (!IsUnderPostmaster)
+	/*
+	 * Only a process that is up knows every tranche: the postmaster knows
+	 * the built-in ones only, and a child that restores the postmaster's
+	 * settings at start-up (EXEC_BACKEND) does so before the named tranches
+	 * are known.  The names are checked where a value is given (ALTER
+	 * SYSTEM) and where a running process reloads.
+	 */
+	if (!IsUnderPostmaster || !IsNormalProcessingMode())
 		return true;
 	for (int id = 0; id < LOCKSTAT_DELAY_TRANCHES; id++)
 	{
