@@ -371,7 +371,7 @@ bench-observer: all install test-module
 
 # utilization and ceiling against a lock of known hold time; the
 # benchmark's own variables (HOLD_US, THINK_MS, CEILING_CLIENTS as its
-# CLIENTS, ROUNDS, RUN_SECONDS) pass through the environment
+# CLIENTS, ROUNDS, RUN_SECONDS, DELAY_US, DELAY_MODE) pass through the environment
 bench-ceiling: all install test-module
 	PG_CONFIG=$(PG_CONFIG) $(if $(CEILING_CLIENTS),CLIENTS="$(CEILING_CLIENTS)") bench/ceiling.sh
 

@@ -18,7 +18,11 @@
 # the default, one in 4999, would time about one hold of the test lock in a
 # run; a prime, since a transaction's acquisitions repeat in a cycle, and a
 # cycle sharing a factor with it would time the test lock's holds at a rate
-# of their own); the sampling error is the one the view states.
+# of their own); the sampling error is the one the view states.  With
+# DELAY_US (whole microseconds, 1 to 1000), pg_lockstat's delay injection
+# adds that busy-wait to every acquisition of the test lock, inside the hold
+# (DELAY_MODE=inside: the known hold is then HOLD_US + DELAY_US) or before
+# the acquisition (DELAY_MODE=before, the control: the hold stays HOLD_US).
 #
 # The result (python3 -m lockstudy.ceiling): the reported busy fraction
 # against X h (X pgbench's tps, h the known hold) at the lowest client
@@ -32,7 +36,8 @@
 # Environment: PG_CONFIG (patched, with pg_lockstat and lockstat_test
 # installed, as "make test" leaves it; required), HOLD_US (2000), THINK_MS
 # (8), CLIENTS ("1 2 4 8 16"), RUN_SECONDS (10), ROUNDS (6), CONFIDENCE
-# (0.95), HOLD_SAMPLE_EVERY (11), OUT (directory for the
+# (0.95), HOLD_SAMPLE_EVERY (11), DELAY_US (0: none), DELAY_MODE (inside),
+# OUT (directory for the
 # cluster, the logs and runs.csv; default build/ceiling), PGPORT_BENCH
 # (54329).  The server: bench/bench-server.sh.
 # Output: one line per run on stderr; on stdout the table and the two
@@ -53,9 +58,11 @@ SECONDS_PER_RUN=${RUN_SECONDS:-10}
 ROUNDS=${ROUNDS:-6}
 CONFIDENCE=${CONFIDENCE:-0.95}
 HOLD_SAMPLE_EVERY=${HOLD_SAMPLE_EVERY:-11}
+DELAY_US=${DELAY_US:-0}
+DELAY_MODE=${DELAY_MODE:-inside}
 OUT=${OUT:-$top/build/ceiling}
 # each a whole number, at least its minimum
-for v in HOLD_US:1 THINK_MS:0 SECONDS_PER_RUN:1 ROUNDS:1 HOLD_SAMPLE_EVERY:1; do
+for v in HOLD_US:1 THINK_MS:0 SECONDS_PER_RUN:1 ROUNDS:1 HOLD_SAMPLE_EVERY:1 DELAY_US:0; do
 	name=${v%:*} value=${!name}
 	case $value in
 		'' | *[!0-9]*) die "${name/SECONDS_PER_RUN/RUN_SECONDS} must be a whole number, not \"$value\"" ;;
@@ -64,6 +71,12 @@ for v in HOLD_US:1 THINK_MS:0 SECONDS_PER_RUN:1 ROUNDS:1 HOLD_SAMPLE_EVERY:1; do
 done
 [ "$HOLD_US" -le 1000000 ] ||
 	die "HOLD_US must be at most 1000000 (lockstat_test's limit)"
+[ "$DELAY_US" -le 1000 ] || die "DELAY_US must be at most 1000 (pg_lockstat.delay_us's limit)"
+case $DELAY_MODE in
+	inside) known_hold=$((HOLD_US + DELAY_US)) ;;
+	before) known_hold=$HOLD_US ;;
+	*) die "DELAY_MODE must be inside or before, not \"$DELAY_MODE\"" ;;
+esac
 max=0
 for c in $CLIENTS; do
 	case $c in
@@ -80,7 +93,14 @@ if [ "$(id -u)" = 0 ] && [ "${1:-}" != "--as-user" ]; then
 fi
 
 . bench/bench-server.sh
-bench_server_start "$max" <<<"pg_lockstat.hold_sample_every = $HOLD_SAMPLE_EVERY"
+conf="pg_lockstat.hold_sample_every = $HOLD_SAMPLE_EVERY"
+if [ "$DELAY_US" -gt 0 ]; then
+	conf="$conf
+pg_lockstat.delay_tranche = 'lockstat_test'
+pg_lockstat.delay_us = $DELAY_US
+pg_lockstat.delay_mode = '$DELAY_MODE'"
+fi
+bench_server_start "$max" <<<"$conf"
 printf '\\sleep %s ms\nSELECT lockstat_test_lwlock('"'exclusive'"', 1, %s, true);\n' \
 	"$THINK_MS" "$HOLD_US" >"$OUT/workload.sql"
 
@@ -113,4 +133,4 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 
 PYTHONPATH="$top/bench" /usr/bin/python3 -m lockstudy.ceiling "$OUT/runs.csv" \
-	--hold-us "$HOLD_US" --confidence "$CONFIDENCE"
+	--hold-us "$known_hold" --confidence "$CONFIDENCE"

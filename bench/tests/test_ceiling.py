@@ -137,6 +137,9 @@ def test_report():
     ({"RUN_SECONDS": "0"}, "RUN_SECONDS must be at least 1"),
     ({"THINK_MS": "-1"}, 'THINK_MS must be a whole number, not "-1"'),
     ({"CLIENTS": "1 0"}, 'CLIENTS must be positive whole numbers, not "0"'),
+    ({"DELAY_US": "1001"}, "DELAY_US must be at most 1000"),
+    ({"DELAY_US": "0.5"}, 'DELAY_US must be a whole number, not "0.5"'),
+    ({"DELAY_MODE": "after"}, 'DELAY_MODE must be inside or before, not "after"'),
     ({"PG_CONFIG": "/nonexistent/pg_config"},
      'cannot run "/nonexistent/pg_config --bindir"'),
 ])
