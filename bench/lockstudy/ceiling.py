@@ -28,6 +28,7 @@ import argparse
 import csv
 import math
 import sys
+from statistics import median
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import stats
@@ -93,12 +94,14 @@ def within_error(run: Run, hold_us: float) -> Optional[bool]:
 
 def ceiling_ratios(rounds: Dict[int, Dict[int, Run]], low: int,
                    clients: int) -> List[float]:
-    """Per round that ran both counts with a timed hold at low: the tps
-    at clients over the ceiling predicted at low (its tps / busy)."""
+    """Per round that ran both counts with a timed hold and some tps at
+    low: the tps at clients over the ceiling predicted at low (its tps /
+    busy)."""
     out = []
     for runs in rounds.values():
         base, run = runs.get(low), runs.get(clients)
-        if base is None or run is None or not base["busy"]:
+        if base is None or run is None or not base["busy"] \
+                or not base["tps"] > 0:
             continue
         out.append(run["tps"] / (base["tps"] / base["busy"]))
     return out
@@ -118,12 +121,6 @@ def interval(ratios: Sequence[float], confidence: float
     mean = (math.exp(mlow), math.exp(mhigh)) if len(logs) > 1 else None
     return (math.exp(est), lo, hi,
             stats.verdict(lo, hi, MARGIN, enough, mean))
-
-
-def median(xs: Sequence[float]) -> float:
-    s = sorted(xs)
-    n = len(s)
-    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
 
 
 def report(runs: Sequence[Run], hold_us: float, confidence: float) -> str:
@@ -160,7 +157,8 @@ def report(runs: Sequence[Run], hold_us: float, confidence: float) -> str:
                    "[%.3f, %.3f] over %d rounds: %s"
                    % (low, "" if low == 1 else "s", est, lo, hi, len(lows),
                       _said(v, "the reported utilization is X h")))
-    ratios = ceiling_ratios(rounds, low, high)
+    # a run at 0 tps has no log ratio: it is in the table, not the interval
+    ratios = [r for r in ceiling_ratios(rounds, low, high) if r > 0]
     if high != low and len(ratios) >= 2:
         est, lo, hi, v = interval(ratios, confidence)
         out.append("ceiling: tps at %d clients over the ceiling predicted "

@@ -80,6 +80,7 @@ def test_ceiling_ratios():
         _run(2, 1, 90.0, 0.18), _run(2, 8, 475.0, 0.96),	# 475 / 500
         _run(3, 8, 470.0, 0.95),			# no 1-client run
         _run(4, 1, 100.0, None), _run(4, 8, 470.0, 0.95),  # no sample
+        _run(5, 1, 0.0, 0.1), _run(5, 8, 470.0, 0.95),	# no tps at 1
     ])
     assert ceiling.ceiling_ratios(rounds, 1, 8) == pytest.approx(
         [0.96, 0.95])
@@ -122,6 +123,11 @@ def test_report():
     assert [c.strip() for c in lines[3].split("|")] == [
         "8", "6", "493.5", "0.980", "0.993", "0 of 6", "0.987"]
     assert "the lock cannot pass 500.0 tps (1 / h)" in text
+    # a saturated run at 0 tps is in the table, and left out of the
+    # interval (it has no log ratio) instead of failing the report
+    stalled = runs + [_run(7, 1, 100.0, 0.2), _run(7, 8, 0.0, None)]
+    assert "over 6 rounds: throughput saturates" in \
+        ceiling.report(stalled, 2000, 0.95)
     assert ("utilization at 1 client: busy / (X h) 1.000 [1.000, 1.000] "
             "over 6 rounds: the reported utilization is X h within 5 %"
             in text)
