@@ -73,16 +73,12 @@ def test_shared_start_without_it_plans_as_before(tmp_path):
     assert "SHARED_START" not in plain.out.getvalue()
 
 
-def test_shared_start_rounds(tmp_path, fake_cluster):
-    s, _ = _shared(True, tmp_path)
-    s.run_rounds()
-    ev = s.events
-    assert len([e for e in ev if e[0] == "start"]) == 3 * 2
-    assert len([e for e in ev if e[0] == "reload"]) == 3
-    # each start to its stop: the variants of one group, the second after
-    # a reload, the warm-up run after the start only
+def _check_start_spans(s):
+    """Each server start to its stop: the variants of one group, the
+    second after a reload, the warm-up run after the start only.  Returns
+    the groups in the order they ran (warm-up round first)."""
     spans, cur = [], None
-    for e in ev:
+    for e in s.events:
         if e[0] == "start":
             cur = [e]
         elif e[0] == "stop":
@@ -112,6 +108,16 @@ def test_shared_start_rounds(tmp_path, fake_cluster):
             first_runs = [k for k, e in enumerate(span)
                           if e[0] == "pgbench" and "-P 1" in e[3]][:2]
             assert reload_at[0] > max(first_runs)
+    return flat
+
+
+def test_shared_start_rounds(tmp_path, fake_cluster):
+    s, _ = _shared(True, tmp_path)
+    s.run_rounds()
+    ev = s.events
+    assert len([e for e in ev if e[0] == "start"]) == 3 * 2
+    assert len([e for e in ev if e[0] == "reload"]) == 3
+    flat = _check_start_spans(s)
     # the checks after each reload: the other variant's settings are gone
     assert sorted(fake_cluster) == sorted(
         [("variant a", ["pg_lockstat.track"])] *
