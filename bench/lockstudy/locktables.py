@@ -55,7 +55,7 @@ def read_stats(path: str, columns: Tuple[Tuple[str, ...], ...]) -> StatRows:
             if r[c] != "" and (x is None or c in ints and not x.is_integer()):
                 raise InputError("%s line %d: %s %s: not a number"
                                  % (path, line, c, r[c]))
-            fields[c] = x if x is None or c in floats else int(r[c])
+            fields[c] = x if x is None or c in floats else int(x)
         out.append((run, fields))
     return out
 

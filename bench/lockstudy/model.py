@@ -444,6 +444,45 @@ class BusyPoint:
 
 
 @dataclass(frozen=True)
+class SensitivityRow:
+    """A row of table (s) (lockstudy.sensitivity): a tranche at a client
+    count, its complete rounds, the delays (us), the mean hold added per
+    transaction at each (us); the slopes of ln tps per us added per
+    transaction as (mean, low, high): inside and control against the
+    baseline, and inside minus control (effect); the baseline's hold per
+    transaction (us), the extrapolated gain of a 10 % shorter hold as
+    (estimate, low, high) fractions, busy and ceiling as in (u), and the
+    asymptotic bound's slope."""
+    tranche: str
+    clients: int
+    rounds: int
+    delays_us: Tuple[float, ...]
+    added_us: Tuple[float, ...]
+    inside: Tuple[float, ...]
+    control: Tuple[float, ...]
+    effect: Tuple[float, ...]
+    verdict: str
+    hold_us: Optional[float]
+    gain: Optional[Tuple[float, ...]]
+    busy: Optional[float]
+    ceiling_tps: Optional[float]
+    ceiling_slope: Optional[float]
+    agreement: str
+
+
+@dataclass(frozen=True)
+class SensitivityResult:
+    """Table (s): the baseline, each interval's confidence after
+    Bonferroni over family rows, the rows, and the delayed variants left
+    out for want of the other mode."""
+    baseline: str
+    confidence: float
+    family: int
+    rows: Tuple[SensitivityRow, ...] = ()
+    unpaired: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StudyMeta:
     """What the study's text files say: the machine, the versions, the
     commands and the settings, each a tuple of its lines (empty when the
@@ -458,7 +497,8 @@ class StudyMeta:
 @dataclass(frozen=True)
 class StudyResult:
     """All a study found: its metadata, its runs, the tps side, table (m)
-    (None with one variant), the lock tables of each variant and (u)."""
+    (None with one variant), the lock tables of each variant, (u) and
+    (s) (None without delayed variants)."""
     meta: StudyMeta
     runs: Tuple[RunRecord, ...]
     tps: TpsResult
@@ -466,6 +506,7 @@ class StudyResult:
     locks: Tuple[LockTables, ...]
     schema: int = SCHEMA_VERSION
     busiest: Tuple[BusyPoint, ...] = ()	# table (u)
+    sensitivity: Optional[SensitivityResult] = None	# table (s)
 
 
 class SchemaError(Exception):

@@ -4,15 +4,16 @@ starts.
 The parameters come from the environment, as "make run" passes its make
 variables (an empty value counts as unset): PG_CONFIG, STOCK_PG_CONFIG,
 SCALE, STRATEGIES, VARIANTS, VARIANT_DIR, CLIENTS, DURATION, WARMUP,
-WARMUP_ROUND, SHARED_START, AA, WORKLOAD, THREADS, REPEAT, SEED, THRESHOLD,
-RUN_DIR, SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE (doc/study.md describes
-each).  Here: the numbers, the servers of PG_CONFIG and STOCK_PG_CONFIG
-and sysbench's tables; variants (VARIANTS, STRATEGIES) and workloads
+WARMUP_ROUND, SHARED_START, AA, SENSITIVITY, DELAY_US, WORKLOAD, THREADS,
+REPEAT, SEED, THRESHOLD, RUN_DIR, SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE
+(doc/study.md describes each).  Here: the numbers, the servers of
+PG_CONFIG and STOCK_PG_CONFIG and sysbench's tables; variants (VARIANTS,
+STRATEGIES), sensitivity (SENSITIVITY, DELAY_US) and workloads
 (WORKLOAD) parse theirs.
 
 Every refusal raises SpecError with the message the user sees, checked in
-the order the user reads the parameters.  Calls variants, workloads and
-spec.
+the order the user reads the parameters.  Calls variants, sensitivity,
+workloads and spec.
 """
 
 import os
@@ -21,7 +22,7 @@ import re
 import subprocess
 from typing import Mapping, Tuple
 
-from . import variants, workloads
+from . import sensitivity, variants, workloads
 from .spec import SpecError, Study, Variant, Workload
 
 DEFAULT_STRATEGIES = "tas ttas_spin ttas"
@@ -61,7 +62,9 @@ def _numbers(env: Mapping[str, str]) -> dict:
         "warmup_round": _integer(env, "WARMUP_ROUND", "1", r"[01]",
                                  "1 (a warm-up round before the first) or "
                                  "0 (none)") == 1,
-        "shared_start": _integer(env, "SHARED_START", "0", r"[01]",
+        "shared_start": _integer(env, "SHARED_START",
+                                 "1" if _get(env, "SENSITIVITY") else "0",
+                                 r"[01]",
                                  "1 (variants that differ only in settings "
                                  "a reload changes share a server start) or "
                                  "0 (a start per variant)") == 1,
@@ -147,9 +150,32 @@ def sysbench_tables(env: Mapping[str, str], scale: int) -> Tuple[int, int]:
 
 
 
+def _sensitivity_text(env: Mapping[str, str]) -> str:
+    """The VARIANTS of SENSITIVITY and DELAY_US (lockstudy.sensitivity),
+    which refuse VARIANTS, STRATEGIES and AA=1; "" without SENSITIVITY,
+    which DELAY_US then must not be given without."""
+    if not _get(env, "SENSITIVITY"):
+        if _get(env, "DELAY_US"):
+            raise SpecError("DELAY_US is for SENSITIVITY, the tranches whose "
+                            "holds the study lengthens by each delay: give "
+                            "both")
+        return ""
+    for given in ("VARIANTS", "STRATEGIES", "AA"):
+        if _get(env, given) and _get(env, given) != "0":
+            raise SpecError("SENSITIVITY makes the variants (none, and per "
+                            "tranche and delay <tranche>-in-<d> and "
+                            "<tranche>-ctl-<d>); give SENSITIVITY or %s, not "
+                            "both" % given)
+    return sensitivity.variants_text(*sensitivity.parse(
+        _get(env, "SENSITIVITY"), _get(env, "DELAY_US")))
+
+
 def _variants_text(env: Mapping[str, str]) -> str:
     """VARIANTS, or AA_VARIANTS under AA=1, which refuses VARIANTS and
-    STRATEGIES."""
+    STRATEGIES, or the variants of SENSITIVITY."""
+    made = _sensitivity_text(env)
+    if made:
+        return made
     aa = _integer(env, "AA", "0", r"[01]", "1 (an A/A study: the base "
                   "server twice, VARIANTS=\"%s\") or 0" % AA_VARIANTS)
     if not aa:

@@ -8,7 +8,8 @@ bimodal- and locks-<variant>.dat); report_text() renders it.  Printed,
 in order: table (a) with the comparisons, the collapse, noise, drift and
 position tables; (m) the mechanism, when there are two variants or more;
 (b) the top LWLocks and (c) the top spin-wait call sites of each variant
-at the highest client count; (u) the busiest locks of each point.  The
+at the highest client count; (u) the busiest locks of each point; (s)
+the sensitivity to each delayed tranche's hold, when variants delay one.  The
 study runs it at its end; "python3 -m lockstudy report DIR" runs it again
 on a saved study, without a server.
 The variants that versions.txt names as running the unpatched server get
@@ -21,8 +22,8 @@ and the line that names its files.
 An A/A study's floor is written as floor.json and kept as its machine's
 (lockstudy.floor); every study's table (a) shows the machine's last.
 
-Calls report, report_locks, locktables, busiest, plots, model, spec,
-data, floor and slots.
+Calls report, report_locks, locktables, busiest, sensitivity, plots,
+model, spec, data, floor and slots.
 """
 
 import dataclasses
@@ -30,7 +31,7 @@ import os
 from typing import List, Optional, Sequence, TextIO, Tuple
 
 from . import (busiest, data, floor, locktables, model, plots, report,
-               report_locks, slots, spec)
+               report_locks, sensitivity, slots, spec)
 
 # the text files of a study, and the field of StudyMeta each fills
 META_FILES = (("machine.txt", "machine"), ("versions.txt", "versions"),
@@ -88,10 +89,13 @@ def analyse(directory: str, variants: Optional[List[str]],
         path("locks.csv"), path("spins.csv"), tps.variants,
         max(r.clients for r in runs), max(r.round for r in runs),
         meta.unpatched)
-    return model.StudyResult(meta, tuple(runs), tps, mechanism, locks,
-                             busiest=busiest.busiest(
-                                 runs, path("locks.csv"), tps.variants,
-                                 meta.unpatched))
+    return model.StudyResult(
+        meta, tuple(runs), tps, mechanism, locks,
+        busiest=busiest.busiest(runs, path("locks.csv"), tps.variants,
+                                meta.unpatched),
+        sensitivity=sensitivity.sensitivity(
+            runs, path("locks.csv"), meta.settings, tps.variants,
+            threshold_pct / 100))
 
 
 def save(result: model.StudyResult, directory: str) -> None:
@@ -120,7 +124,9 @@ def render(result: model.StudyResult) -> str:
             result.mechanism, csv_name="mechanism.csv"))
     return ("\n".join(parts) + report_locks.top_tables(result.locks)
             + busiest.busiest_text(result.busiest, result.tps.variants,
-                                   result.meta.unpatched))
+                                   result.meta.unpatched)
+            + sensitivity.sensitivity_text(result.sensitivity,
+                                           result.tps.threshold))
 
 
 def report_text(directory: str, variants: Optional[List[str]],

@@ -40,7 +40,7 @@ driver's errors become StepError in cluster.step() only; the ETA is
 progress.Progress's.
 
 Calls records, progress, interrupts, cluster, builds, spec, pgbench,
-sysbench and plan.
+sysbench, plan and sensitivity (its check of the delayed tranches).
 """
 
 import os
@@ -53,8 +53,8 @@ import time
 from typing import (Callable, List, NamedTuple, Optional, Sequence, TextIO,
                     Tuple)
 
-from . import (builds, cluster, pgbench, plan, progress, records, spec,
-               sysbench)
+from . import (builds, cluster, pgbench, plan, progress, records,
+               sensitivity, spec, sysbench)
 from .interrupts import Interrupted, catch_signals, ignore_signals
 
 WARMUP_ROUND = 0     # the warm-up round's number, in the runner and logs
@@ -210,6 +210,7 @@ class StudyRun:
         self.start("setup")
         self.sql("CREATE EXTENSION pg_lockstat",
                  "CREATE EXTENSION pg_lockstat")
+        sensitivity.check_tranches(self.sql, self.study.variants)
         self.at = "reading the columns of the pg_lockstat views"
         with cluster.step(self.at), self.conn.cursor() as cur:
             self.recorder.headers(cur, VIEWS)

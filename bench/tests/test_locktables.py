@@ -327,6 +327,13 @@ def test_stat_rows_errors(tmp_path):
     with pytest.raises(InputError) as e:
         lt.read_stats(path, lt.LOCK_COLUMNS)
     assert str(e.value) == "%s line 4: blocks 1.5: not a number" % path
+    # a whole number written with a fraction or an exponent is that number
+    # (it raised ValueError from int() before)
+    locks[2]["blocks"], locks[3]["blocks"] = "1100.0", "2e3"
+    path = write_dicts(str(tmp_path / "locks.csv"), locks)
+    rows = lt.read_stats(path, lt.LOCK_COLUMNS)
+    assert (rows[2][1]["blocks"], rows[3][1]["blocks"]) == (1100, 2000)
+    assert all(type(f["blocks"]) is int for _, f in rows)
     for r in spins:
         del r["delays"]
     path = write_dicts(str(tmp_path / "spins.csv"), spins)

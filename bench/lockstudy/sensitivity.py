@@ -1,0 +1,436 @@
+"""make run SENSITIVITY: the variants it makes, and table (s) of the
+report, how tps responds when one LWLock tranche is held longer.
+
+SENSITIVITY="WALWrite ProcArray" DELAY_US="0.5 2" makes the variants
+"none" (no delay, the baseline) and, per tranche and delay d (us),
+<tranche>-in-<d>, pg_lockstat.delay_mode = inside: d busy-waited inside
+every hold of the tranche, and <tranche>-ctl-<d>, delay_mode = before:
+the same d just before each acquisition, without the lock, the control
+(the same CPU, nothing serialized).  A delay's "." is written "p" in the
+name (0.5: 0p5) and a long tranche name is cut so that the name fits
+VARIANTS' 31 characters.  The variants differ only in reloadable
+settings, so under SHARED_START=1 (SENSITIVITY's default) a round runs
+them all in one server start.
+
+Table (s) reads which variants delayed what from the settings in force
+(settings.txt), so that any study whose VARIANTS set the delay gets it.
+Per tranche and client count, in each round where the baseline and both
+modes of every delay ran:
+- a, the hold added per transaction: d times the tranche's acquisitions
+  (shared and exclusive) per transaction in the inside run (locks.csv;
+  each acquisition of the tranche is delayed once);
+- the least-squares slope through the origin of ln tps against a, over
+  the delays: inside against the baseline, control against the baseline,
+  and inside against control, the lock's own effect, in which the CPU
+  the delay burns cancels; each slope's mean over the rounds with its
+  Student t interval, Bonferroni over the table's rows.  Shown in % of
+  tps per us added per transaction.
+- the verdict on inside minus control: "lowers tps" (interval below 0),
+  "raises tps" (above 0), "equivalent" when the extrapolated gain of a
+  10 % shorter hold (below) lies within +-THRESHOLD, else "not
+  resolved".
+- the extrapolation: H, the tranche's hold per transaction in the
+  baseline (acquisitions x mean sampled hold, both modes), and
+  exp(-slope x 0.1 H) - 1, the tps gain of a 10 % shorter hold if the
+  line through the measured delays went on below zero delay; an
+  extrapolation, and labelled so.
+- what the ceiling says: U = X n h from the baseline's exclusive holds
+  (as table (u)); the asymptotic bound tps <= 1 / (n (h + d)), with
+  tps = X at no delay, gives ln tps(d) - ln X = -max(0, ln(U + X n d)),
+  and its slope through the origin against the same a.  "agrees" when
+  that slope lies in the interval of inside minus control and the
+  verdict is resolved ("not resolved" when it is not); else the
+  measured response is steeper (the lock costs tps before it
+  saturates) or shallower (it saturates later than the bound: for a
+  tranche of several locks, taken as one lock, the bound is low).
+
+check_tranches() checks, before the rounds, that the server knows each
+tranche the variants delay.
+
+Calls spec (SpecError, Variant), model, data, stats, busiest (busy_lock)
+and tables.
+"""
+
+import math
+import re
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+from . import stats
+from .busiest import busy_lock
+from .data import InputError, Run, number, read_rows
+from .model import SensitivityResult, SensitivityRow
+from .spec import SpecError, Variant
+from .tables import half_up, table
+
+# the names of pg_lockstat.delay_mode's two values in the variants' names
+MODES = (("inside", "in"), ("before", "ctl"))
+BASELINE = "none"
+NAME_MAX = 31
+DELAY_MIN, DELAY_MAX = 0.1, 1000.0
+# the shorter hold the extrapolation is of
+SHORTER = 0.1
+SETTING = "pg_lockstat.delay_"
+Delay = Tuple[str, float, str]		# (tranche, d in us, mode)
+
+
+# --- the variants ---------------------------------------------------------
+
+def parse(tranches_text: str, delays_text: str) -> Tuple[List[str],
+                                                          List[str]]:
+    """SENSITIVITY's tranches and DELAY_US's delays, checked."""
+    tranches = tranches_text.split()
+    delays = delays_text.split()
+    if not delays:
+        raise SpecError("SENSITIVITY needs DELAY_US, the delays in "
+                        "microseconds (from %g to %g), for example "
+                        'DELAY_US="0.5 2"' % (DELAY_MIN, DELAY_MAX))
+    for t in tranches:
+        if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,62}", t):
+            raise SpecError('SENSITIVITY: "%s" is not an LWLock tranche name '
+                            "as pg_lwlock_stats.tranche shows it (letters, "
+                            "digits and _)" % t)
+        if tranches.count(t) > 1:
+            raise SpecError('SENSITIVITY: tranche "%s" appears twice' % t)
+    for d in delays:
+        x = number(d) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", d) else None
+        if x is None or not DELAY_MIN <= x <= DELAY_MAX:
+            raise SpecError('DELAY_US: "%s" is not a delay from %g to %g '
+                            "microseconds" % (d, DELAY_MIN, DELAY_MAX))
+        if [number(e) for e in delays].count(x) > 1:
+            raise SpecError('DELAY_US: delay %s appears twice' % d)
+    return tranches, delays
+
+
+def variant_name(tranche: str, short_mode: str, delay: str) -> str:
+    """The name of the variant of tranche at delay in a mode ("in",
+    "ctl"): lower case, the delay's "." as "p", the tranche cut to fit."""
+    tail = "-%s-%s" % (short_mode, delay.replace(".", "p"))
+    return tranche.lower()[:NAME_MAX - len(tail)] + tail
+
+
+def variants_text(tranches: Sequence[str], delays: Sequence[str]) -> str:
+    """The VARIANTS that SENSITIVITY and DELAY_US stand for."""
+    out = [BASELINE]
+    for t in tranches:
+        for d in delays:
+            for mode, short in MODES:
+                out.append("%s: %stranche=%s %sus=%s %smode=%s" % (
+                    variant_name(t, short, d), SETTING, t, SETTING, d,
+                    SETTING, mode))
+    return "; ".join(out)
+
+
+def check_tranches(sql: Callable[..., list],
+                   variants: Sequence[Variant]) -> None:
+    """Before the rounds, on the base server with pg_lockstat created:
+    that the server knows each tranche the variants delay, by ALTER
+    SYSTEM SET pg_lockstat.delay_tranche (which refuses an unknown one
+    with 22023 and writes nothing), then RESET.  sql(what, query,
+    params) runs a query and fails the study's step with the server's
+    error."""
+    for t in dict.fromkeys(dict(v.settings).get(SETTING + "tranche")
+                           for v in variants if not v.unpatched):
+        if t:
+            what = "checking %stranche = '%s' (ALTER SYSTEM)" % (SETTING, t)
+            sql(what, "ALTER SYSTEM SET %stranche = %%s" % SETTING, (t,))
+            sql(what, "ALTER SYSTEM RESET %stranche" % SETTING)
+
+
+# --- what ran -------------------------------------------------------------
+
+def delays_in_force(settings: Sequence[str]) -> Dict[str, Delay]:
+    """Per variant of settings.txt ("-- variant NAME", then "name|setting|
+    unit|source" lines) whose settings in force name a tranche and a delay
+    above 0: (tranche, d, mode)."""
+    found: Dict[str, Dict[str, str]] = {}
+    mine: Optional[Dict[str, str]] = None
+    for line in settings:
+        if line.startswith("-- "):
+            m = re.fullmatch(r"-- variant (\S+)", line)
+            mine = found.setdefault(m.group(1), {}) if m else None
+        elif mine is not None and line.startswith(SETTING):
+            name, _, rest = line.partition("|")
+            mine[name[len(SETTING):]] = rest.split("|")[0]
+    out = {}
+    for v, s in found.items():
+        d = number(s.get("us", ""))
+        if s.get("tranche") and d:
+            out[v] = (s["tranche"], d, s.get("mode", "inside"))
+    return out
+
+
+Counts = Dict[Tuple[str, int, int], Dict[str, List[float]]]
+FIELDS = ("ex_acquires", "sh_acquires", "ex_hold_samples", "sh_hold_samples",
+          "ex_hold_time", "sh_hold_time")
+
+
+def read_counts(path: str, tranches: Sequence[str]) -> Counts:
+    """Per run of locks.csv, the FIELDS of each of tranches (0 where
+    empty)."""
+    out: Counts = {}
+    for line, run, r in read_rows(path, ("tranche", "ex_acquires")):
+        out.setdefault(run, {})
+        if r["tranche"] not in tranches:
+            continue
+        row = []
+        for f in FIELDS:
+            x = number(r.get(f) or "0")
+            if x is None or x < 0:
+                raise InputError("%s line %d: %s %s: not a non-negative "
+                                 "number" % (path, line, f, r.get(f)))
+            row.append(x)
+        out[run][r["tranche"]] = row
+    return out
+
+
+# --- the numbers ----------------------------------------------------------
+
+def slope(a: Sequence[float], y: Sequence[float]) -> float:
+    """The least-squares slope through the origin of y against a; nan
+    when every a is 0."""
+    sxx = sum(x * x for x in a)
+    return sum(x * v for x, v in zip(a, y)) / sxx if sxx > 0 else math.nan
+
+
+def ceiling_slope(added: Sequence[float], delays: Sequence[float],
+                  busy: float, tps: float, ex_per_xact: float) -> float:
+    """The slope through the origin, against the added holds per
+    transaction (us), of the asymptotic bound's ln tps(d) - ln tps(0) =
+    -max(0, ln(busy + tps x ex_per_xact x d)) at the delays (us)."""
+    y = [-max(0.0, math.log(busy + tps * ex_per_xact * d * 1e-6))
+         for d in delays]
+    return slope(added, y)
+
+
+def _hold_per_xact(rows: Sequence[List[float]], xacts: float
+                   ) -> Optional[float]:
+    """The hold per transaction (us) of runs' rows of a tranche: per mode,
+    acquisitions x mean sampled hold; None for a mode acquired without
+    a sample."""
+    a_ex, a_sh, s_ex, s_sh, h_ex, h_sh = (sum(r[i] for r in rows)
+                                          for i in range(6))
+    if (a_ex and not s_ex) or (a_sh and not s_sh):
+        return None
+    return 1000 * ((a_ex * h_ex / s_ex if s_ex else 0)
+                   + (a_sh * h_sh / s_sh if s_sh else 0)) / xacts
+
+
+def gain(b: float, hold: Optional[float]) -> Optional[float]:
+    """The tps gain (a fraction) of a hold SHORTER shorter, extrapolated
+    along slope b (per us per transaction) from hold (us per transaction)."""
+    if hold is None or math.isnan(b):
+        return None
+    return math.exp(-b * SHORTER * hold) - 1
+
+
+def verdict(low: float, high: float, gains: Tuple[Optional[float], ...],
+            threshold: float) -> str:
+    """The verdict on inside minus control (its interval [low, high]);
+    gains: the extrapolated gain's interval ends."""
+    if math.isnan(low) or math.isnan(high):
+        return stats.NOT_RESOLVED
+    if high < 0:
+        return "lowers tps"
+    if low > 0:
+        return "raises tps"
+    if None not in gains and all(abs(g) < threshold for g in gains):
+        return "equivalent (±%g%% at a 10%% shorter hold)" % (100 * threshold)
+    return stats.NOT_RESOLVED
+
+
+def agreement(low: float, high: float, predicted: Optional[float],
+              resolved: bool) -> str:
+    """Whether the ceiling's predicted slope lies in [low, high], the
+    interval of inside minus control; resolved: whether its verdict is
+    (an interval that holds nearly every slope holds the prediction too,
+    and says nothing)."""
+    if predicted is None or math.isnan(predicted) or math.isnan(low):
+        return "-"
+    if low <= predicted <= high:
+        return "agrees" if resolved else stats.NOT_RESOLVED
+    return "steeper than predicted" if high < predicted else \
+        "shallower than predicted"
+
+
+def _zeros() -> List[float]:
+    return [0.0] * len(FIELDS)
+
+
+def _row(t: str, c: int, ds: Sequence[float], names: Dict,
+         base: str, by_key: Dict, counts: Counts, threshold: float,
+         confidence: float) -> Optional[SensitivityRow]:
+    """The row of tranche t at c clients, delays ds, the variants names
+    ((t, d) -> {mode: variant}); None without a complete round."""
+    per_round = []		# (a per delay, y inside, y control)
+    base_runs: List[Run] = []
+    for (v, cl, r), run in sorted(by_key.items(), key=lambda x: x[0][2]):
+        if v != base or cl != c:
+            continue
+        keys = [((names[(t, d)]["inside"], c, r),
+                 (names[(t, d)]["before"], c, r)) for d in ds]
+        if any(k not in by_key for pair in keys for k in pair):
+            continue
+        a, yi, yc = [], [], []
+        for d, (ki, kc) in zip(ds, keys):
+            acq = counts.get(ki, {}).get(t, _zeros())
+            a.append(d * (acq[0] + acq[1]) / by_key[ki].transactions)
+            yi.append(math.log(by_key[ki].tps / run.tps))
+            yc.append(math.log(by_key[kc].tps / run.tps))
+        per_round.append((a, yi, yc))
+        base_runs.append(run)
+    if not per_round:
+        return None
+    inside, control, effect = (stats.mean_ci(
+        [slope(a, f(yi, yc)) for a, yi, yc in per_round], confidence)
+        for f in (lambda i, _: i, lambda _, k: k,
+                  lambda i, k: [x - y for x, y in zip(i, k)]))
+    rows = [counts.get(r.key, {}).get(t, _zeros()) for r in base_runs]
+    xacts = sum(r.transactions for r in base_runs)
+    seconds = sum(r.transactions / r.tps for r in base_runs)
+    hold = _hold_per_xact(rows, xacts)
+    # the estimate, then the interval's ends, low to high (a steeper
+    # slope, a larger gain)
+    gains = (gain(effect[0], hold), gain(effect[2], hold),
+             gain(effect[1], hold))
+    a_ex, s_ex, h_ex = (sum(x[i] for x in rows) for i in (0, 2, 4))
+    busy = busy_lock(t, int(a_ex), s_ex, h_ex, seconds, xacts / seconds)
+    added = tuple(sum(p[0][i] for p in per_round) / len(per_round)
+                  for i in range(len(ds)))
+    predicted = None if not busy.busy else ceiling_slope(
+        added, ds, busy.busy, xacts / seconds, a_ex / xacts)
+    said = verdict(effect[1], effect[2], gains[1:], threshold)
+    return SensitivityRow(
+        t, c, len(per_round), tuple(ds), added, inside, control, effect,
+        said, hold, None if gains[0] is None else gains, busy.busy,
+        busy.ceiling_tps, predicted,
+        agreement(effect[1], effect[2], predicted,
+                  said != stats.NOT_RESOLVED))
+
+
+def sensitivity(runs: Sequence[Run], locks_path: str,
+                settings: Sequence[str], variants: Sequence[str],
+                threshold: float, confidence: float = 0.95
+                ) -> Optional[SensitivityResult]:
+    """Table (s) of a study: None when no variant but the baseline (the
+    first of variants) has a delay in force, or the baseline has one.
+    runs: runs.csv read with need_transactions; settings: settings.txt's
+    lines; threshold: THRESHOLD as a fraction."""
+    delayed = delays_in_force(settings)
+    if not variants or variants[0] in delayed or \
+            not any(v in delayed for v in variants):
+        return None
+    base = variants[0]
+    names: Dict[Tuple[str, float], Dict[str, str]] = {}
+    for v in variants:
+        if v in delayed:
+            t, d, mode = delayed[v]
+            names.setdefault((t, d), {})[mode] = v
+    complete = [k for k, m in names.items() if set(m) == {"inside", "before"}]
+    unpaired = tuple(v for k, m in names.items() if k not in complete
+                     for v in m.values())
+    tranches = list(dict.fromkeys(t for t, _ in complete))
+    counts = read_counts(locks_path, tranches) if tranches else {}
+    by_key = {r.key: r for r in runs}
+    clients = sorted({r.clients for r in runs if r.variant == base})
+    cells = [(t, c, sorted(d for u, d in complete if u == t))
+             for t in tranches for c in clients]
+    family = max(1, len(cells))
+    level = 1 - (1 - confidence) / family
+    rows = [_row(t, c, ds, names, base, by_key, counts, threshold, level)
+            for t, c, ds in cells]
+    return SensitivityResult(base, level, family,
+                             tuple(x for x in rows if x is not None),
+                             unpaired)
+
+
+# --- the text -------------------------------------------------------------
+
+WORDS = (
+    "(s) sensitivity: how tps responds when one LWLock tranche is held "
+    "longer.  Per tranche and client count, the variants that busy-wait d "
+    "inside every hold of the tranche (inside) and just before each "
+    "acquisition without the lock (control: the same CPU, nothing "
+    "serialized), paired per round with %s.  Added = d x the tranche's "
+    "acquisitions per transaction (us per transaction, mean of the "
+    "rounds).  Slopes: of ln tps against the added hold, through the "
+    "origin, per round, in %% of tps per us added per transaction; their "
+    "mean over the rounds with its t interval at %s (Bonferroni over %d "
+    "row%s).  Inside - control is the lock's own effect.  Verdict: "
+    "\"lowers tps\" or \"raises tps\" where the interval excludes 0; "
+    "\"equivalent\" where the gain of a 10%% shorter hold lies within "
+    "±%s%%; else \"not resolved\".\n")
+WORDS_2 = (
+    "(s) what it means: hold = the tranche's hold per transaction in "
+    "%s (acquisitions x mean sampled hold, both modes, us); \"10%% "
+    "shorter hold\" = the tps gain if the line of inside - control went "
+    "on below zero delay, an extrapolation beyond the measured range, "
+    "with its interval.  Busy %% and ceiling tps as in (u), from %s's "
+    "exclusive holds; \"ceiling's slope\": the slope, through the same "
+    "added holds, of the asymptotic bound tps <= 1 / (n (h + d)) with tps "
+    "unchanged until the bound is reached; \"agrees\" when it lies in the "
+    "interval of inside - control and the verdict is resolved (\"not "
+    "resolved\" when it is not).\n")
+HEADER = ("tranche", "clients", "rounds", "delays us", "added us/xact",
+          "inside %/us", "control %/us", "inside - control %/us",
+          "interval", "verdict")
+HEADER_2 = ("tranche", "clients", "hold us/xact", "10% shorter hold",
+            "interval", "Busy %", "ceiling tps", "ceiling's slope %/us",
+            "agreement")
+
+
+def _g(x: Optional[float]) -> str:
+    """A slope per us as % per us, 3 significant digits; "-" for None or
+    nan."""
+    if x is None or math.isnan(x):
+        return "-"
+    return "%+.3g" % (100 * x) if x else "0"
+
+
+def _delays(xs: Sequence[float]) -> str:
+    return " ".join("%g" % x for x in xs)
+
+
+def _cells(x: SensitivityRow) -> List[str]:
+    return [x.tranche, str(x.clients), str(x.rounds), _delays(x.delays_us),
+            " ".join(half_up(a, 2) for a in x.added_us), _g(x.inside[0]),
+            _g(x.control[0]), _g(x.effect[0]),
+            "[%s, %s]" % (_g(x.effect[1]), _g(x.effect[2])), x.verdict]
+
+
+def _pct(x: Optional[float]) -> str:
+    return "-" if x is None else "%+.2f%%" % (100 * x)
+
+
+def _cells_2(x: SensitivityRow) -> List[str]:
+    g = x.gain
+    return [x.tranche, str(x.clients),
+            "-" if x.hold_us is None else half_up(x.hold_us, 2),
+            "-" if g is None else _pct(g[0]) + " (extrapolated)",
+            "-" if g is None else "[%s, %s]" % (_pct(g[1]), _pct(g[2])),
+            "-" if x.busy is None else half_up(100 * x.busy, 2),
+            "-" if x.ceiling_tps is None else half_up(x.ceiling_tps, 0),
+            _g(x.ceiling_slope), x.agreement]
+
+
+def sensitivity_text(s: Optional[SensitivityResult],
+                     threshold: float) -> str:
+    """Table (s) after an empty line, its words and its two tables; the
+    delayed variants without their other mode named; "" for None."""
+    if s is None:
+        return ""
+    out = "\n" + WORDS % (s.baseline, "%.4g%%" % (100 * s.confidence),
+                          s.family, "" if s.family == 1 else "s",
+                          "%g" % (100 * threshold))
+    if s.rows:
+        out += table(HEADER, [_cells(x) for x in s.rows],
+                     [False] + [True] * 8 + [False]) + "\n\n" + \
+            WORDS_2 % (s.baseline, s.baseline) + \
+            table(HEADER_2, [_cells_2(x) for x in s.rows],
+                  [False] + [True] * 7 + [False]) + "\n"
+    else:
+        out += "no tranche has a round with the baseline and both modes " \
+            "of each of its delays\n"
+    if s.unpaired:
+        out += ("(s) left out, without the variant of the other mode at "
+                "the same tranche and delay: %s\n" % ", ".join(s.unpaired))
+    return out

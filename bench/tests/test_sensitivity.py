@@ -1,0 +1,339 @@
+"""Tests of lockstudy.sensitivity: the variants of SENSITIVITY and
+DELAY_US, their checks in the study's parameters, and table (s) on
+synthetic studies whose slopes, extrapolation and ceiling are worked
+out by hand (in the comments) or by an independent least-squares fit.
+"""
+
+import csv
+import math
+import os
+import random
+
+import numpy
+import pytest
+from scipy import stats as scipy_stats
+
+from lockstudy import model, results, sensitivity as sn, spec, variants
+from lockstudy.data import read_runs
+
+# --- the variants -----------------------------------------------------------
+
+
+def test_variants_text():
+    text = sn.variants_text(*sn.parse("WALWrite ProcArray", "0.5 2"))
+    vs = variants.parse_variants(text, "/", "/")
+    assert [v.name for v in vs] == [
+        "none", "walwrite-in-0p5", "walwrite-ctl-0p5", "walwrite-in-2",
+        "walwrite-ctl-2", "procarray-in-0p5", "procarray-ctl-0p5",
+        "procarray-in-2", "procarray-ctl-2"]
+    assert vs[0].settings == ()
+    assert vs[1].settings == (("pg_lockstat.delay_tranche", "WALWrite"),
+                              ("pg_lockstat.delay_us", "0.5"),
+                              ("pg_lockstat.delay_mode", "inside"))
+    assert dict(vs[2].settings)["pg_lockstat.delay_mode"] == "before"
+
+
+def test_long_tranche_name_is_cut():
+    """A name is at most 31 characters, as VARIANTS allows."""
+    name = sn.variant_name("SerializableFinishedList", "ctl", "0.25")
+    assert name == "serializablefinishedli-ctl-0p25" and len(name) == 31
+    text = sn.variants_text(["SerializableFinishedList"], ["1000"])
+    assert [v.name for v in variants.parse_variants(text, "/", "/")][1:] \
+        == ["serializablefinishedlis-in-1000",
+            "serializablefinishedli-ctl-1000"]
+
+
+@pytest.mark.parametrize("tranches, delays, message", [
+    ("WALWrite", "", 'SENSITIVITY needs DELAY_US, the delays in '
+     'microseconds (from 0.1 to 1000), for example DELAY_US="0.5 2"'),
+    ("WAL-Write", "1", 'SENSITIVITY: "WAL-Write" is not an LWLock tranche '
+     'name as pg_lwlock_stats.tranche shows it (letters, digits and _)'),
+    ("WALWrite WALWrite", "1",
+     'SENSITIVITY: tranche "WALWrite" appears twice'),
+    ("WALWrite", "0.05", 'DELAY_US: "0.05" is not a delay from 0.1 to 1000 '
+     'microseconds'),
+    ("WALWrite", "1001", 'DELAY_US: "1001" is not a delay from 0.1 to 1000 '
+     'microseconds'),
+    ("WALWrite", "1e2", 'DELAY_US: "1e2" is not a delay from 0.1 to 1000 '
+     'microseconds'),
+    ("WALWrite", "2 2.0", "DELAY_US: delay 2 appears twice")])
+def test_parse_refused(tranches, delays, message):
+    with pytest.raises(spec.SpecError) as e:
+        sn.parse(tranches, delays)
+    assert str(e.value) == message
+
+
+def test_study_parameters(site):
+    """SENSITIVITY makes the study's variants and sets SHARED_START=1
+    unless it is given; commands.txt's line records the VARIANTS it made,
+    which run the same study again."""
+    given = {"SENSITIVITY": "WALWrite", "DELAY_US": "2"}
+    study = site.study(given)
+    assert study.names == ["none", "walwrite-in-2", "walwrite-ctl-2"]
+    assert study.shared_start
+    assert 'VARIANTS="none; walwrite-in-2: ' in study.parameters()
+    assert not site.study(dict(given, SHARED_START="0")).shared_start
+    again = site.study({"VARIANTS": study.variants_given})
+    assert again.variants == study.variants
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"DELAY_US": "2"}, "DELAY_US is for SENSITIVITY, the tranches whose "
+     "holds the study lengthens by each delay: give both"),
+    ({"SENSITIVITY": "WALWrite", "DELAY_US": "2", "VARIANTS": "a; b"},
+     "SENSITIVITY makes the variants (none, and per tranche and delay "
+     "<tranche>-in-<d> and <tranche>-ctl-<d>); give SENSITIVITY or "
+     "VARIANTS, not both"),
+    ({"SENSITIVITY": "WALWrite", "DELAY_US": "2", "STRATEGIES": "tas"},
+     "SENSITIVITY makes the variants (none, and per tranche and delay "
+     "<tranche>-in-<d> and <tranche>-ctl-<d>); give SENSITIVITY or "
+     "STRATEGIES, not both"),
+    ({"SENSITIVITY": "WALWrite", "DELAY_US": "2", "AA": "1"},
+     "SENSITIVITY makes the variants (none, and per tranche and delay "
+     "<tranche>-in-<d> and <tranche>-ctl-<d>); give SENSITIVITY or "
+     "AA, not both")])
+def test_study_refused(site, given, message):
+    with pytest.raises(spec.SpecError) as e:
+        site.study(given)
+    assert str(e.value) == message
+
+
+def test_delays_in_force():
+    lines = ["-- variant none", "pg_lockstat.delay_tranche|||default",
+             "pg_lockstat.delay_us|0||default", "work_mem|4096|kB|x",
+             "-- variant w-in", "pg_lockstat.delay_mode|inside||x",
+             "pg_lockstat.delay_tranche|WALWrite||x",
+             "pg_lockstat.delay_us|0.5||x",
+             "-- variant w-ctl", "pg_lockstat.delay_mode|before||x",
+             "pg_lockstat.delay_tranche|WALWrite||x",
+             "pg_lockstat.delay_us|0.5||x",
+             "-- variant zero", "pg_lockstat.delay_tranche|WALWrite||x",
+             "-- server-settings of the workload x (in postgresql.conf)",
+             "pg_lockstat.delay_us|3||x"]
+    assert sn.delays_in_force(lines) == {
+        "w-in": ("WALWrite", 0.5, "inside"),
+        "w-ctl": ("WALWrite", 0.5, "before")}
+
+
+# --- table (s) on synthetic studies -------------------------------------------
+
+DELAYS = (100.0, 400.0)
+SETTINGS = ["-- variant none"] + [
+    line for d in DELAYS for mode, short in sn.MODES for line in (
+        "-- variant w-%s-%g" % (short, d),
+        "pg_lockstat.delay_tranche|W||configuration file",
+        "pg_lockstat.delay_us|%g||configuration file" % d,
+        "pg_lockstat.delay_mode|%s||configuration file" % mode)]
+NAMES = ["none"] + ["w-%s-%g" % (short, d) for d in DELAYS
+                    for _, short in sn.MODES]
+HEAD = ["variant", "clients", "round", "tranche", "sh_acquires",
+        "ex_acquires", "ex_hold_samples", "sh_hold_samples", "ex_hold_time",
+        "sh_hold_time"]
+# the other columns of locks.csv, 0 here, and spins.csv's (no rows)
+OTHER = ["tranche_id", "blocks", "spin_delays", "dequeue_self", "wait_time",
+         "max_wait_time", "max_ex_hold_time", "max_sh_hold_time", "blk_pct",
+         "spin_delay_pct"]
+SPINS = ("variant,clients,round,file,line,func,contended,spins,delays,"
+         "wait_time,tas_attempts,unlocked_skips,max_wait_time\n")
+
+
+def write_study(d, tps, rounds=4, clients=8, ex=0.1, sh=0.1):
+    # ex and sh: whole acquisitions per 10 transactions
+    """runs.csv, locks.csv and settings.txt of a study in d: tps(v, r, a)
+    the tps of variant v in round r, whose delay adds a us per
+    transaction; every run 10 s, tranche W taken ex and sh times per
+    transaction, in the baseline's runs held a mean 1 ms exclusive and
+    0.5 ms shared (10 samples each)."""
+    runs, locks = [], []
+    for r in range(1, rounds + 1):
+        for v in NAMES:
+            delay = 0.0 if v == "none" else float(v.rsplit("-", 1)[1])
+            x = tps(v, r, delay * (ex + sh))
+            xacts = 10 * round(x)	# acquisitions are whole numbers
+            runs.append((v, clients, r, x, xacts))
+            locks.append((v, clients, r, "W", round(sh * xacts),
+                          round(ex * xacts), 10, 10, 10.0, 5.0))
+            locks.append((v, clients, r, "Other", 0, 5, 1, 0, 1.0, 0))
+    with open(os.path.join(d, "runs.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["variant", "clients", "round", "tps", "transactions"])
+        w.writerows(runs)
+    with open(os.path.join(d, "locks.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(HEAD + OTHER)
+        w.writerows(row + (0,) * len(OTHER) for row in locks)
+    with open(os.path.join(d, "spins.csv"), "w") as f:
+        f.write(SPINS)
+    with open(os.path.join(d, "settings.txt"), "w") as f:
+        f.write("\n".join(SETTINGS) + "\n")
+
+
+def table_s(d, threshold=0.02):
+    return sn.sensitivity(read_runs(os.path.join(d, "runs.csv"),
+                                    need_transactions=True),
+                          os.path.join(d, "locks.csv"), SETTINGS, NAMES,
+                          threshold)
+
+
+def exact(v, r, a):
+    """Every round the same up to a factor of its own (which the paired
+    slopes cancel): inside -0.1 % per us added per transaction, control
+    -0.02 %."""
+    b = {"none": 0, "in": -0.001, "ctl": -0.0002}[v.split("-")[1]
+                                                    if "-" in v else v]
+    return 1000 * (1 + r / 10) * math.exp(b * a)
+
+
+def test_slopes_by_hand(tmp_path):
+    """Added: 0.2 acquisitions per transaction x 100 and 400 us = 20 and
+    80 us per transaction.  Slopes -0.001, -0.0002, effect -0.0008 per
+    us, the same in every round (interval of width 0): lowers tps.  The
+    baseline's hold per transaction: 0.1 x 1000 + 0.1 x 500 = 150 us; a
+    10 % shorter hold: exp(0.0008 x 15) - 1 = 1.207 %.  Busy: 0.1
+    exclusive acquisitions per transaction x 1 ms x 1000 to 1400 tps,
+    over the rounds' time: A h / T = sum(0.1 x 10 x tps_r x 1 ms) /
+    40 s = 0.1 x mean tps x 1e-3 = 0.125 (12.5 %), ceiling 1250 / 0.125
+    = 10000 tps.  The bound at 400 us: ln(0.125 + 1250 x 0.1 x 4e-4) =
+    ln(0.175) < 0, so the predicted slope is 0: steeper than predicted."""
+    write_study(str(tmp_path), exact)
+    s = table_s(str(tmp_path))
+    assert (s.baseline, s.family, s.unpaired) == ("none", 1, ())
+    assert s.confidence == pytest.approx(0.95)
+    (row,) = s.rows
+    assert (row.tranche, row.clients, row.rounds) == ("W", 8, 4)
+    assert row.delays_us == DELAYS
+    assert row.added_us == pytest.approx((20, 80))
+    assert row.inside == pytest.approx((-0.001,) * 3)
+    assert row.control == pytest.approx((-0.0002,) * 3)
+    assert row.effect == pytest.approx((-0.0008,) * 3)
+    assert row.verdict == "lowers tps"
+    assert row.hold_us == pytest.approx(150)
+    assert row.gain == pytest.approx((math.exp(0.012) - 1,) * 3)
+    assert row.busy == pytest.approx(0.125)
+    assert row.ceiling_tps == pytest.approx(10000)
+    assert row.ceiling_slope == 0
+    assert row.agreement == "steeper than predicted"
+
+
+def test_slopes_against_an_independent_fit(tmp_path):
+    """With noise in every run: each round's slope is numpy's least
+    squares through the origin, their mean and t interval scipy's."""
+    rng = random.Random(7)
+    noise = {}
+
+    def noisy(v, r, a):
+        noise[(v, r)] = math.exp(rng.gauss(0, 0.01))
+        return exact(v, r, a) * noise[(v, r)]
+    write_study(str(tmp_path), noisy, rounds=6)
+    (row,) = table_s(str(tmp_path)).rows
+    a = numpy.array([[20.0], [80.0]])
+    per_round = []
+    for r in range(1, 7):
+        y = [math.log(exact("w-in-%g" % d, r, 0.2 * d)
+                      * noise[("w-in-%g" % d, r)]
+                      / (exact("w-ctl-%g" % d, r, 0.2 * d)
+                         * noise[("w-ctl-%g" % d, r)])) for d in DELAYS]
+        per_round.append(numpy.linalg.lstsq(a, numpy.array(y),
+                                            rcond=None)[0][0])
+    m = numpy.mean(per_round)
+    half = scipy_stats.t.ppf(0.975, 5) * numpy.std(per_round, ddof=1) / \
+        math.sqrt(6)
+    assert row.effect == pytest.approx((m, m - half, m + half))
+    assert row.effect[2] < 0 and row.verdict == "lowers tps"
+
+
+@pytest.mark.parametrize("sd, verdict", [
+    (0.001, "equivalent (±2% at a 10% shorter hold)"),
+    (0.3, "not resolved")])
+def test_no_effect(tmp_path, sd, verdict):
+    """Inside and control alike: with little noise the gain of a 10 %
+    shorter hold lies within +-2 % (equivalent); with much, not
+    resolved."""
+    rng = random.Random(11)
+
+    def same(v, r, a):
+        b = 0 if v == "none" else -0.0002
+        return 1000 * math.exp(b * a + rng.gauss(0, sd))
+    write_study(str(tmp_path), same, rounds=6)
+    (row,) = table_s(str(tmp_path)).rows
+    assert row.effect[1] < 0 < row.effect[2]
+    assert row.verdict == verdict
+
+
+def test_ceiling_slope_by_hand():
+    """busy 0.5 at 1000 tps, 1 exclusive acquisition per transaction:
+    at d = 1000 us the bound is 1 / (0.0005 + 0.001) = 667 tps, ln(1.5)
+    below; at 100 us ln(0.6) < 0: unchanged.  The slope through the
+    origin against added 100 and 1000: -0.405 x 1000 / (100^2 + 1000^2)."""
+    want = -math.log(1.5) * 1000 / (100 ** 2 + 1000 ** 2)
+    assert sn.ceiling_slope((100, 1000), (100, 1000), 0.5, 1000, 1) == \
+        pytest.approx(want)
+
+
+def test_agreement():
+    assert sn.agreement(-2, -1, -1.5, True) == "agrees"
+    assert sn.agreement(-2, 1, -1.5, False) == "not resolved"
+    assert sn.agreement(-2, -1, -0.5, True) == "steeper than predicted"
+    assert sn.agreement(-2, -1, -3, True) == "shallower than predicted"
+    assert sn.agreement(-2, -1, None, True) == "-"
+
+
+def test_incomplete_rounds_and_unpaired(tmp_path):
+    """A round without one of its runs is left out; a delayed variant
+    whose other mode never ran is named, not compared; no delayed
+    variant, or a delayed baseline: no table."""
+    write_study(str(tmp_path), exact)
+    path = os.path.join(str(tmp_path), "runs.csv")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    with open(path, "w") as f:
+        f.write("\n".join(x for x in lines if not x.startswith(
+            "w-ctl-400,8,2,")) + "\n")
+    runs = read_runs(path, need_transactions=True)
+    locks = os.path.join(str(tmp_path), "locks.csv")
+    s = sn.sensitivity(runs, locks, SETTINGS, NAMES, 0.02)
+    assert s.rows[0].rounds == 3
+    odd = SETTINGS + ["-- variant w-in-7", "pg_lockstat.delay_tranche|W||x",
+                      "pg_lockstat.delay_us|7||x",
+                      "pg_lockstat.delay_mode|inside||x"]
+    s = sn.sensitivity(runs, locks, odd, NAMES + ["w-in-7"], 0.02)
+    assert s.unpaired == ("w-in-7",) and s.rows[0].delays_us == DELAYS
+    assert "left out, without the variant of the other mode at the same " \
+        "tranche and delay: w-in-7" in sn.sensitivity_text(s, 0.02)
+    assert sn.sensitivity(runs, locks, SETTINGS[:1], NAMES, 0.02) is None
+    assert sn.sensitivity(runs, locks, SETTINGS, NAMES[1:], 0.02) is None
+
+
+def test_report_and_results_json(tmp_path):
+    """The study's report shows (s) and results.json keeps it."""
+    d = str(tmp_path)
+    write_study(d, exact)
+    text = results.report_text(d, None, 2)
+    assert "\n(s) sensitivity: how tps responds" in text
+    assert (" W       |       8 |      4 |   100 400 |   20.00 80.00 |        "
+            "-0.1 |        -0.02 |                 -0.08 | [-0.08, -0.08] | "
+            "lowers tps\n") in text
+    assert "| lowers tps" in text and "+1.21% (extrapolated)" in text
+    assert "steeper than predicted" in text
+    saved = model.load(os.path.join(d, results.RESULTS))
+    assert saved.sensitivity == results.analyse(d, None, 2).sensitivity
+    assert saved.sensitivity.rows[0].verdict == "lowers tps"
+
+
+def test_check_tranches():
+    """Each tranche a variant of the patched server delays is set by
+    ALTER SYSTEM (the server refuses an unknown one) and reset, once."""
+    calls = []
+    vs = variants.parse_variants(
+        sn.variants_text(["WALWrite", "ProcArray"], ["1", "2"])
+        + "; u: unpatched work_mem=8MB", "/", "/")
+    vs += (spec.Variant("v", (), (("pg_lockstat.delay_tranche", "X"),),
+                        unpatched=True),)
+    sn.check_tranches(lambda what, q, p=(): calls.append((what, q, p)), vs)
+    set_ = "ALTER SYSTEM SET pg_lockstat.delay_tranche = %s"
+    reset = "ALTER SYSTEM RESET pg_lockstat.delay_tranche"
+    assert [(q, p) for _, q, p in calls] == [
+        (set_, ("WALWrite",)), (reset, ()), (set_, ("ProcArray",)),
+        (reset, ())]
+    assert calls[0][0] == "checking pg_lockstat.delay_tranche = 'WALWrite' " \
+        "(ALTER SYSTEM)"
