@@ -166,7 +166,7 @@ def _sensitivity_text(env: Mapping[str, str]) -> str:
                             "tranche and delay <tranche>-in-<d> and "
                             "<tranche>-ctl-<d>); give SENSITIVITY or %s, not "
                             "both" % given)
-    return sensitivity.variants_text(*sensitivity.parse(
+    return sensitivity.variants_text(sensitivity.parse(
         _get(env, "SENSITIVITY"), _get(env, "DELAY_US")))
 
 

@@ -2,7 +2,8 @@
 report, how tps responds when one LWLock tranche is held longer.
 
 SENSITIVITY="WALWrite ProcArray" DELAY_US="0.5 2" makes the variants
-"none" (no delay, the baseline) and, per tranche and delay d (us),
+"none" (no delay, the baseline) and, per tranche and delay d (us; a
+tranche may give its own: SENSITIVITY="WALWrite:10,40 ProcArray:0.5,2"),
 <tranche>-in-<d>, pg_lockstat.delay_mode = inside: d busy-waited inside
 every hold of the tranche, and <tranche>-ctl-<d>, delay_mode = before:
 the same d just before each acquisition, without the lock, the control
@@ -75,30 +76,43 @@ Delay = Tuple[str, float, str]		# (tranche, d in us, mode)
 
 # --- the variants ---------------------------------------------------------
 
-def parse(tranches_text: str, delays_text: str) -> Tuple[List[str],
-                                                          List[str]]:
-    """SENSITIVITY's tranches and DELAY_US's delays, checked."""
-    tranches = tranches_text.split()
-    delays = delays_text.split()
-    if not delays:
-        raise SpecError("SENSITIVITY needs DELAY_US, the delays in "
-                        "microseconds (from %g to %g), for example "
-                        'DELAY_US="0.5 2"' % (DELAY_MIN, DELAY_MAX))
-    for t in tranches:
+def _checked_delays(where: str, delays: Sequence[str]) -> List[str]:
+    """A list of delays (us), checked; where names it in the messages."""
+    for d in delays:
+        x = number(d) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", d) else None
+        if x is None or not DELAY_MIN <= x <= DELAY_MAX:
+            raise SpecError('%s: "%s" is not a delay from %g to %g '
+                            "microseconds" % (where, d, DELAY_MIN, DELAY_MAX))
+        if [number(e) for e in delays].count(x) > 1:
+            raise SpecError("%s: delay %s appears twice" % (where, d))
+    return list(delays)
+
+
+def parse(tranches_text: str, delays_text: str
+          ) -> List[Tuple[str, List[str]]]:
+    """SENSITIVITY's tranches, each with its delays: its own
+    (tranche:d1,d2,...) or else DELAY_US's; checked."""
+    items = tranches_text.split()
+    common = delays_text.split()
+    out: List[Tuple[str, List[str]]] = []
+    if not items:
+        raise SpecError("SENSITIVITY names no tranche")
+    for item in items:
+        t, colon, own = item.partition(":")
         if not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]{0,62}", t):
             raise SpecError('SENSITIVITY: "%s" is not an LWLock tranche name '
                             "as pg_lwlock_stats.tranche shows it (letters, "
                             "digits and _)" % t)
-        if tranches.count(t) > 1:
+        if t in [x for x, _ in out]:
             raise SpecError('SENSITIVITY: tranche "%s" appears twice' % t)
-    for d in delays:
-        x = number(d) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", d) else None
-        if x is None or not DELAY_MIN <= x <= DELAY_MAX:
-            raise SpecError('DELAY_US: "%s" is not a delay from %g to %g '
-                            "microseconds" % (d, DELAY_MIN, DELAY_MAX))
-        if [number(e) for e in delays].count(x) > 1:
-            raise SpecError('DELAY_US: delay %s appears twice' % d)
-    return tranches, delays
+        if not (own if colon else common):
+            raise SpecError("SENSITIVITY: tranche %s has no delays: give "
+                            "DELAY_US, the delays in microseconds (from %g "
+                            'to %g), for example DELAY_US="0.5 2", or its '
+                            "own, %s:0.5,2" % (t, DELAY_MIN, DELAY_MAX, t))
+        out.append((t, _checked_delays("SENSITIVITY: %s" % t, own.split(","))
+                    if colon else _checked_delays("DELAY_US", common)))
+    return out
 
 
 def variant_name(tranche: str, short_mode: str, delay: str) -> str:
@@ -108,10 +122,10 @@ def variant_name(tranche: str, short_mode: str, delay: str) -> str:
     return tranche.lower()[:NAME_MAX - len(tail)] + tail
 
 
-def variants_text(tranches: Sequence[str], delays: Sequence[str]) -> str:
-    """The VARIANTS that SENSITIVITY and DELAY_US stand for."""
+def variants_text(tranches: Sequence[Tuple[str, Sequence[str]]]) -> str:
+    """The VARIANTS of the tranches and their delays (parse())."""
     out = [BASELINE]
-    for t in tranches:
+    for t, delays in tranches:
         for d in delays:
             for mode, short in MODES:
                 out.append("%s: %stranche=%s %sus=%s %smode=%s" % (

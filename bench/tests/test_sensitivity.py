@@ -20,7 +20,7 @@ from lockstudy.data import read_runs
 
 
 def test_variants_text():
-    text = sn.variants_text(*sn.parse("WALWrite ProcArray", "0.5 2"))
+    text = sn.variants_text(sn.parse("WALWrite ProcArray", "0.5 2"))
     vs = variants.parse_variants(text, "/", "/")
     assert [v.name for v in vs] == [
         "none", "walwrite-in-0p5", "walwrite-ctl-0p5", "walwrite-in-2",
@@ -37,16 +37,40 @@ def test_long_tranche_name_is_cut():
     """A name is at most 31 characters, as VARIANTS allows."""
     name = sn.variant_name("SerializableFinishedList", "ctl", "0.25")
     assert name == "serializablefinishedli-ctl-0p25" and len(name) == 31
-    text = sn.variants_text(["SerializableFinishedList"], ["1000"])
+    text = sn.variants_text([("SerializableFinishedList", ["1000"])])
     assert [v.name for v in variants.parse_variants(text, "/", "/")][1:] \
         == ["serializablefinishedlis-in-1000",
             "serializablefinishedli-ctl-1000"]
 
 
+def test_own_delays():
+    """A tranche's own delays, the others DELAY_US's."""
+    assert sn.parse("WALWrite:10,40 ProcArray", "0.5") == [
+        ("WALWrite", ["10", "40"]), ("ProcArray", ["0.5"])]
+    assert sn.parse("WALWrite:10", "") == [("WALWrite", ["10"])]
+    names = [v.name for v in variants.parse_variants(sn.variants_text(
+        sn.parse("WALWrite:10,40 ProcArray", "0.5")), "/", "/")]
+    assert names == ["none", "walwrite-in-10", "walwrite-ctl-10",
+                     "walwrite-in-40", "walwrite-ctl-40", "procarray-in-0p5",
+                     "procarray-ctl-0p5"]
+
+
+NO_DELAYS = ("SENSITIVITY: tranche %s has no delays: give DELAY_US, the "
+             "delays in microseconds (from 0.1 to 1000), for example "
+             'DELAY_US="0.5 2", or its own, %s:0.5,2')
+
+
 @pytest.mark.parametrize("tranches, delays, message", [
-    ("WALWrite", "", 'SENSITIVITY needs DELAY_US, the delays in '
-     'microseconds (from 0.1 to 1000), for example DELAY_US="0.5 2"'),
-    ("WAL-Write", "1", 'SENSITIVITY: "WAL-Write" is not an LWLock tranche '
+    ("WALWrite", "", NO_DELAYS % ("WALWrite", "WALWrite")),
+    (" ", "1", "SENSITIVITY names no tranche"),
+    ("WALWrite:", "1", NO_DELAYS % ("WALWrite", "WALWrite")),
+    ("A:1 B", "", NO_DELAYS % ("B", "B")),
+    ("WALWrite:1,x", "", 'SENSITIVITY: WALWrite: "x" is not a delay from '
+     '0.1 to 1000 microseconds'),
+    ("WALWrite:1,1.0", "", "SENSITIVITY: WALWrite: delay 1 appears twice"),
+    ("WALWrite:1,,2", "", 'SENSITIVITY: WALWrite: "" is not a delay from '
+     '0.1 to 1000 microseconds'),
+    ("WAL-Write:1", "", 'SENSITIVITY: "WAL-Write" is not an LWLock tranche '
      'name as pg_lwlock_stats.tranche shows it (letters, digits and _)'),
     ("WALWrite WALWrite", "1",
      'SENSITIVITY: tranche "WALWrite" appears twice'),
@@ -325,7 +349,7 @@ def test_check_tranches():
     ALTER SYSTEM (the server refuses an unknown one) and reset, once."""
     calls = []
     vs = variants.parse_variants(
-        sn.variants_text(["WALWrite", "ProcArray"], ["1", "2"])
+        sn.variants_text(sn.parse("WALWrite ProcArray", "1 2"))
         + "; u: unpatched work_mem=8MB", "/", "/")
     vs += (spec.Variant("v", (), (("pg_lockstat.delay_tranche", "X"),),
                         unpatched=True),)
