@@ -152,22 +152,31 @@ def sysbench_tables(env: Mapping[str, str], scale: int) -> Tuple[int, int]:
 
 def _sensitivity_text(env: Mapping[str, str]) -> str:
     """The VARIANTS of SENSITIVITY and DELAY_US (lockstudy.sensitivity),
-    which refuse VARIANTS, STRATEGIES and AA=1; "" without SENSITIVITY,
-    which DELAY_US then must not be given without."""
+    on the base of VARIANTS if it gives one variant; SENSITIVITY refuses
+    STRATEGIES, AA=1 and VARIANTS of more variants.  "" without
+    SENSITIVITY, which DELAY_US then must not be given without."""
     if not _get(env, "SENSITIVITY"):
         if _get(env, "DELAY_US"):
             raise SpecError("DELAY_US is for SENSITIVITY, the tranches whose "
                             "holds the study lengthens by each delay: give "
                             "both")
         return ""
-    for given in ("VARIANTS", "STRATEGIES", "AA"):
+    for given in ("STRATEGIES", "AA"):
         if _get(env, given) and _get(env, given) != "0":
             raise SpecError("SENSITIVITY makes the variants (none, and per "
                             "tranche and delay <tranche>-in-<d> and "
                             "<tranche>-ctl-<d>); give SENSITIVITY or %s, not "
                             "both" % given)
+    base = [x.strip() for x in
+            _get(env, "VARIANTS").replace("\n", ";").split(";") if x.strip()]
+    if len(base) > 1:
+        raise SpecError("SENSITIVITY makes the variants, on the base of "
+                        "VARIANTS if it gives one (its name and its patches "
+                        "and settings, which every variant then has); "
+                        "VARIANTS gives %d" % len(base))
     return sensitivity.variants_text(sensitivity.parse(
-        _get(env, "SENSITIVITY"), _get(env, "DELAY_US")))
+        _get(env, "SENSITIVITY"), _get(env, "DELAY_US")), *(
+            base[0].partition(":")[::2] if base else ()))
 
 
 def _variants_text(env: Mapping[str, str]) -> str:

@@ -7,9 +7,11 @@ tranche may give its own: SENSITIVITY="WALWrite:10,40 ProcArray:0.5,2"),
 <tranche>-in-<d>, pg_lockstat.delay_mode = inside: d busy-waited inside
 every hold of the tranche, and <tranche>-ctl-<d>, delay_mode = before:
 the same d just before each acquisition, without the lock, the control
-(the same CPU, nothing serialized).  A delay's "." is written "p" in the
-name (0.5: 0p5) and a long tranche name is cut so that the name fits
-VARIANTS' 31 characters.  The variants differ only in reloadable
+(the same CPU, nothing serialized).  VARIANTS of one variant gives the
+baseline its name, and its patch files and settings to every variant
+(VARIANTS="base: pg_lockstat.hold_sample_every=101").  A delay's "."
+is written "p" in the name (0.5: 0p5) and a long tranche name is cut so
+that the name fits VARIANTS' 31 characters.  The variants differ only in reloadable
 settings, so under SHARED_START=1 (SENSITIVITY's default) a round runs
 them all in one server start.
 
@@ -122,15 +124,25 @@ def variant_name(tranche: str, short_mode: str, delay: str) -> str:
     return tranche.lower()[:NAME_MAX - len(tail)] + tail
 
 
-def variants_text(tranches: Sequence[Tuple[str, Sequence[str]]]) -> str:
-    """The VARIANTS of the tranches and their delays (parse())."""
-    out = [BASELINE]
+def variants_text(tranches: Sequence[Tuple[str, Sequence[str]]],
+                  base: str = BASELINE, items: str = "") -> str:
+    """The VARIANTS of the tranches and their delays (parse()), on a
+    baseline named base with items, patch files and settings that every
+    variant has (VARIANTS of one variant); SpecError if they set a
+    delay or name the unpatched server."""
+    items = " ".join(items.split())
+    for x in items.split():
+        if x == "unpatched" or x.startswith(SETTING):
+            raise SpecError('SENSITIVITY: the base "%s" of VARIANTS must run '
+                            "pg_lockstat without a delay of its own, not %s"
+                            % (base.strip(), x))
+    out = ["%s: %s" % (base.strip(), items) if items else base.strip()]
     for t, delays in tranches:
         for d in delays:
             for mode, short in MODES:
-                out.append("%s: %stranche=%s %sus=%s %smode=%s" % (
-                    variant_name(t, short, d), SETTING, t, SETTING, d,
-                    SETTING, mode))
+                out.append("%s: %s%stranche=%s %sus=%s %smode=%s" % (
+                    variant_name(t, short, d), items + " " if items else "",
+                    SETTING, t, SETTING, d, SETTING, mode))
     return "; ".join(out)
 
 

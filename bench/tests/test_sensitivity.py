@@ -101,13 +101,36 @@ def test_study_parameters(site):
     assert again.variants == study.variants
 
 
+def test_study_on_a_base(site):
+    """VARIANTS of one variant names the baseline and gives every variant
+    its settings."""
+    study = site.study({"SENSITIVITY": "WALWrite:2", "VARIANTS":
+                        " base:  pg_lockstat.hold_sample_every=101 ;"})
+    assert study.names == ["base", "walwrite-in-2", "walwrite-ctl-2"]
+    assert study.variants[0].settings == (
+        ("pg_lockstat.hold_sample_every", "101"),)
+    assert study.variants[2].settings == (
+        ("pg_lockstat.hold_sample_every", "101"),
+        ("pg_lockstat.delay_tranche", "WALWrite"),
+        ("pg_lockstat.delay_us", "2"), ("pg_lockstat.delay_mode", "before"))
+    plain = site.study({"SENSITIVITY": "WALWrite:2", "VARIANTS": "b"})
+    assert plain.names[0] == "b" and plain.variants[0].settings == ()
+
+
 @pytest.mark.parametrize("given, message", [
     ({"DELAY_US": "2"}, "DELAY_US is for SENSITIVITY, the tranches whose "
      "holds the study lengthens by each delay: give both"),
     ({"SENSITIVITY": "WALWrite", "DELAY_US": "2", "VARIANTS": "a; b"},
-     "SENSITIVITY makes the variants (none, and per tranche and delay "
-     "<tranche>-in-<d> and <tranche>-ctl-<d>); give SENSITIVITY or "
-     "VARIANTS, not both"),
+     "SENSITIVITY makes the variants, on the base of VARIANTS if it gives "
+     "one (its name and its patches and settings, which every variant then "
+     "has); VARIANTS gives 2"),
+    ({"SENSITIVITY": "WALWrite", "DELAY_US": "2",
+      "VARIANTS": "a: pg_lockstat.delay_us=3"},
+     'SENSITIVITY: the base "a" of VARIANTS must run pg_lockstat without a '
+     "delay of its own, not pg_lockstat.delay_us=3"),
+    ({"SENSITIVITY": "WALWrite", "DELAY_US": "2", "VARIANTS": "s: unpatched"},
+     'SENSITIVITY: the base "s" of VARIANTS must run pg_lockstat without a '
+     "delay of its own, not unpatched"),
     ({"SENSITIVITY": "WALWrite", "DELAY_US": "2", "STRATEGIES": "tas"},
      "SENSITIVITY makes the variants (none, and per tranche and delay "
      "<tranche>-in-<d> and <tranche>-ctl-<d>); give SENSITIVITY or "
