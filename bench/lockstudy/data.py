@@ -16,6 +16,7 @@ variants given (report_order()).  Calls model (RunRecord).
 import csv
 import dataclasses
 import math
+import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .model import RunKey, RunRecord
@@ -160,6 +161,26 @@ def report_order(runs: Iterable[Run], given: Optional[Sequence[str]],
         raise InputError("%s has %s not in --%s: %s"
                          % (path, what, what, " ".join(unknown)))
     return names, seen
+
+
+def study_order(commands: Sequence[str], runs: Iterable[Run]
+                ) -> Optional[List[str]]:
+    """The variants in the order the study gave them, the first its
+    baseline, from the first line of its commands.txt (VARIANTS="..." or
+    STRATEGIES="..."), those that have runs; None when the line names
+    none of them (a study before the line, a bare runs.csv)."""
+    m = re.search(r'\b(VARIANTS|STRATEGIES)="([^"]*)"',
+                  commands[0] if commands else "")
+    if not m:
+        return None
+    if m.group(1) == "STRATEGIES":
+        names = m.group(2).split()
+    else:
+        names = [x.partition(":")[0].strip()
+                 for x in m.group(2).replace("\n", ";").split(";")]
+    have = {r.variant for r in runs}
+    order = [n for n in dict.fromkeys(names) if n in have]
+    return order or None
 
 
 def read_unpatched(path: str) -> List[str]:

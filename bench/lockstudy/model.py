@@ -451,8 +451,11 @@ class SensitivityRow:
     transaction as (mean, low, high): inside and control against the
     baseline, and inside minus control (effect); the baseline's hold per
     transaction (us), the extrapolated gain of a 10 % shorter hold as
-    (estimate, low, high) fractions, busy and ceiling as in (u), and the
-    asymptotic bound's slope."""
+    (estimate, low, high) fractions, busy and ceiling as in (u), the
+    asymptotic bound's slope; the hold added per transaction by the
+    control, the delays per acquisition of the tranche in the inside and
+    in the control runs (None without delays.csv), and the gain if 10 %
+    of the hold were removed (along the inside slope)."""
     tranche: str
     clients: int
     rounds: int
@@ -468,6 +471,10 @@ class SensitivityRow:
     ceiling_tps: Optional[float]
     ceiling_slope: Optional[float]
     agreement: str
+    control_added_us: Tuple[float, ...] = ()
+    inside_per_acquire: Optional[float] = None
+    control_per_acquire: Optional[float] = None
+    removed: Optional[Tuple[float, ...]] = None
 
 
 @dataclass(frozen=True)

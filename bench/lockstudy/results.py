@@ -60,12 +60,15 @@ def read_meta(directory: str) -> model.StudyMeta:
 def analyse(directory: str, variants: Optional[List[str]],
             threshold_pct: float) -> model.StudyResult:
     """What the study in directory found; variants in report order (None:
-    their order of first appearance), the verdict threshold in percent."""
+    the study's, from commands.txt, else their order of first appearance),
+    the verdict threshold in percent."""
     def path(name: str) -> str:
         return os.path.join(directory, name)
 
     runs = data.read_runs(path("runs.csv"), need_transactions=True)
     meta = read_meta(directory)
+    if not variants:
+        variants = data.study_order(meta.commands, runs)
     tps = report.tps_result(runs, variants, threshold_pct,
                             shared=slots.shared_groups(meta.commands))
     own = floor.measure(tps, floor.host(meta),
@@ -141,7 +144,9 @@ def listed(result: model.StudyResult, plots: Sequence[str]) -> List[str]:
     """The files of a study that the line "results:" names."""
     return (["runs.csv", "points.csv"]
             + (["mechanism.csv"] if result.mechanism is not None else [])
-            + ["persec.csv", "locks.csv", "spins.csv"] + list(plots)
+            + ["persec.csv", "locks.csv", "spins.csv"]
+            + ([sensitivity.DELAYS_FILE] if result.sensitivity is not None
+               else []) + list(plots)
             + ["settings.txt", "machine.txt", "versions.txt",
                "commands.txt", RESULTS]
             + ([floor.FLOOR_FILE] if result.tps.floor is not None else []))

@@ -215,6 +215,9 @@ class StudyRun:
         with cluster.step(self.at), self.conn.cursor() as cur:
             self.recorder.headers(cur, VIEWS)
         self.recorder.start_per_second()
+        if any(sensitivity.delayed(v) for v in self.study.variants):
+            self.recorder.append(sensitivity.DELAYS_FILE,
+                                 [sensitivity.DELAYS_HEADER])
         if self.study.shared_start:
             names = sorted({n for v in self.study.variants
                             for n, _ in v.settings})
@@ -380,6 +383,7 @@ class StudyRun:
         if lockstat:
             self.sql("pg_lockstat_reset() (%s)" % point,
                      "SELECT pg_lockstat_reset()")
+        delays = self.injected(i, point)
         cmd = self.command(c, s.duration, True)
         self.recorder.command("[%s] %s%s" % (
             name, " ".join(cmd), " (warm-up round)" if warm else ""))
@@ -401,6 +405,10 @@ class StudyRun:
                                      self.tool.per_second(text))
             if lockstat:
                 self.record(point, (name, c, r))
+            if delays is not None:
+                self.recorder.append(sensitivity.DELAYS_FILE, [
+                    "%s,%d,%d,%d" % (name, c, r,
+                                     self.injected(i, point) - delays)])
             self.recorder.runs.append((name, c, r, pos,
                                        records.pg_float(tps),
                                        records.pg_float("%.3f" % elapsed),
@@ -409,6 +417,14 @@ class StudyRun:
         self.say(self.progress.line(
             "warm-up round" if warm else "round %d/%d" % (r, s.repeat),
             name, c, elapsed, float(tps)))
+
+    def injected(self, i: int, point: str) -> Optional[int]:
+        """The delays injected since the server started, for a variant
+        that delays (sensitivity.delayed()); None for another."""
+        if not sensitivity.delayed(self.study.variants[i]):
+            return None
+        return self.sql("reading the injected delays (%s)" % point,
+                        sensitivity.INJECTED)[0][0]
 
     def record(self, point: str, key: Tuple[str, int, int]) -> None:
         """The counters of the run, as the views show them."""

@@ -16,33 +16,40 @@ settings, so under SHARED_START=1 (SENSITIVITY's default) a round runs
 them all in one server start.
 
 Table (s) reads which variants delayed what from the settings in force
-(settings.txt), so that any study whose VARIANTS set the delay gets it.
-Per tranche and client count, in each round where the baseline and both
-modes of every delay ran:
-- a, the hold added per transaction: d times the tranche's acquisitions
-  (shared and exclusive) per transaction in the inside run (locks.csv;
-  each acquisition of the tranche is delayed once);
-- the least-squares slope through the origin of ln tps against a, over
-  the delays: inside against the baseline, control against the baseline,
-  and inside against control, the lock's own effect, in which the CPU
-  the delay burns cancels; each slope's mean over the rounds with its
-  Student t interval, Bonferroni over the table's rows.  Shown in % of
-  tps per us added per transaction.
+(settings.txt), so that any study whose VARIANTS set the delay gets it;
+the study records the delays each run of a delayed variant injected
+(pg_lockstat_status.injected_delays after the run minus before it) in
+delays.csv.  Per tranche and client count, in each round where the
+baseline and both modes of every delay ran:
+- a, the time a run's delays add per transaction: d times its injected
+  delays per transaction (without delays.csv, d times the tranche's
+  acquisitions per transaction in the inside run, for both); and the
+  delays per acquisition of the tranche, a check of n d: 1 inside (each
+  acquisition delayed once), above 1 in the control where attempts
+  acquire nothing (LWLockAcquireOrWait() that only waits);
+- the least-squares slope through the origin of ln tps against the
+  run's own a, over the delays: inside against the baseline and control
+  against the baseline, and inside minus control, what a microsecond
+  costs spent inside the lock beyond what it costs outside it, the
+  lock's own effect; each slope's mean over the rounds with its Student
+  t interval, Bonferroni over the table's rows.  Shown in % of tps per us
+  per transaction.
 - the verdict on inside minus control: "lowers tps" (interval below 0),
-  "raises tps" (above 0), "equivalent" when the extrapolated gain of a
-  10 % shorter hold (below) lies within +-THRESHOLD, else "not
-  resolved".
-- the extrapolation: H, the tranche's hold per transaction in the
+  "raises tps" (above 0), "equivalent" when the extrapolated gain of
+  moving 10 % of the hold out of the lock (below) lies within
+  +-THRESHOLD, else "not resolved".
+- the extrapolations: H, the tranche's hold per transaction in the
   baseline (acquisitions x mean sampled hold, both modes), and
-  exp(-slope x 0.1 H) - 1, the tps gain of a 10 % shorter hold if the
-  line through the measured delays went on below zero delay; an
-  extrapolation, and labelled so.
+  exp(-slope x 0.1 H) - 1, the tps gain if the line went on below zero
+  delay: along inside minus control, a tenth of the hold's work moved
+  out of the lock; along inside, a tenth of it removed.  Extrapolations,
+  and labelled so.
 - what the ceiling says: U = X n h from the baseline's exclusive holds
   (as table (u)); the asymptotic bound tps <= 1 / (n (h + d)), with
   tps = X at no delay, gives ln tps(d) - ln X = -max(0, ln(U + X n d)),
-  and its slope through the origin against the same a.  "agrees" when
-  that slope lies in the interval of inside minus control and the
-  verdict is resolved ("not resolved" when it is not); else the
+  and its slope through the origin against the inside runs' a.
+  "agrees" when that slope lies in the interval of inside minus control
+  and the verdict is resolved ("not resolved" when it is not); else the
   measured response is steeper (the lock costs tps before it
   saturates) or shallower (it saturates later than the bound: for a
   tranche of several locks, taken as one lock, the bound is low).
@@ -55,6 +62,7 @@ and tables.
 """
 
 import math
+import os
 import re
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -74,6 +82,10 @@ DELAY_MIN, DELAY_MAX = 0.1, 1000.0
 SHORTER = 0.1
 SETTING = "pg_lockstat.delay_"
 Delay = Tuple[str, float, str]		# (tranche, d in us, mode)
+# the delays each run of a delayed variant injected (the study writes it)
+DELAYS_FILE = "delays.csv"
+DELAYS_HEADER = "variant,clients,round,injected_delays"
+INJECTED = "SELECT injected_delays FROM pg_lockstat_status"
 
 
 # --- the variants ---------------------------------------------------------
@@ -162,7 +174,29 @@ def check_tranches(sql: Callable[..., list],
             sql(what, "ALTER SYSTEM RESET %stranche" % SETTING)
 
 
+def delayed(v: Variant) -> bool:
+    """Whether variant v runs pg_lockstat with a delayed tranche."""
+    return not v.unpatched and bool(dict(v.settings).get(SETTING + "tranche"))
+
+
 # --- what ran -------------------------------------------------------------
+
+def read_injected(path: str) -> Dict[Tuple[str, int, int], float]:
+    """delays.csv: the delays each run injected (pg_lockstat_status.
+    injected_delays after the run minus before it), by run; none for a
+    study without the file."""
+    out: Dict[Tuple[str, int, int], float] = {}
+    if not os.path.exists(path):
+        return out
+    for line, run, r in read_rows(path, ("injected_delays",)):
+        x = number(r["injected_delays"])
+        if x is None or x < 0:
+            raise InputError("%s line %d: injected_delays %s: not a "
+                             "non-negative number"
+                             % (path, line, r["injected_delays"]))
+        out[run] = x
+    return out
+
 
 def delays_in_force(settings: Sequence[str]) -> Dict[str, Delay]:
     """Per variant of settings.txt ("-- variant NAME", then "name|setting|
@@ -260,7 +294,8 @@ def verdict(low: float, high: float, gains: Tuple[Optional[float], ...],
     if low > 0:
         return "raises tps"
     if None not in gains and all(abs(g) < threshold for g in gains):
-        return "equivalent (±%g%% at a 10%% shorter hold)" % (100 * threshold)
+        return "equivalent (±%g%% for 10%% of the hold moved out)" % (
+            100 * threshold)
     return stats.NOT_RESOLVED
 
 
@@ -282,55 +317,88 @@ def _zeros() -> List[float]:
     return [0.0] * len(FIELDS)
 
 
+def _round(t: str, c: int, r: int, ds: Sequence[float], names: Dict,
+           by_key: Dict, counts: Counts, injected: Dict
+           ) -> Optional[Tuple[List[float], ...]]:
+    """Round r of tranche t at c clients, against the baseline's run
+    by_key's base: per delay (ds), the hold added per transaction by the
+    inside run and by the control's, ln tps over the baseline's of each,
+    and the delays each injected and the acquisitions of t in each; None
+    if a run is missing."""
+    base = by_key.get((names["base"], c, r))
+    keys = [((names[(t, d)]["inside"], c, r),
+             (names[(t, d)]["before"], c, r)) for d in ds]
+    if base is None or any(k not in by_key for p in keys for k in p):
+        return None
+    out: Tuple[List[float], ...] = ([], [], [], [], [], [], [], [])
+    for d, (ki, kc) in zip(ds, keys):
+        acquired = [sum(counts.get(k, {}).get(t, _zeros())[:2])
+                    for k in (ki, kc)]
+        # without delays.csv, each acquisition of the inside run is taken
+        # as delayed once, and the control's delays per transaction as
+        # the inside run's
+        inside = injected.get(ki, acquired[0])
+        control = injected.get(kc, inside / by_key[ki].transactions
+                               * by_key[kc].transactions)
+        for j, k, count in ((0, ki, inside), (1, kc, control)):
+            run = by_key[k]
+            out[j].append(d * count / run.transactions)
+            out[2 + j].append(math.log(run.tps / base.tps))
+            out[4 + j].append(count)
+            out[6 + j].append(acquired[j])
+    return out
+
+
 def _row(t: str, c: int, ds: Sequence[float], names: Dict,
-         base: str, by_key: Dict, counts: Counts, threshold: float,
+         by_key: Dict, counts: Counts, injected: Dict, threshold: float,
          confidence: float) -> Optional[SensitivityRow]:
     """The row of tranche t at c clients, delays ds, the variants names
-    ((t, d) -> {mode: variant}); None without a complete round."""
-    per_round = []		# (a per delay, y inside, y control)
-    base_runs: List[Run] = []
-    for (v, cl, r), run in sorted(by_key.items(), key=lambda x: x[0][2]):
-        if v != base or cl != c:
-            continue
-        keys = [((names[(t, d)]["inside"], c, r),
-                 (names[(t, d)]["before"], c, r)) for d in ds]
-        if any(k not in by_key for pair in keys for k in pair):
-            continue
-        a, yi, yc = [], [], []
-        for d, (ki, kc) in zip(ds, keys):
-            acq = counts.get(ki, {}).get(t, _zeros())
-            a.append(d * (acq[0] + acq[1]) / by_key[ki].transactions)
-            yi.append(math.log(by_key[ki].tps / run.tps))
-            yc.append(math.log(by_key[kc].tps / run.tps))
-        per_round.append((a, yi, yc))
-        base_runs.append(run)
+    ((t, d) -> {mode: variant}, "base" -> the baseline); None without a
+    complete round."""
+    rounds = sorted({r for (v, cl, r) in by_key
+                     if v == names["base"] and cl == c})
+    per_round = [(r, x) for r in rounds for x in
+                 [_round(t, c, r, ds, names, by_key, counts, injected)]
+                 if x is not None]
     if not per_round:
         return None
-    inside, control, effect = (stats.mean_ci(
-        [slope(a, f(yi, yc)) for a, yi, yc in per_round], confidence)
-        for f in (lambda i, _: i, lambda _, k: k,
-                  lambda i, k: [x - y for x, y in zip(i, k)]))
-    rows = [counts.get(r.key, {}).get(t, _zeros()) for r in base_runs]
-    xacts = sum(r.transactions for r in base_runs)
-    seconds = sum(r.transactions / r.tps for r in base_runs)
+    b = [(slope(x[0], x[2]), slope(x[1], x[3])) for _, x in per_round]
+    inside, control, effect = (stats.mean_ci(v, confidence) for v in (
+        [i for i, _ in b], [k for _, k in b], [i - k for i, k in b]))
+    base_runs = [by_key[(names["base"], c, r)] for r, _ in per_round]
+    rows = [counts.get(x.key, {}).get(t, _zeros()) for x in base_runs]
+    xacts = sum(x.transactions for x in base_runs)
+    seconds = sum(x.transactions / x.tps for x in base_runs)
     hold = _hold_per_xact(rows, xacts)
-    # the estimate, then the interval's ends, low to high (a steeper
-    # slope, a larger gain)
-    gains = (gain(effect[0], hold), gain(effect[2], hold),
-             gain(effect[1], hold))
     a_ex, s_ex, h_ex = (sum(x[i] for x in rows) for i in (0, 2, 4))
     busy = busy_lock(t, int(a_ex), s_ex, h_ex, seconds, xacts / seconds)
-    added = tuple(sum(p[0][i] for p in per_round) / len(per_round)
-                  for i in range(len(ds)))
+
+    def mean_of(i: int) -> Tuple[float, ...]:
+        return tuple(sum(x[i][j] for _, x in per_round) / len(per_round)
+                     for j in range(len(ds)))
+
+    def per_acquire(n: int, acq: int) -> Optional[float]:
+        """Delays per acquisition of t, None without delays.csv."""
+        got = sum(sum(x[acq]) for _, x in per_round)
+        return sum(sum(x[n]) for _, x in per_round) / got \
+            if got and injected else None
+
+    added = mean_of(0)
     predicted = None if not busy.busy else ceiling_slope(
         added, ds, busy.busy, xacts / seconds, a_ex / xacts)
+    # the estimate, then the interval's ends, low to high (a steeper
+    # slope, a larger gain)
+    gains, removed = ((gain(m[0], hold), gain(m[2], hold), gain(m[1], hold))
+                      for m in (effect, inside))
     said = verdict(effect[1], effect[2], gains[1:], threshold)
     return SensitivityRow(
         t, c, len(per_round), tuple(ds), added, inside, control, effect,
         said, hold, None if gains[0] is None else gains, busy.busy,
         busy.ceiling_tps, predicted,
         agreement(effect[1], effect[2], predicted,
-                  said != stats.NOT_RESOLVED))
+                  said != stats.NOT_RESOLVED),
+        mean_of(1), per_acquire(4, 6), per_acquire(5, 7),
+        None if removed[0] is None else removed)
 
 
 def sensitivity(runs: Sequence[Run], locks_path: str,
@@ -362,8 +430,11 @@ def sensitivity(runs: Sequence[Run], locks_path: str,
              for t in tranches for c in clients]
     family = max(1, len(cells))
     level = 1 - (1 - confidence) / family
-    rows = [_row(t, c, ds, names, base, by_key, counts, threshold, level)
-            for t, c, ds in cells]
+    names["base"] = base
+    injected = read_injected(os.path.join(os.path.dirname(locks_path),
+                                          DELAYS_FILE))
+    rows = [_row(t, c, ds, names, by_key, counts, injected, threshold,
+                 level) for t, c, ds in cells]
     return SensitivityResult(base, level, family,
                              tuple(x for x in rows if x is not None),
                              unpaired)
@@ -375,33 +446,40 @@ WORDS = (
     "(s) sensitivity: how tps responds when one LWLock tranche is held "
     "longer.  Per tranche and client count, the variants that busy-wait d "
     "inside every hold of the tranche (inside) and just before each "
-    "acquisition without the lock (control: the same CPU, nothing "
-    "serialized), paired per round with %s.  Added = d x the tranche's "
-    "acquisitions per transaction (us per transaction, mean of the "
-    "rounds).  Slopes: of ln tps against the added hold, through the "
-    "origin, per round, in %% of tps per us added per transaction; their "
-    "mean over the rounds with its t interval at %s (Bonferroni over %d "
-    "row%s).  Inside - control is the lock's own effect.  Verdict: "
+    "acquisition attempt without the lock (control: CPU, nothing "
+    "serialized), paired per round with %s.  Added = d x the delays the "
+    "run injected (pg_lockstat_status.injected_delays) per transaction, "
+    "inside / control (us per transaction, mean of the rounds); "
+    "delays/acq = the delays per acquisition of the tranche, inside / "
+    "control (inside: 1, each acquisition delayed once; control: above 1 "
+    "where attempts acquire nothing, as LWLockAcquireOrWait()'s that "
+    "only wait).  Slopes: of ln tps against the run's own added time, "
+    "through the origin, per round, in %% of tps per us per transaction; "
+    "their mean over the rounds with its t interval at %s (Bonferroni "
+    "over %d row%s).  Inside - control: what a us costs held inside the "
+    "lock beyond what it costs outside, the lock's own effect.  Verdict: "
     "\"lowers tps\" or \"raises tps\" where the interval excludes 0; "
-    "\"equivalent\" where the gain of a 10%% shorter hold lies within "
-    "±%s%%; else \"not resolved\".\n")
+    "\"equivalent\" where the gain of moving 10%% of the hold out lies "
+    "within ±%s%%; else \"not resolved\".\n")
 WORDS_2 = (
     "(s) what it means: hold = the tranche's hold per transaction in "
-    "%s (acquisitions x mean sampled hold, both modes, us); \"10%% "
-    "shorter hold\" = the tps gain if the line of inside - control went "
-    "on below zero delay, an extrapolation beyond the measured range, "
-    "with its interval.  Busy %% and ceiling tps as in (u), from %s's "
-    "exclusive holds; \"ceiling's slope\": the slope, through the same "
-    "added holds, of the asymptotic bound tps <= 1 / (n (h + d)) with tps "
+    "%s (acquisitions x mean sampled hold, both modes, us).  The tps gain "
+    "if the lines went on below zero delay, extrapolations beyond the "
+    "measured range, with their intervals: \"10%% moved out\", a tenth "
+    "of the hold's work done outside the lock instead (along inside - "
+    "control); \"10%% removed\", a tenth of it no longer done (along "
+    "inside).  Busy %% and ceiling tps as in (u), from %s's exclusive "
+    "holds; \"ceiling's slope\": the slope, through the same added "
+    "holds, of the asymptotic bound tps <= 1 / (n (h + d)) with tps "
     "unchanged until the bound is reached; \"agrees\" when it lies in the "
     "interval of inside - control and the verdict is resolved (\"not "
     "resolved\" when it is not).\n")
 HEADER = ("tranche", "clients", "rounds", "delays us", "added us/xact",
-          "inside %/us", "control %/us", "inside - control %/us",
-          "interval", "verdict")
-HEADER_2 = ("tranche", "clients", "hold us/xact", "10% shorter hold",
-            "interval", "Busy %", "ceiling tps", "ceiling's slope %/us",
-            "agreement")
+          "delays/acq", "inside %/us", "control %/us",
+          "inside - control %/us", "interval", "verdict")
+HEADER_2 = ("tranche", "clients", "hold us/xact", "10% moved out",
+            "interval", "10% removed", "interval", "Busy %", "ceiling tps",
+            "ceiling's slope %/us", "agreement")
 
 
 def _g(x: Optional[float]) -> str:
@@ -416,10 +494,17 @@ def _delays(xs: Sequence[float]) -> str:
     return " ".join("%g" % x for x in xs)
 
 
+def _per(x: Optional[float]) -> str:
+    return "-" if x is None else half_up(x, 3)
+
+
 def _cells(x: SensitivityRow) -> List[str]:
     return [x.tranche, str(x.clients), str(x.rounds), _delays(x.delays_us),
-            " ".join(half_up(a, 2) for a in x.added_us), _g(x.inside[0]),
-            _g(x.control[0]), _g(x.effect[0]),
+            " / ".join(" ".join(half_up(a, 2) for a in added) for added in
+                       (x.added_us, x.control_added_us)),
+            "%s / %s" % (_per(x.inside_per_acquire),
+                         _per(x.control_per_acquire)),
+            _g(x.inside[0]), _g(x.control[0]), _g(x.effect[0]),
             "[%s, %s]" % (_g(x.effect[1]), _g(x.effect[2])), x.verdict]
 
 
@@ -427,12 +512,17 @@ def _pct(x: Optional[float]) -> str:
     return "-" if x is None else "%+.2f%%" % (100 * x)
 
 
+def _gain_cells(g: Optional[Tuple[float, ...]]) -> List[str]:
+    if g is None:
+        return ["-", "-"]
+    return [_pct(g[0]) + " (extrapolated)",
+            "[%s, %s]" % (_pct(g[1]), _pct(g[2]))]
+
+
 def _cells_2(x: SensitivityRow) -> List[str]:
-    g = x.gain
     return [x.tranche, str(x.clients),
-            "-" if x.hold_us is None else half_up(x.hold_us, 2),
-            "-" if g is None else _pct(g[0]) + " (extrapolated)",
-            "-" if g is None else "[%s, %s]" % (_pct(g[1]), _pct(g[2])),
+            "-" if x.hold_us is None else half_up(x.hold_us, 2)] + \
+        _gain_cells(x.gain) + _gain_cells(x.removed) + [
             "-" if x.busy is None else half_up(100 * x.busy, 2),
             "-" if x.ceiling_tps is None else half_up(x.ceiling_tps, 0),
             _g(x.ceiling_slope), x.agreement]
@@ -449,10 +539,10 @@ def sensitivity_text(s: Optional[SensitivityResult],
                           "%g" % (100 * threshold))
     if s.rows:
         out += table(HEADER, [_cells(x) for x in s.rows],
-                     [False] + [True] * 8 + [False]) + "\n\n" + \
+                     [False] + [True] * 9 + [False]) + "\n\n" + \
             WORDS_2 % (s.baseline, s.baseline) + \
             table(HEADER_2, [_cells_2(x) for x in s.rows],
-                  [False] + [True] * 7 + [False]) + "\n"
+                  [False] + [True] * 9 + [False]) + "\n"
     else:
         out += "no tranche has a round with the baseline and both modes " \
             "of each of its delays\n"

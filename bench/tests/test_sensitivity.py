@@ -14,7 +14,7 @@ import pytest
 from scipy import stats as scipy_stats
 
 from lockstudy import model, results, sensitivity as sn, spec, variants
-from lockstudy.data import read_runs
+from lockstudy.data import InputError, read_runs
 
 # --- the variants -----------------------------------------------------------
 
@@ -184,23 +184,29 @@ SPINS = ("variant,clients,round,file,line,func,contended,spins,delays,"
          "wait_time,tas_attempts,unlocked_skips,max_wait_time\n")
 
 
-def write_study(d, tps, rounds=4, clients=8, ex=0.1, sh=0.1):
-    # ex and sh: whole acquisitions per 10 transactions
+def write_study(d, tps, rounds=4, clients=8, ex=0.1, sh=0.1, control=None):
     """runs.csv, locks.csv and settings.txt of a study in d: tps(v, r, a)
-    the tps of variant v in round r, whose delay adds a us per
+    the tps of variant v in round r, whose delays add a us per
     transaction; every run 10 s, tranche W taken ex and sh times per
-    transaction, in the baseline's runs held a mean 1 ms exclusive and
-    0.5 ms shared (10 samples each)."""
-    runs, locks = [], []
+    transaction (whole acquisitions per 10 transactions), in the
+    baseline's runs held a mean 1 ms exclusive and 0.5 ms shared (10
+    samples each).  With control (a factor), delays.csv too: the inside
+    runs inject a delay per acquisition, the control runs control times
+    as many; without, each delay variant's a is d (ex + sh)."""
+    runs, locks, delays = [], [], []
     for r in range(1, rounds + 1):
         for v in NAMES:
             delay = 0.0 if v == "none" else float(v.rsplit("-", 1)[1])
-            x = tps(v, r, delay * (ex + sh))
+            per = 1 if control is None or "-in-" in v else control
+            x = tps(v, r, delay * (ex + sh) * per)
             xacts = 10 * round(x)	# acquisitions are whole numbers
             runs.append((v, clients, r, x, xacts))
             locks.append((v, clients, r, "W", round(sh * xacts),
                           round(ex * xacts), 10, 10, 10.0, 5.0))
             locks.append((v, clients, r, "Other", 0, 5, 1, 0, 1.0, 0))
+            if v != "none":
+                delays.append((v, clients, r,
+                               per * (round(sh * xacts) + round(ex * xacts))))
     with open(os.path.join(d, "runs.csv"), "w", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(["variant", "clients", "round", "tps", "transactions"])
@@ -213,6 +219,11 @@ def write_study(d, tps, rounds=4, clients=8, ex=0.1, sh=0.1):
         f.write(SPINS)
     with open(os.path.join(d, "settings.txt"), "w") as f:
         f.write("\n".join(SETTINGS) + "\n")
+    if control is not None:
+        with open(os.path.join(d, sn.DELAYS_FILE), "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(sn.DELAYS_HEADER.split(","))
+            w.writerows(delays)
 
 
 def table_s(d, threshold=0.02):
@@ -260,6 +271,41 @@ def test_slopes_by_hand(tmp_path):
     assert row.ceiling_tps == pytest.approx(10000)
     assert row.ceiling_slope == 0
     assert row.agreement == "steeper than predicted"
+    # without delays.csv: the control taken to add what the inside run
+    # adds, no delays per acquisition; 10 % removed along inside:
+    # exp(0.001 x 15) - 1
+    assert row.control_added_us == pytest.approx((20, 80))
+    assert (row.inside_per_acquire, row.control_per_acquire) == (None, None)
+    assert row.removed == pytest.approx((math.exp(0.015) - 1,) * 3)
+
+
+def test_counted_delays(tmp_path):
+    """With delays.csv: each run's own added time, d x its delays per
+    transaction; a control that injects twice as many delays as the
+    tranche has acquisitions (attempts that acquire nothing) adds 40 and
+    160 us, and its slope is against those, not the inside run's."""
+    write_study(str(tmp_path), exact, control=2)
+    (row,) = table_s(str(tmp_path)).rows
+    assert row.added_us == pytest.approx((20, 80))
+    assert row.control_added_us == pytest.approx((40, 160))
+    assert row.inside_per_acquire == pytest.approx(1)
+    assert row.control_per_acquire == pytest.approx(2)
+    assert row.inside == pytest.approx((-0.001,) * 3)
+    assert row.control == pytest.approx((-0.0002,) * 3)
+    assert row.effect == pytest.approx((-0.0008,) * 3)
+    text = sn.sensitivity_text(table_s(str(tmp_path)), 0.02)
+    assert "| 20.00 80.00 / 40.00 160.00 | 1.000 / 2.000 |" in text
+
+
+def test_delays_file_refused(tmp_path):
+    write_study(str(tmp_path), exact, control=1)
+    path = os.path.join(str(tmp_path), sn.DELAYS_FILE)
+    with open(path, "a") as f:
+        f.write("w-in-100,8,9,-3\n")
+    with pytest.raises(InputError) as e:
+        table_s(str(tmp_path))
+    assert str(e.value) == "%s line 18: injected_delays -3: not a " \
+        "non-negative number" % path
 
 
 def test_slopes_against_an_independent_fit(tmp_path):
@@ -290,7 +336,7 @@ def test_slopes_against_an_independent_fit(tmp_path):
 
 
 @pytest.mark.parametrize("sd, verdict", [
-    (0.001, "equivalent (±2% at a 10% shorter hold)"),
+    (0.001, "equivalent (±2% for 10% of the hold moved out)"),
     (0.3, "not resolved")])
 def test_no_effect(tmp_path, sd, verdict):
     """Inside and control alike: with little noise the gain of a 10 %
@@ -357,9 +403,9 @@ def test_report_and_results_json(tmp_path):
     write_study(d, exact)
     text = results.report_text(d, None, 2)
     assert "\n(s) sensitivity: how tps responds" in text
-    assert (" W       |       8 |      4 |   100 400 |   20.00 80.00 |        "
-            "-0.1 |        -0.02 |                 -0.08 | [-0.08, -0.08] | "
-            "lowers tps\n") in text
+    assert (" W       |       8 |      4 |   100 400 | 20.00 80.00 / 20.00 "
+            "80.00 |      - / - |        -0.1 |        -0.02 |                 "
+            "-0.08 | [-0.08, -0.08] | lowers tps\n") in text
     assert "| lowers tps" in text and "+1.21% (extrapolated)" in text
     assert "steeper than predicted" in text
     saved = model.load(os.path.join(d, results.RESULTS))
@@ -384,3 +430,30 @@ def test_check_tranches():
         (reset, ())]
     assert calls[0][0] == "checking pg_lockstat.delay_tranche = 'WALWrite' " \
         "(ALTER SYSTEM)"
+
+
+def test_saved_study_keeps_its_baseline(tmp_path):
+    """"lockstudy report DIR" takes the variants' order, and so the
+    baseline, from commands.txt's first line, as the study gave them, not
+    from the first run of runs.csv (here a delayed variant's, with which
+    the report compared everything to w-in-100 and had no table (s))."""
+    d = str(tmp_path)
+    write_study(d, exact)
+    path = os.path.join(d, "runs.csv")
+    with open(path) as f:
+        head, *rows = f.read().splitlines()
+    rows.sort(key=lambda x: not x.startswith("w-in-100,"))
+    with open(path, "w") as f:
+        f.write("\n".join([head] + rows) + "\n")
+    with open(os.path.join(d, "commands.txt"), "w") as f:
+        f.write('SCALE=10 VARIANTS="%s" CLIENTS="8" DURATION=10\n'
+                % "; ".join(n + (": work_mem=8MB" if n != "none" else "")
+                            for n in NAMES))
+    result = results.analyse(d, None, 2)
+    assert list(result.tps.variants) == NAMES
+    assert result.sensitivity.rows[0].verdict == "lowers tps"
+    # STRATEGIES, and a name the runs lack, which is left out
+    with open(os.path.join(d, "commands.txt"), "w") as f:
+        f.write('SCALE=10 STRATEGIES="gone %s" CLIENTS="8"\n'
+                % " ".join(NAMES))
+    assert list(results.analyse(d, None, 2).tps.variants) == NAMES
