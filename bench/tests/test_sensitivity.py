@@ -457,3 +457,28 @@ def test_saved_study_keeps_its_baseline(tmp_path):
         f.write('SCALE=10 STRATEGIES="gone %s" CLIENTS="8"\n'
                 % " ".join(NAMES))
     assert list(results.analyse(d, None, 2).tps.variants) == NAMES
+
+
+KEPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                    "results", "sensitivity-2026-12-07")
+
+
+def test_kept_study():
+    """The sensitivity study doc/study.md quotes, from its kept inputs:
+    its numbers as the text gives them."""
+    s = results.analyse(os.path.join(KEPT, "counted"), None, 2).sensitivity
+    w, p = s.rows
+    assert (w.tranche, p.tranche, s.baseline) == ("WALWrite", "ProcArray",
+                                                  "base")
+    assert "%.3f %.3f" % (w.inside_per_acquire, w.control_per_acquire) == \
+        "1.000 3.100"
+    assert ["%+.3g" % (100 * x) for x in w.effect] == \
+        ["-0.295", "-0.363", "-0.226"]
+    assert w.verdict == "lowers tps"
+    assert ["%+.2f" % (100 * x) for x in w.gain] == ["+4.34", "+3.32", "+5.38"]
+    assert w.agreement == "steeper than predicted"
+    assert p.verdict == "equivalent (±2% for 10% of the hold moved out)"
+    # before delays.csv: the control charged with the inside run's time
+    u = results.analyse(os.path.join(KEPT, "uncounted"), None, 2).sensitivity
+    assert u.rows[0].control_per_acquire is None
+    assert u.rows[0].verdict == "raises tps"
