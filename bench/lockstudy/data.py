@@ -167,8 +167,9 @@ def study_order(commands: Sequence[str], runs: Iterable[Run]
                 ) -> Optional[List[str]]:
     """The variants in the order the study gave them, the first its
     baseline, from the first line of its commands.txt (VARIANTS="..." or
-    STRATEGIES="..."), those that have runs; None when the line names
-    none of them (a study before the line, a bare runs.csv)."""
+    STRATEGIES="..."), those that have runs, then any other variant of
+    the runs in its order of appearance; None when the line names none of
+    them (a study before the line, a bare runs.csv)."""
     m = re.search(r'\b(VARIANTS|STRATEGIES)="([^"]*)"',
                   commands[0] if commands else "")
     if not m:
@@ -178,9 +179,10 @@ def study_order(commands: Sequence[str], runs: Iterable[Run]
     else:
         names = [x.partition(":")[0].strip()
                  for x in m.group(2).replace("\n", ";").split(";")]
-    have = {r.variant for r in runs}
-    order = [n for n in dict.fromkeys(names) if n in have]
-    return order or None
+    seen = list(dict.fromkeys(r.variant for r in runs))
+    order = [n for n in dict.fromkeys(names) if n in seen]
+    # a variant with runs that the line does not name comes last
+    return order + [v for v in seen if v not in order] if order else None
 
 
 def read_unpatched(path: str) -> List[str]:

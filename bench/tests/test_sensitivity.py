@@ -457,6 +457,11 @@ def test_saved_study_keeps_its_baseline(tmp_path):
         f.write('SCALE=10 STRATEGIES="gone %s" CLIENTS="8"\n'
                 % " ".join(NAMES))
     assert list(results.analyse(d, None, 2).tps.variants) == NAMES
+    # a variant of the runs that the line does not name comes last
+    with open(os.path.join(d, "commands.txt"), "w") as f:
+        f.write('SCALE=10 STRATEGIES="none w-ctl-400" CLIENTS="8"\n')
+    assert list(results.analyse(d, None, 2).tps.variants) == [
+        "none", "w-ctl-400", "w-in-100", "w-ctl-100", "w-in-400"]
 
 
 KEPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
