@@ -78,6 +78,8 @@ MODES = (("inside", "in"), ("before", "ctl"))
 BASELINE = "none"
 NAME_MAX = 31
 DELAY_MIN, DELAY_MAX = 0.1, 1000.0
+# the verdict of a tranche whose runs injected no delay (never acquired)
+NEVER = "not delayed: no delay injected"
 # the shorter hold the extrapolation is of
 SHORTER = 0.1
 SETTING = "pg_lockstat.delay_"
@@ -93,10 +95,14 @@ INJECTED = "SELECT injected_delays FROM pg_lockstat_status"
 def _checked_delays(where: str, delays: Sequence[str]) -> List[str]:
     """A list of delays (us), checked; where names it in the messages."""
     for d in delays:
-        x = number(d) if re.fullmatch(r"[0-9]+(\.[0-9]+)?", d) else None
+        # at most 3 decimals: the server shows the setting with 6
+        # significant digits, and settings.txt must tell the delays apart
+        x = number(d) if re.fullmatch(r"[0-9]{1,4}(\.[0-9]{1,3})?", d) \
+            else None
         if x is None or not DELAY_MIN <= x <= DELAY_MAX:
             raise SpecError('%s: "%s" is not a delay from %g to %g '
-                            "microseconds" % (where, d, DELAY_MIN, DELAY_MAX))
+                            "microseconds with at most 3 decimals"
+                            % (where, d, DELAY_MIN, DELAY_MAX))
         if [number(e) for e in delays].count(x) > 1:
             raise SpecError("%s: delay %s appears twice" % (where, d))
     return list(delays)
@@ -108,6 +114,8 @@ def parse(tranches_text: str, delays_text: str
     (tranche:d1,d2,...) or else DELAY_US's; checked."""
     items = tranches_text.split()
     common = delays_text.split()
+    if common:
+        _checked_delays("DELAY_US", common)
     out: List[Tuple[str, List[str]]] = []
     if not items:
         raise SpecError("SENSITIVITY names no tranche")
@@ -143,15 +151,25 @@ def variants_text(tranches: Sequence[Tuple[str, Sequence[str]]],
     variant has (VARIANTS of one variant); SpecError if they set a
     delay or name the unpatched server."""
     items = " ".join(items.split())
+    if not base.strip():
+        raise SpecError("SENSITIVITY: the base of VARIANTS has no name")
     for x in items.split():
         if x == "unpatched" or x.startswith(SETTING):
             raise SpecError('SENSITIVITY: the base "%s" of VARIANTS must run '
                             "pg_lockstat without a delay of its own, not %s"
                             % (base.strip(), x))
     out = ["%s: %s" % (base.strip(), items) if items else base.strip()]
+    made: Dict[str, str] = {base.strip(): "the base"}
     for t, delays in tranches:
         for d in delays:
             for mode, short in MODES:
+                name = variant_name(t, short, d)
+                if name in made:
+                    raise SpecError(
+                        "SENSITIVITY: %s at %s us and %s give the same "
+                        'variant name "%s" (lower case, cut to %d '
+                        "characters)" % (t, d, made[name], name, NAME_MAX))
+                made[name] = "%s at %s us" % (t, d)
                 out.append("%s: %s%stranche=%s %sus=%s %smode=%s" % (
                     variant_name(t, short, d), items + " " if items else "",
                     SETTING, t, SETTING, d, SETTING, mode))
@@ -324,11 +342,13 @@ def _round(t: str, c: int, r: int, ds: Sequence[float], names: Dict,
     by_key's base: per delay (ds), the hold added per transaction by the
     inside run and by the control's, ln tps over the baseline's of each,
     and the delays each injected and the acquisitions of t in each; None
-    if a run is missing."""
+    if a run is missing or has no tps above 0 (it stays out)."""
     base = by_key.get((names["base"], c, r))
     keys = [((names[(t, d)]["inside"], c, r),
              (names[(t, d)]["before"], c, r)) for d in ds]
-    if base is None or any(k not in by_key for p in keys for k in p):
+    if base is None or any(k not in by_key for p in keys for k in p) or \
+            not all(math.isfinite(x.tps) and x.tps > 0 for x in
+                    [base] + [by_key[k] for p in keys for k in p]):
         return None
     out: Tuple[List[float], ...] = ([], [], [], [], [], [], [], [])
     for d, (ki, kc) in zip(ds, keys):
@@ -357,11 +377,15 @@ def _row(t: str, c: int, ds: Sequence[float], names: Dict,
     complete round."""
     rounds = sorted({r for (v, cl, r) in by_key
                      if v == names["base"] and cl == c})
-    per_round = [(r, x) for r in rounds for x in
-                 [_round(t, c, r, ds, names, by_key, counts, injected)]
-                 if x is not None]
-    if not per_round:
+    complete = [(r, x) for r in rounds for x in
+                [_round(t, c, r, ds, names, by_key, counts, injected)]
+                if x is not None]
+    if not complete:
         return None
+    # a round in which either mode injected no delay has no slope: out
+    per_round = [(r, x) for r, x in complete if sum(x[0]) and sum(x[1])]
+    never = not per_round
+    per_round = per_round or complete
     b = [(slope(x[0], x[2]), slope(x[1], x[3])) for _, x in per_round]
     inside, control, effect = (stats.mean_ci(v, confidence) for v in (
         [i for i, _ in b], [k for _, k in b], [i - k for i, k in b]))
@@ -390,9 +414,10 @@ def _row(t: str, c: int, ds: Sequence[float], names: Dict,
     # slope, a larger gain)
     gains, removed = ((gain(m[0], hold), gain(m[2], hold), gain(m[1], hold))
                       for m in (effect, inside))
-    said = verdict(effect[1], effect[2], gains[1:], threshold)
+    said = NEVER if never else verdict(effect[1], effect[2], gains[1:],
+                                       threshold)
     return SensitivityRow(
-        t, c, len(per_round), tuple(ds), added, inside, control, effect,
+        t, c, 0 if never else len(per_round), tuple(ds), added, inside, control, effect,
         said, hold, None if gains[0] is None else gains, busy.busy,
         busy.ceiling_tps, predicted,
         agreement(effect[1], effect[2], predicted,
@@ -405,15 +430,21 @@ def sensitivity(runs: Sequence[Run], locks_path: str,
                 settings: Sequence[str], variants: Sequence[str],
                 threshold: float, confidence: float = 0.95
                 ) -> Optional[SensitivityResult]:
-    """Table (s) of a study: None when no variant but the baseline (the
-    first of variants) has a delay in force, or the baseline has one.
+    """Table (s) of a study against its baseline, the first of variants,
+    or if that one has a delay in force, the one variant without; None
+    when no variant has a delay, or none or several lack one.
     runs: runs.csv read with need_transactions; settings: settings.txt's
     lines; threshold: THRESHOLD as a fraction."""
     delayed = delays_in_force(settings)
-    if not variants or variants[0] in delayed or \
-            not any(v in delayed for v in variants):
+    plain = [v for v in variants if v not in delayed]
+    if not plain or len(plain) == len(variants):
         return None
-    base = variants[0]
+    # the report's baseline, or, if it has a delay, the one variant
+    # without (a saved study reported in another order)
+    base = variants[0] if variants[0] not in delayed else \
+        (plain[0] if len(plain) == 1 else None)
+    if base is None:
+        return None
     names: Dict[Tuple[str, float], Dict[str, str]] = {}
     for v in variants:
         if v in delayed:

@@ -43,6 +43,23 @@ def test_long_tranche_name_is_cut():
             "serializablefinishedli-ctl-1000"]
 
 
+@pytest.mark.parametrize("tranches, delays, message", [
+    ("WALWrite walwrite", "1", 'SENSITIVITY: walwrite at 1 us and WALWrite '
+     'at 1 us give the same variant name "walwrite-in-1" (lower case, cut '
+     'to 31 characters)'),
+    ("PerSessionRecordType PerSessionRecordTypmod", "100.125",
+     "SENSITIVITY: PerSessionRecordTypmod at 100.125 us and "
+     "PerSessionRecordType at 100.125 us give the same variant name "
+     '"persessionrecordtyp-ctl-100p125" (lower case, cut to 31 characters)')])
+def test_names_collide(tranches, delays, message):
+    with pytest.raises(spec.SpecError) as e:
+        sn.variants_text(sn.parse(tranches, delays))
+    assert str(e.value) == message
+    with pytest.raises(spec.SpecError) as e:
+        sn.variants_text(sn.parse("WALWrite", "1"), " ")
+    assert str(e.value) == "SENSITIVITY: the base of VARIANTS has no name"
+
+
 def test_own_delays():
     """A tranche's own delays, the others DELAY_US's."""
     assert sn.parse("WALWrite:10,40 ProcArray", "0.5") == [
@@ -66,21 +83,25 @@ NO_DELAYS = ("SENSITIVITY: tranche %s has no delays: give DELAY_US, the "
     ("WALWrite:", "1", NO_DELAYS % ("WALWrite", "WALWrite")),
     ("A:1 B", "", NO_DELAYS % ("B", "B")),
     ("WALWrite:1,x", "", 'SENSITIVITY: WALWrite: "x" is not a delay from '
-     '0.1 to 1000 microseconds'),
+     '0.1 to 1000 microseconds with at most 3 decimals'),
     ("WALWrite:1,1.0", "", "SENSITIVITY: WALWrite: delay 1 appears twice"),
     ("WALWrite:1,,2", "", 'SENSITIVITY: WALWrite: "" is not a delay from '
-     '0.1 to 1000 microseconds'),
+     '0.1 to 1000 microseconds with at most 3 decimals'),
     ("WAL-Write:1", "", 'SENSITIVITY: "WAL-Write" is not an LWLock tranche '
      'name as pg_lwlock_stats.tranche shows it (letters, digits and _)'),
     ("WALWrite WALWrite", "1",
      'SENSITIVITY: tranche "WALWrite" appears twice'),
     ("WALWrite", "0.05", 'DELAY_US: "0.05" is not a delay from 0.1 to 1000 '
-     'microseconds'),
+     'microseconds with at most 3 decimals'),
     ("WALWrite", "1001", 'DELAY_US: "1001" is not a delay from 0.1 to 1000 '
-     'microseconds'),
+     'microseconds with at most 3 decimals'),
     ("WALWrite", "1e2", 'DELAY_US: "1e2" is not a delay from 0.1 to 1000 '
-     'microseconds'),
-    ("WALWrite", "2 2.0", "DELAY_US: delay 2 appears twice")])
+     'microseconds with at most 3 decimals'),
+    ("WALWrite", "2 2.0", "DELAY_US: delay 2 appears twice"),
+    ("WALWrite", "1.0000001", 'DELAY_US: "1.0000001" is not a delay from '
+     '0.1 to 1000 microseconds with at most 3 decimals'),
+    ("WALWrite:1", "abc", 'DELAY_US: "abc" is not a delay from 0.1 to 1000 '
+     'microseconds with at most 3 decimals')])
 def test_parse_refused(tranches, delays, message):
     with pytest.raises(spec.SpecError) as e:
         sn.parse(tranches, delays)
@@ -395,6 +416,49 @@ def test_incomplete_rounds_and_unpaired(tmp_path):
         "tranche and delay: w-in-7" in sn.sensitivity_text(s, 0.02)
     assert sn.sensitivity(runs, locks, SETTINGS[:1], NAMES, 0.02) is None
     assert sn.sensitivity(runs, locks, SETTINGS, NAMES[1:], 0.02) is None
+    # a delayed variant first: the one variant without a delay is the
+    # baseline of (s)
+    s = sn.sensitivity(runs, locks, SETTINGS, NAMES[::-1], 0.02)
+    assert s.baseline == "none" and s.rows[0].rounds == 3
+
+
+def test_runs_left_out(tmp_path):
+    """A round with a run of tps 0 (or below, or not a number) is left
+    out, as is one in which a mode injected no delay; a tranche no run
+    delayed says so.  No traceback (math.log(0) raised ValueError)."""
+    d = str(tmp_path)
+    write_study(d, exact, control=1)
+    path = os.path.join(d, "runs.csv")
+    with open(path) as f:
+        text = f.read()
+    lines = text.splitlines()
+    for i, x in enumerate(lines):
+        if x.startswith("w-in-100,8,2,"):
+            f = x.split(",")
+            lines[i] = ",".join(f[:3] + ["0"] + f[4:])
+        if x.startswith("none,8,3,"):
+            f = x.split(",")
+            lines[i] = ",".join(f[:3] + ["-5"] + f[4:])
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    (row,) = table_s(d).rows
+    assert row.rounds == 2 and row.effect == pytest.approx((-0.0008,) * 3)
+    dpath = os.path.join(d, sn.DELAYS_FILE)
+    with open(dpath) as f:
+        head, *rows = f.read().splitlines()
+    with open(dpath, "w") as f:
+        f.write("\n".join([head] + [
+            ",".join(x.split(",")[:3] + ["0"]) if x.split(",")[2] == "1"
+            else x for x in rows]) + "\n")
+    (row,) = table_s(d).rows
+    assert row.rounds == 1 and row.verdict == "not resolved"
+    with open(dpath, "w") as f:
+        f.write("\n".join([head] + [",".join(x.split(",")[:3] + ["0"])
+                                    for x in rows]) + "\n")
+    (row,) = table_s(d).rows
+    assert (row.rounds, row.verdict) == (0, sn.NEVER)
+    assert "| not delayed: no delay injected" in sn.sensitivity_text(
+        table_s(d), 0.02)
 
 
 def test_report_and_results_json(tmp_path):
