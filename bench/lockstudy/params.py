@@ -8,11 +8,11 @@ WARMUP_ROUND, SHARED_START, AA, SENSITIVITY, DELAY_US, WORKLOAD, THREADS,
 REPEAT, SEED, THRESHOLD, RUN_DIR, SYSBENCH_TABLES, SYSBENCH_TABLE_SIZE
 (doc/study.md describes each).  Here: the numbers, the servers of
 PG_CONFIG and STOCK_PG_CONFIG and sysbench's tables; variants (VARIANTS,
-STRATEGIES), sensitivity (SENSITIVITY, DELAY_US) and workloads
+STRATEGIES), delayvariants (SENSITIVITY, DELAY_US) and workloads
 (WORKLOAD) parse theirs.
 
 Every refusal raises SpecError with the message the user sees, checked in
-the order the user reads the parameters.  Calls variants, sensitivity,
+the order the user reads the parameters.  Calls variants, delayvariants,
 workloads and spec.
 """
 
@@ -22,7 +22,7 @@ import re
 import subprocess
 from typing import Mapping, Tuple
 
-from . import sensitivity, variants, workloads
+from . import delayvariants, variants, workloads
 from .spec import SpecError, Study, Variant, Workload
 
 DEFAULT_STRATEGIES = "tas ttas_spin ttas"
@@ -151,7 +151,7 @@ def sysbench_tables(env: Mapping[str, str], scale: int) -> Tuple[int, int]:
 
 
 def _sensitivity_text(env: Mapping[str, str]) -> str:
-    """The VARIANTS of SENSITIVITY and DELAY_US (lockstudy.sensitivity),
+    """The VARIANTS of SENSITIVITY and DELAY_US (lockstudy.delayvariants),
     on the base of VARIANTS if it gives one variant; SENSITIVITY refuses
     STRATEGIES, AA=1 and VARIANTS of more variants.  "" without
     SENSITIVITY, which DELAY_US then must not be given without."""
@@ -174,7 +174,7 @@ def _sensitivity_text(env: Mapping[str, str]) -> str:
                         "VARIANTS if it gives one (its name and its patches "
                         "and settings, which every variant then has); "
                         "VARIANTS gives %d" % len(base))
-    return sensitivity.variants_text(sensitivity.parse(
+    return delayvariants.variants_text(delayvariants.parse(
         _get(env, "SENSITIVITY"), _get(env, "DELAY_US")), *(
             base[0].partition(":")[::2] if base else ()))
 

@@ -40,7 +40,7 @@ driver's errors become StepError in cluster.step() only; the ETA is
 progress.Progress's.
 
 Calls records, progress, interrupts, cluster, builds, spec, pgbench,
-sysbench, plan and sensitivity (its check of the delayed tranches).
+sysbench, plan and delayvariants (the check of the delayed tranches).
 """
 
 import os
@@ -53,8 +53,8 @@ import time
 from typing import (Callable, List, NamedTuple, Optional, Sequence, TextIO,
                     Tuple)
 
-from . import (builds, cluster, pgbench, plan, progress, records,
-               sensitivity, spec, sysbench)
+from . import (builds, cluster, delayvariants, pgbench, plan, progress,
+               records, spec, sysbench)
 from .interrupts import Interrupted, catch_signals, ignore_signals
 
 WARMUP_ROUND = 0     # the warm-up round's number, in the runner and logs
@@ -210,14 +210,14 @@ class StudyRun:
         self.start("setup")
         self.sql("CREATE EXTENSION pg_lockstat",
                  "CREATE EXTENSION pg_lockstat")
-        sensitivity.check_tranches(self.sql, self.study.variants)
+        delayvariants.check_tranches(self.sql, self.study.variants)
         self.at = "reading the columns of the pg_lockstat views"
         with cluster.step(self.at), self.conn.cursor() as cur:
             self.recorder.headers(cur, VIEWS)
         self.recorder.start_per_second()
-        if any(sensitivity.delayed(v) for v in self.study.variants):
-            self.recorder.append(sensitivity.DELAYS_FILE,
-                                 [sensitivity.DELAYS_HEADER])
+        if any(delayvariants.delayed(v) for v in self.study.variants):
+            self.recorder.append(delayvariants.DELAYS_FILE,
+                                 [delayvariants.DELAYS_HEADER])
         if self.study.shared_start:
             names = sorted({n for v in self.study.variants
                             for n, _ in v.settings})
@@ -406,7 +406,7 @@ class StudyRun:
             if lockstat:
                 self.record(point, (name, c, r))
             if delays is not None:
-                self.recorder.append(sensitivity.DELAYS_FILE, [
+                self.recorder.append(delayvariants.DELAYS_FILE, [
                     "%s,%d,%d,%d" % (name, c, r,
                                      self.injected(i, point) - delays)])
             self.recorder.runs.append((name, c, r, pos,
@@ -420,11 +420,11 @@ class StudyRun:
 
     def injected(self, i: int, point: str) -> Optional[int]:
         """The delays injected since the server started, for a variant
-        that delays (sensitivity.delayed()); None for another."""
-        if not sensitivity.delayed(self.study.variants[i]):
+        that delays (delayvariants.delayed()); None for another."""
+        if not delayvariants.delayed(self.study.variants[i]):
             return None
         return self.sql("reading the injected delays (%s)" % point,
-                        sensitivity.INJECTED)[0][0]
+                        delayvariants.INJECTED)[0][0]
 
     def record(self, point: str, key: Tuple[str, int, int]) -> None:
         """The counters of the run, as the views show them."""
